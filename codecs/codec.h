@@ -1,0 +1,121 @@
+/* codecs/codec.h: gradient codecs, the public contract.
+ *
+ * Freestanding C11 (the C standard library and errno values only: no
+ * SimGrid, no GLib), so that the codecs can be fuzzed, benchmarked and
+ * reused outside the simulator.
+ *
+ * A codec is named by a spec string "name[:key=value,...]" and parsed once
+ * into an immutable codec_t, which may be shared by any number of streams.
+ * Everything that changes from one encode to the next (error-accumulation
+ * and residual buffers, random generators, step counters, cached
+ * thresholds) lives in a codec_state_t, one per stream: in the simulator,
+ * one per (worker, tensor). Nothing lives in statics.
+ *
+ * Errors are negative errno values; codec_strerror() names them:
+ *   -EINVAL     bad argument (NULL pointer, n that does not match the state)
+ *   -ENOSPC     the output buffer is smaller than the payload
+ *   -EDOM       input holds NaN or infinity and the codec needs finite values
+ *   -EBADMSG    a payload that is truncated, too long or malformed
+ *   -ENOMEM     allocation failed
+ *   -EOVERFLOW  n is too large for the codec's index or size fields
+ */
+#ifndef GRADSIM_CODECS_CODEC_H
+#define GRADSIM_CODECS_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct codec codec_t;
+typedef struct codec_state codec_state_t;
+
+/* Longest spec accepted, and the size of an error message buffer that is
+ * always large enough. */
+enum { CODEC_SPEC_MAX = 256, CODEC_ERR_MAX = 256 };
+
+/* ---- parsing -------------------------------------------------------- */
+
+/* Parse SPEC into a new codec. Returns 0, or -EINVAL with a one-line
+ * message in ERR (ERRLEN bytes, may be 0) that names the codec or
+ * parameter, the bad value and what is allowed. */
+int codec_create(const char *spec, codec_t **out, char *err, size_t errlen);
+void codec_free(codec_t *c); /* NULL is fine */
+
+const char *codec_name(const codec_t *c);
+/* The canonical spec with every parameter spelled out, defaults included
+ * ("3lc:s=1.00,zre=1"); parsing it again gives the same codec. */
+const char *codec_spec(const codec_t *c);
+/* True when decode(encode(x)) == x bit for bit (fp32 only). */
+bool codec_is_lossless(const codec_t *c);
+/* True when encoding keeps a per-stream buffer (error feedback,
+ * residuals): such a codec's output depends on earlier steps. */
+bool codec_is_stateful(const codec_t *c);
+
+/* Worst-case payload bytes for N values; encoding into a buffer of at
+ * least this size always succeeds for finite input. Returns 0 when N is too
+ * large for the codec (payload or index fields would overflow). */
+size_t codec_bound(const codec_t *c, size_t n);
+
+/* ---- streams -------------------------------------------------------- */
+
+/* A stream of encodes of vectors of N values. SEED drives the codec's
+ * random choices (terngrad); two states with the same codec, N and seed
+ * produce identical payloads from identical inputs. Returns 0, -ENOMEM or
+ * -EOVERFLOW (N beyond the codec's limit). */
+int codec_state_create(const codec_t *c, size_t n, uint64_t seed,
+                       codec_state_t **out);
+void codec_state_free(codec_state_t *s); /* NULL is fine */
+/* Back to the state just after creation (residuals zero, step 0). */
+void codec_state_reset(codec_state_t *s);
+const codec_t *codec_state_codec(const codec_state_t *s);
+/* Number of successful encodes so far. */
+uint64_t codec_state_step(const codec_state_t *s);
+/* The error-accumulation / residual buffer (N floats), or NULL for a
+ * stateless codec. Read-only view, valid until the next call on S. */
+const float *codec_state_residual(const codec_state_t *s);
+
+/* Encode IN (N values, N as given at creation) into OUT (CAP bytes).
+ * Returns the exact payload size in bytes (the sizes of the table in the
+ * README), or a negative errno. Encoding succeeds if and only if CAP is at
+ * least the payload size; on any failure nothing beyond OUT[CAP) is
+ * written and the state is left exactly as it was, so the call can be
+ * repeated with a larger buffer. A CAP of codec_bound() or more takes the
+ * fast path; a smaller CAP costs a copy of the state and payload. */
+ptrdiff_t codec_encode(codec_state_t *s, const float *in, size_t n, void *out,
+                       size_t cap);
+
+/* Decode the LEN-byte payload IN into OUT (N values). Stateless: needs only
+ * the codec. Validates the payload against N and returns 0 or -EBADMSG;
+ * never reads outside IN[0, LEN) nor writes outside OUT[0, N). On error OUT
+ * may hold partial results. */
+int codec_decode(const codec_t *c, const void *in, size_t len, float *out,
+                 size_t n);
+/* The same, but adds the decoded values into ACC (ACC[i] += value), the
+ * receiver's summation in a collective. On error ACC may be partly
+ * updated. */
+int codec_decode_add(const codec_t *c, const void *in, size_t len, float *acc,
+                     size_t n);
+
+/* Text for a codec error value (negative errno). */
+const char *codec_strerror(int err);
+
+/* ---- registry ------------------------------------------------------- */
+
+struct codec_info {
+  const char *name;
+  const char *params;      /* parameters, their ranges and defaults */
+  const char *description; /* one line, with the paper it follows */
+};
+
+/* The registered codecs, in registry order: I in [0, codec_count()). */
+size_t codec_count(void);
+const struct codec_info *codec_info(size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,153 @@
+/* codecs/codec_impl.h: what a codec implementation provides and may use.
+ * Included by the codec files and the registry, never by users of the
+ * library (they see codec.h only).
+ *
+ * Adding a codec: one file defining a `const struct codec_ops`, and one
+ * line in registry.c. */
+#ifndef GRADSIM_CODECS_CODEC_IMPL_H
+#define GRADSIM_CODECS_CODEC_IMPL_H
+
+#include "codec.h"
+
+#include <errno.h>
+#include <stdalign.h>
+#include <string.h>
+
+/* The codecs use GCC/clang builtins (__builtin_popcount, __builtin_ctz)
+ * and function multi-versioning; both compilers provide them. */
+
+/* Hot loops are compiled twice, for x86-64-v3 (AVX2, F16C, BMI) and for
+ * the baseline, and the loader picks one (GCC/clang function
+ * multi-versioning). Both clones compute bit-identical results: the build
+ * uses -ffp-contract=off, so no clone fuses a multiply and an add. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(GS_NO_CLONES) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__OPTIMIZE_SIZE__)
+#define CODEC_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define CODEC_HOT
+#endif
+
+enum { CODEC_PARAMS_MAX = 64, CODEC_PRIV_MAX = 64 };
+
+struct codec_ops {
+  struct codec_info info; /* name, parameters, description */
+
+  /* Set the defaults in C->params (called before any key). */
+  void (*init)(codec_t *c);
+  /* One key=value of the spec. Unknown key or bad value: return -EINVAL
+   * and a message naming the key, the value and the valid range. */
+  int (*configure)(codec_t *c, const char *key, const char *value, char *err,
+                   size_t errlen);
+  /* After all keys: cross-parameter checks. May be NULL. */
+  int (*finish)(codec_t *c, char *err, size_t errlen);
+  /* The canonical parameter list ("eb=-10"), "" when there is none. */
+  void (*describe)(const codec_t *c, char *buf, size_t len);
+
+  size_t (*bound)(const codec_t *c, size_t n);
+  /* Largest N the codec accepts (index fields). 0 means SIZE_MAX. */
+  size_t max_n;
+  /* Length of the per-stream float buffer (0: stateless). */
+  bool has_residual;
+  bool lossless;
+
+  /* Encode S->n values of IN into OUT, which has bound(n) bytes. Returns
+   * the payload size or a negative errno; on error the state must be left
+   * unchanged (check the input before mutating it). */
+  ptrdiff_t (*encode)(codec_state_t *s, const float *in, unsigned char *out);
+  /* Decode: see codec_decode(). ADD selects OUT[i] += v over OUT[i] = v. */
+  int (*decode)(const codec_t *c, const unsigned char *in, size_t len,
+                float *out, size_t n, bool add);
+  /* Zero or reseed the codec's private scalars (PRIV). May be NULL. */
+  void (*state_init)(codec_state_t *s);
+};
+
+struct codec {
+  const struct codec_ops *ops;
+  char spec[CODEC_SPEC_MAX];
+  alignas(8) unsigned char params[CODEC_PARAMS_MAX];
+};
+
+struct codec_state {
+  const codec_t *codec;
+  size_t n;
+  uint64_t step;
+  uint64_t seed;
+  float *residual; /* n floats when ops->has_residual, else NULL */
+  alignas(8) unsigned char priv[CODEC_PRIV_MAX];
+  /* Scratch memory for the codec, grown on demand by codec_scratch(). */
+  void *scratch;
+  size_t scratch_cap;
+  /* For encodes into a buffer below the bound: the payload goes here
+   * first, and the residual is saved here to be restored on -ENOSPC. */
+  unsigned char *spare_out;
+  float *spare_residual;
+};
+
+/* Typed views of the parameter and private areas: each codec defines its
+ * own struct and checks its size against the area with a static assert. */
+#define CODEC_PARAMS(c, type) ((type *)(void *)(c)->params)
+#define CODEC_CPARAMS(c, type) ((const type *)(const void *)(c)->params)
+#define CODEC_PRIV(s, type) ((type *)(void *)(s)->priv)
+
+/* Scratch of at least BYTES bytes, 64-byte aligned, owned by S; NULL when
+ * the allocation fails. The contents are not preserved across calls. */
+void *codec_scratch(codec_state_t *s, size_t bytes);
+
+/* Write a formatted message into ERR when it is not NULL. */
+void codec_errf(char *err, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Parse helpers for configure(): whole-string numbers only. Each returns
+ * 0 or -EINVAL with the message "codec NAME: KEY=VALUE ..., expected ...". */
+int codec_parse_int(const char *codec, const char *key, const char *value,
+                    long lo, long hi, long *out, char *err, size_t errlen);
+int codec_parse_double(const char *codec, const char *key, const char *value,
+                       double lo, double hi, bool hi_open, double *out,
+                       char *err, size_t errlen);
+/* The shortest decimal that reads back as V ("0.05", not
+ * "0.050000000000000003"), for canonical specs. */
+void codec_fmt_double(char *buf, size_t len, double v);
+int codec_unknown_key(const char *codec, const char *key, const char *valid,
+                      char *err, size_t errlen);
+
+/* ---- shared kernels (kernels.c) ------------------------------------- */
+
+/* The largest |x| as an IEEE bit pattern with the sign cleared: compare
+ * with 0x7f800000 to detect infinity (==) or NaN (>). One read pass. */
+uint32_t kern_absmax_bits(const float *x, size_t n);
+/* Like kern_absmax_bits over (a[i] + b[i]), computed as float sums. */
+uint32_t kern_absmax_sum_bits(const float *a, const float *b, size_t n);
+
+static inline float kern_bits_to_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+static inline uint32_t kern_float_to_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+/* Little-endian loads and stores, unaligned. */
+static inline uint32_t kern_load32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+static inline void kern_store32(unsigned char *p, uint32_t v) {
+  p[0] = (unsigned char)v;
+  p[1] = (unsigned char)(v >> 8);
+  p[2] = (unsigned char)(v >> 16);
+  p[3] = (unsigned char)(v >> 24);
+}
+static inline float kern_loadf(const unsigned char *p) {
+  return kern_bits_to_float(kern_load32(p));
+}
+static inline void kern_storef(unsigned char *p, float f) {
+  kern_store32(p, kern_float_to_bits(f));
+}
+
+#endif

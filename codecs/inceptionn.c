@@ -1,0 +1,265 @@
+/* codecs/inceptionn.c: INCEPTIONN's lossy float compression (seeds/000,
+ * Algorithm 2 compresses, Algorithm 3 decompresses).
+ *
+ * Reading of Algorithm 2 (its rounding brackets are lost in the text):
+ * with error bound 2^E and b = 127 + E, a value with exponent e keeps
+ *   32 bits   if e >= 127               (|x| >= 1, inf, NaN)
+ *    0 bits   if e <  b                 (|x| < 2^E)
+ *   16 bits   if e >= b + (-E)/2        (integer division)
+ *    8 bits   otherwise.
+ * The 8 and 16-bit fields are the sign and the top 7 or 15 bits of
+ * concat(1, m) >> (127 - e), that is floor(|x| 2^7) or floor(|x| 2^15);
+ * Algorithm 3 renormalises them, which is the same as multiplying back by
+ * 2^-7 or 2^-15. A field with no bit set after the sign decodes to zero
+ * (with the sign kept, so -0.0 for a negative value).
+ *
+ * Layout in inceptionn.h. Encoding and decoding run in blocks: a
+ * vectorisable pass classifies (or converts) a block of values, and a
+ * short serial pass packs (or unpacks) the variable-length fields with
+ * unconditional 4-byte stores (loads) that advance by the field length. */
+#include "inceptionn.h"
+
+#include "codec_impl.h"
+
+#include <stdio.h>
+
+struct inc_params {
+  int eb; /* E: the error bound is 2^E */
+};
+_Static_assert(sizeof(struct inc_params) <= CODEC_PARAMS_MAX, "params");
+
+enum { BLOCK = 2048 }; /* values per block; a multiple of 8 */
+
+static void inc_init(codec_t *c) {
+  CODEC_PARAMS(c, struct inc_params)->eb = -10;
+}
+
+static int inc_configure(codec_t *c, const char *key, const char *value,
+                         char *err, size_t errlen) {
+  if (strcmp(key, "eb") != 0)
+    return codec_unknown_key("inceptionn", key, "eb", err, errlen);
+  /* Accept the exponent ("-10") or the bound written as a power of two
+   * ("2^-10"). */
+  const char *num = strncmp(value, "2^", 2) == 0 ? value + 2 : value;
+  long v;
+  if (codec_parse_int("inceptionn", "eb", num, -126, -1, &v, NULL, 0) != 0) {
+    codec_errf(err, errlen,
+               "codec inceptionn: eb=%s is not valid, expected the error "
+               "bound's exponent E in [-126, -1], written E or 2^E "
+               "(e.g. eb=-10 or eb=2^-10)",
+               value);
+    return -EINVAL;
+  }
+  CODEC_PARAMS(c, struct inc_params)->eb = (int)v;
+  return 0;
+}
+
+static void inc_describe(const codec_t *c, char *buf, size_t len) {
+  snprintf(buf, len, "eb=%d", CODEC_CPARAMS(c, struct inc_params)->eb);
+}
+
+static size_t tag_bytes(size_t r) { return (2 * r + 7) / 8; }
+
+static size_t inc_bound(const codec_t *c, size_t n) {
+  (void)c;
+  size_t r = n % 8;
+  return n / 8 * 34 + (r ? tag_bytes(r) + 4 * r : 0);
+}
+
+unsigned inceptionn_classify(uint32_t bits, int eb) {
+  int e = (int)((bits >> 23) & 0xffu);
+  int lo = 127 + eb;
+  if (e >= 127)
+    return INCEPTIONN_32BIT;
+  if (e < lo)
+    return INCEPTIONN_0BIT;
+  return e >= lo + (-eb) / 2 ? INCEPTIONN_16BIT : INCEPTIONN_8BIT;
+}
+
+/* Tag and field (in the low bytes of a 32-bit word) of every value. */
+static CODEC_HOT void classify(const float *in, size_t m, int lo, int hi16,
+                               unsigned char *tag, uint32_t *field) {
+  for (size_t i = 0; i < m; i++) {
+    uint32_t u = kern_float_to_bits(in[i]);
+    int e = (int)((u >> 23) & 0xffu);
+    uint32_t sign = u >> 31;
+    /* concat(1, m) >> (127 - e); a shift of 24 or more leaves 0. */
+    int sh = 127 - e;
+    sh = sh < 0 ? 0 : sh > 31 ? 31 : sh;
+    uint32_t shifted = ((u & 0x7fffffu) | 0x800000u) >> sh;
+    uint32_t f16 = sign << 15 | ((shifted >> 8) & 0x7fffu);
+    uint32_t f8 = sign << 7 | ((shifted >> 16) & 0x7fu);
+    unsigned t = e >= 127 ? 3u : e < lo ? 0u : e >= hi16 ? 2u : 1u;
+    tag[i] = (unsigned char)t;
+    field[i] = t == 3 ? u : t == 2 ? f16 : t == 1 ? f8 : 0u;
+  }
+}
+
+static inline unsigned tagword(const unsigned char *t, size_t r) {
+  unsigned w = 0;
+  for (size_t j = 0; j < r; j++)
+    w |= (unsigned)t[j] << (2 * j);
+  return w;
+}
+
+static ptrdiff_t inc_encode(codec_state_t *s, const float *in,
+                            unsigned char *out) {
+  int eb = CODEC_CPARAMS(s->codec, struct inc_params)->eb;
+  int lo = 127 + eb, hi16 = lo + (-eb) / 2;
+  unsigned char tag[BLOCK];
+  uint32_t field[BLOCK];
+  unsigned char *p = out;
+  size_t n = s->n;
+  for (size_t base = 0; base < n; base += BLOCK) {
+    size_t m = n - base < BLOCK ? n - base : BLOCK;
+    classify(in + base, m, lo, hi16, tag, field);
+    size_t full = m / 8 * 8;
+    /* Every full group needs at most 34 bytes and the payload so far is at
+     * most the worst case of the groups so far, so 4-byte stores past a
+     * short field stay inside a buffer of bound(n) bytes. */
+    for (size_t g = 0; g < full; g += 8) {
+      unsigned w = tagword(tag + g, 8);
+      p[0] = (unsigned char)w;
+      p[1] = (unsigned char)(w >> 8);
+      p += 2;
+      for (size_t j = g; j < g + 8; j++) {
+        kern_store32(p, field[j]);
+        p += inceptionn_field_bytes(tag[j]);
+      }
+    }
+    if (full < m) { /* the last, partial group: byte-exact stores */
+      size_t r = m - full;
+      unsigned w = tagword(tag + full, r);
+      for (size_t b = 0; b < tag_bytes(r); b++)
+        *p++ = (unsigned char)(w >> (8 * b));
+      for (size_t j = full; j < m; j++)
+        for (unsigned b = 0; b < inceptionn_field_bytes(tag[j]); b++)
+          *p++ = (unsigned char)(field[j] >> (8 * b));
+    }
+  }
+  return p - out;
+}
+
+/* Values from raw fields: the vectorisable half of decoding. */
+static CODEC_HOT void expand(const unsigned char *tag, const uint32_t *raw,
+                             float *out, size_t m, bool add) {
+  for (size_t i = 0; i < m; i++) {
+    unsigned t = tag[i];
+    uint32_t r = raw[i];
+    uint32_t mag = t == 2 ? (r & 0x7fffu) : (r & 0x7fu);
+    uint32_t sign = t == 2 ? (r >> 15) & 1u : (r >> 7) & 1u;
+    float scale = t == 2 ? 0x1p-15f : 0x1p-7f;
+    uint32_t v = kern_float_to_bits((float)mag * scale) | sign << 31;
+    uint32_t bits = t == 3 ? r : t == 0 ? 0u : v;
+    if (add)
+      out[i] += kern_bits_to_float(bits);
+    else
+      out[i] = kern_bits_to_float(bits);
+  }
+}
+
+/* Unpack the groups of M values starting at *P (LEN bytes left) into TAG
+ * and RAW. Returns 0 or -EBADMSG; advances *P and *LEN. */
+static int unpack(const unsigned char **pp, size_t *lenp, size_t m,
+                  unsigned char *tag, uint32_t *raw, uint16_t *tags_out) {
+  const unsigned char *p = *pp;
+  size_t left = *lenp;
+  size_t g = 0;
+  /* Fast path: a whole group is at most 34 bytes, so while 34 bytes
+   * remain every 4-byte load stays inside the payload. */
+  for (; g + 8 <= m && left >= 34; g += 8) {
+    unsigned w = (unsigned)p[0] | (unsigned)p[1] << 8;
+    const unsigned char *q = p + 2;
+    for (size_t j = 0; j < 8; j++) {
+      unsigned t = (w >> (2 * j)) & 3u;
+      tag[g + j] = (unsigned char)t;
+      raw[g + j] = kern_load32(q);
+      q += inceptionn_field_bytes(t);
+    }
+    if (tags_out)
+      *tags_out++ = (uint16_t)w;
+    left -= (size_t)(q - p);
+    p = q;
+  }
+  /* Careful path: near the end of the payload, and the last partial
+   * group. */
+  for (; g < m; g += 8) {
+    size_t r = m - g < 8 ? m - g : 8;
+    size_t tb = tag_bytes(r);
+    if (left < tb)
+      return -EBADMSG;
+    unsigned w = 0;
+    for (size_t b = 0; b < tb; b++)
+      w |= (unsigned)p[b] << (8 * b);
+    if (r < 8 && (w >> (2 * r)) != 0)
+      return -EBADMSG; /* unused tag bits must be zero */
+    p += tb;
+    left -= tb;
+    for (size_t j = 0; j < r; j++) {
+      unsigned t = (w >> (2 * j)) & 3u;
+      unsigned fb = inceptionn_field_bytes(t);
+      if (left < fb)
+        return -EBADMSG;
+      uint32_t v = 0;
+      for (unsigned b = 0; b < fb; b++)
+        v |= (uint32_t)p[b] << (8 * b);
+      tag[g + j] = (unsigned char)t;
+      raw[g + j] = v;
+      p += fb;
+      left -= fb;
+    }
+    if (tags_out)
+      *tags_out++ = (uint16_t)w;
+  }
+  *pp = p;
+  *lenp = left;
+  return 0;
+}
+
+static int inc_decode(const codec_t *c, const unsigned char *in, size_t len,
+                      float *out, size_t n, bool add) {
+  (void)c;
+  unsigned char tag[BLOCK];
+  uint32_t raw[BLOCK];
+  for (size_t base = 0; base < n; base += BLOCK) {
+    size_t m = n - base < BLOCK ? n - base : BLOCK;
+    if (unpack(&in, &len, m, tag, raw, NULL) != 0)
+      return -EBADMSG;
+    expand(tag, raw, out + base, m, add);
+  }
+  return len == 0 ? 0 : -EBADMSG; /* trailing bytes */
+}
+
+int inceptionn_scan(const void *payload, size_t len, size_t n, uint16_t *tags,
+                    uint64_t counts[4]) {
+  if (!payload && len)
+    return -EINVAL;
+  const unsigned char *p = payload;
+  unsigned char tag[BLOCK];
+  uint32_t raw[BLOCK];
+  if (counts)
+    memset(counts, 0, 4 * sizeof counts[0]);
+  for (size_t base = 0; base < n; base += BLOCK) {
+    size_t m = n - base < BLOCK ? n - base : BLOCK;
+    if (unpack(&p, &len, m, tag, raw, tags ? tags + base / 8 : NULL) != 0)
+      return -EBADMSG;
+    if (counts)
+      for (size_t i = 0; i < m; i++)
+        counts[tag[i]]++;
+  }
+  return len == 0 ? 0 : -EBADMSG;
+}
+
+const struct codec_ops codec_inceptionn_ops = {
+    .info = {.name = "inceptionn",
+             .params = "eb=E  error bound 2^E, integer -126..-1 or 2^E "
+                       "(default -10; the paper uses -10, -8, -6)",
+             .description = "INCEPTIONN lossy float compression, 0/8/16/32-bit "
+                            "fields + 2-bit tags (Algorithms 2, 3)"},
+    .init = inc_init,
+    .configure = inc_configure,
+    .describe = inc_describe,
+    .bound = inc_bound,
+    .encode = inc_encode,
+    .decode = inc_decode,
+};

@@ -1,0 +1,131 @@
+/* codecs/terngrad.c: stochastic 3-value quantization (TernGrad, Wen et al.
+ * 2017), 3LC's "Stoch 3-value + QE" baseline (seeds/004, Section 5.1):
+ * M = max|x|; each value becomes sign(x) M with probability |x| / M and 0
+ * otherwise; quartic encoding, no zero-run encoding, no error feedback.
+ *
+ * Payload: M (f32 LE) and quartic_len(n) quartic bytes: 4 + ceil(n/5).
+ *
+ * The random draws are a counter-based hash of (seed, step, index), so
+ * they vectorise, and a stream's output depends only on its seed and the
+ * number of encodes before it. */
+#include "codec_impl.h"
+#include "quartic.h"
+
+#include <math.h>
+
+static void tg_init(codec_t *c) { (void)c; }
+
+static int tg_configure(codec_t *c, const char *key, const char *value,
+                        char *err, size_t errlen) {
+  (void)c;
+  (void)value;
+  return codec_unknown_key("terngrad", key, "", err, errlen);
+}
+
+static void tg_describe(const codec_t *c, char *buf, size_t len) {
+  (void)c;
+  if (len)
+    buf[0] = '\0';
+}
+
+static size_t tg_bound(const codec_t *c, size_t n) {
+  (void)c;
+  return 4 + quartic_len(n);
+}
+
+/* "lowbias32" integer hash (C. Wellons, 2018): full avalanche on 32 bits. */
+static inline uint32_t hash32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+static inline uint64_t mix64(uint64_t z) { /* splitmix64's finaliser */
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+/* Digit q + 1 of value I: nonzero with probability |x| / M. */
+static inline unsigned draw(const float *x, size_t i, float m, uint32_t key) {
+  float a = x[i] < 0 ? -x[i] : x[i];
+  /* The index's high half enters too, so that vectors of over 2^32
+   * values do not repeat their draws. */
+  uint32_t h = hash32((uint32_t)i ^ key ^ (uint32_t)((uint64_t)i >> 32) * 0x9e3779b9u);
+  float u = (float)(h >> 8) * 0x1p-24f; /* [0, 1) */
+  unsigned keep = u * m < a;
+  unsigned neg = x[i] < 0;
+  return 1u + keep - 2u * (keep & neg);
+}
+
+static CODEC_HOT void quantize_quartic(const float *x, size_t n, float m,
+                                       uint32_t key, unsigned char *out) {
+  size_t L = quartic_len(n);
+  size_t full = n > 4 * L ? n - 4 * L : 0;
+  for (size_t j = 0; j < full; j++)
+    out[j] = (unsigned char)(81 * draw(x, j, m, key) +
+                             27 * draw(x, L + j, m, key) +
+                             9 * draw(x, 2 * L + j, m, key) +
+                             3 * draw(x, 3 * L + j, m, key) +
+                             draw(x, 4 * L + j, m, key));
+  for (size_t j = full; j < L; j++) {
+    unsigned byte = 0;
+    for (size_t k = 0; k < 5; k++) {
+      size_t i = k * L + j;
+      byte = 3 * byte + (i < n ? draw(x, i, m, key) : 0u);
+    }
+    out[j] = (unsigned char)byte;
+  }
+}
+
+static ptrdiff_t tg_encode(codec_state_t *s, const float *in,
+                           unsigned char *out) {
+  size_t n = s->n;
+  uint32_t mb = kern_absmax_bits(in, n);
+  if (mb >= 0x7f800000u)
+    return -EDOM;
+  float m = kern_bits_to_float(mb);
+  kern_storef(out, m);
+  unsigned char *q = out + 4;
+  size_t L = quartic_len(n);
+  if (m == 0.0f) {
+    for (size_t j = 0; j < L; j++) {
+      unsigned byte = 0;
+      for (size_t k = 0; k < 5; k++)
+        byte = 3 * byte + (k * L + j < n);
+      q[j] = (unsigned char)byte;
+    }
+  } else {
+    /* A new key for every seed and step. */
+    uint32_t key = (uint32_t)mix64(s->seed ^ mix64(s->step + 1));
+    quantize_quartic(in, n, m, key, q);
+  }
+  return (ptrdiff_t)(4 + L);
+}
+
+static int tg_decode(const codec_t *c, const unsigned char *in, size_t len,
+                     float *out, size_t n, bool add) {
+  (void)c;
+  if (len < 4)
+    return -EBADMSG;
+  float m = kern_loadf(in);
+  if (!(m >= 0.0f) || m == (float)INFINITY)
+    return -EBADMSG;
+  return quartic_decode(in + 4, len - 4, false, m, out, n, add);
+}
+
+const struct codec_ops codec_terngrad_ops = {
+    .info = {.name = "terngrad",
+             .params = "",
+             .description = "stochastic 3-value quantization, quartic encoded "
+                            "(TernGrad; 3LC's Stoch 3-value + QE)"},
+    .init = tg_init,
+    .configure = tg_configure,
+    .describe = tg_describe,
+    .bound = tg_bound,
+    .encode = tg_encode,
+    .decode = tg_decode,
+};

@@ -1,0 +1,149 @@
+/* codecs/tlc.c: 3LC (seeds/004, Section 3): 3-value quantization with a
+ * sparsity multiplier and error accumulation, quartic encoding, zero-run
+ * encoding.
+ *
+ *   b += x;  M = max|b| * s;  q = round(b / M) in {-1, 0, 1} (0 if M = 0);
+ *   out = M q;  b -= out    (Equations 1-3 and Fig. 3)
+ *
+ * Payload: M (f32 LE), then the quartic bytes of q + 1, zero-run encoded
+ * unless zre=0 (quartic.h). With 1 <= s < 2, |b / M| <= 1, so round() is
+ * the comparison of |b / M| with one half (halves away from zero, as
+ * roundf). */
+#include "codec_impl.h"
+#include "quartic.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+
+struct tlc_params {
+  double s;
+  bool zre;
+};
+_Static_assert(sizeof(struct tlc_params) <= CODEC_PARAMS_MAX, "params");
+
+static void tlc_init(codec_t *c) {
+  struct tlc_params *p = CODEC_PARAMS(c, struct tlc_params);
+  p->s = 1.0;
+  p->zre = true;
+}
+
+static int tlc_configure(codec_t *c, const char *key, const char *value,
+                         char *err, size_t errlen) {
+  struct tlc_params *p = CODEC_PARAMS(c, struct tlc_params);
+  if (strcmp(key, "s") == 0)
+    return codec_parse_double("3lc", "s", value, 1.0, 2.0, true, &p->s, err,
+                              errlen);
+  if (strcmp(key, "zre") == 0) {
+    long v;
+    int rc = codec_parse_int("3lc", "zre", value, 0, 1, &v, err, errlen);
+    p->zre = v != 0;
+    return rc;
+  }
+  return codec_unknown_key("3lc", key, "s, zre", err, errlen);
+}
+
+static void tlc_describe(const codec_t *c, char *buf, size_t len) {
+  const struct tlc_params *p = CODEC_CPARAMS(c, struct tlc_params);
+  char sv[32];
+  codec_fmt_double(sv, sizeof sv, p->s);
+  snprintf(buf, len, "s=%s,zre=%d", sv, p->zre ? 1 : 0);
+}
+
+static size_t tlc_bound(const codec_t *c, size_t n) {
+  (void)c;
+  return 4 + quartic_len(n);
+}
+
+/* The quantizer: the digit q + 1 of v = b + x, and b = v - M q. */
+static inline unsigned quant(float *b, const float *x, size_t i, float m) {
+  float v = b[i] + x[i];
+  float r = v / m;
+  int q = (r >= 0.5f) - (r <= -0.5f);
+  b[i] = v - m * (float)q;
+  return (unsigned)(q + 1);
+}
+
+/* Quantize and quartic-encode all five partitions at once, column by
+ * column; columns j < FULL have no padding digit. */
+static CODEC_HOT void quantize_quartic(float *b, const float *x, size_t n,
+                                       float m, unsigned char *out) {
+  size_t L = quartic_len(n);
+  size_t full = n > 4 * L ? n - 4 * L : 0;
+  for (size_t j = 0; j < full; j++) {
+    unsigned d0 = quant(b, x, j, m);
+    unsigned d1 = quant(b, x, L + j, m);
+    unsigned d2 = quant(b, x, 2 * L + j, m);
+    unsigned d3 = quant(b, x, 3 * L + j, m);
+    unsigned d4 = quant(b, x, 4 * L + j, m);
+    out[j] = (unsigned char)(81 * d0 + 27 * d1 + 9 * d2 + 3 * d3 + d4);
+  }
+  for (size_t j = full; j < L; j++) {
+    unsigned byte = 0;
+    for (size_t k = 0; k < 5; k++) {
+      size_t i = k * L + j;
+      byte = 3 * byte + (i < n ? quant(b, x, i, m) : 0u);
+    }
+    out[j] = (unsigned char)byte;
+  }
+}
+
+static CODEC_HOT void accumulate(float *b, const float *x, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    b[i] += x[i];
+}
+
+static ptrdiff_t tlc_encode(codec_state_t *st, const float *in,
+                            unsigned char *out) {
+  const struct tlc_params *p = CODEC_CPARAMS(st->codec, struct tlc_params);
+  size_t n = st->n;
+  float *b = st->residual;
+  /* Pass 1 reads only, so that a NaN leaves the buffer untouched. */
+  uint32_t mb = kern_absmax_sum_bits(b, in, n);
+  if (mb >= 0x7f800000u)
+    return -EDOM;
+  double md = (double)kern_bits_to_float(mb) * p->s;
+  /* max|b| near FLT_MAX times s would round to infinity, which decoding
+   * rejects; FLT_MAX still bounds |b| / M by one. */
+  float m = md > FLT_MAX ? FLT_MAX : (float)md;
+  size_t L = quartic_len(n);
+  kern_storef(out, m);
+  if (m > 0.0f) {
+    quantize_quartic(b, in, n, m, out + 4);
+  } else {
+    /* All of b + x is zero: q = 0 everywhere (digit 1), b stays zero. */
+    accumulate(b, in, n);
+    memset(out + 4, 0, L);
+    for (size_t j = 0; j < L; j++)
+      for (size_t k = 0; k < 5; k++)
+        out[4 + j] = (unsigned char)(3 * out[4 + j] + (k * L + j < n));
+  }
+  size_t len = p->zre ? zre_encode_inplace(out + 4, L) : L;
+  return (ptrdiff_t)(4 + len);
+}
+
+static int tlc_decode(const codec_t *c, const unsigned char *in, size_t len,
+                      float *out, size_t n, bool add) {
+  if (len < 4)
+    return -EBADMSG;
+  float m = kern_loadf(in);
+  if (!(m >= 0.0f) || m == (float)INFINITY)
+    return -EBADMSG;
+  return quartic_decode(in + 4, len - 4, CODEC_CPARAMS(c, struct tlc_params)->zre,
+                        m, out, n, add);
+}
+
+const struct codec_ops codec_3lc_ops = {
+    .info = {.name = "3lc",
+             .params = "s=S  sparsity multiplier in [1, 2) (default 1), "
+                       "zre=0|1  zero-run encoding (default 1)",
+             .description = "3LC: 3-value quantization with error "
+                            "accumulation, quartic + zero-run encoding"},
+    .init = tlc_init,
+    .configure = tlc_configure,
+    .describe = tlc_describe,
+    .bound = tlc_bound,
+    .has_residual = true,
+    .encode = tlc_encode,
+    .decode = tlc_decode,
+};

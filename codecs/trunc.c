@@ -1,0 +1,195 @@
+/* codecs/trunc.c: drop the N low bits of each fp32 bit pattern.
+ * INCEPTIONN (seeds/000) compares with 16b-T, 22b-T and 24b-T truncation
+ * (Fig. 14); Pipe-SGD (seeds/001) truncates to 16 bits inside allreduce
+ * (Section 4, "+T").
+ *
+ * Payload: the W = 32-N high bits of every value, packed LSB-first into a
+ * little-endian bit stream (value i occupies stream bits [iW, iW+W)),
+ * ceil(nW/8) bytes, unused bits of the last byte zero. Decoding shifts the
+ * bits back up with zeros below, which truncates toward zero. */
+#include "codec_impl.h"
+
+#include <stdio.h>
+
+struct trunc_params {
+  int bits; /* N, dropped */
+};
+_Static_assert(sizeof(struct trunc_params) <= CODEC_PARAMS_MAX, "params");
+
+static void trunc_init(codec_t *c) {
+  CODEC_PARAMS(c, struct trunc_params)->bits = 16;
+}
+
+static int trunc_configure(codec_t *c, const char *key, const char *value,
+                           char *err, size_t errlen) {
+  if (strcmp(key, "bits") != 0)
+    return codec_unknown_key("trunc", key, "bits", err, errlen);
+  long v;
+  int rc = codec_parse_int("trunc", "bits", value, 1, 31, &v, err, errlen);
+  if (rc == 0)
+    CODEC_PARAMS(c, struct trunc_params)->bits = (int)v;
+  return rc;
+}
+
+static void trunc_describe(const codec_t *c, char *buf, size_t len) {
+  snprintf(buf, len, "bits=%d", CODEC_CPARAMS(c, struct trunc_params)->bits);
+}
+
+static size_t payload_bytes(size_t n, unsigned w) {
+  /* n*w/8 rounded up, without overflowing n*w for huge n. */
+  return n / 8 * w + (n % 8 * w + 7) / 8;
+}
+
+static size_t trunc_bound(const codec_t *c, size_t n) {
+  unsigned w = 32u - (unsigned)CODEC_CPARAMS(c, struct trunc_params)->bits;
+  return payload_bytes(n, w);
+}
+
+/* W = 16 and W = 8 are whole halves and bytes: plain vectorisable loops. */
+static CODEC_HOT void pack16(const float *in, unsigned char *out, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    uint16_t h = (uint16_t)(kern_float_to_bits(in[i]) >> 16);
+    memcpy(out + 2 * i, &h, 2);
+  }
+}
+static CODEC_HOT void pack8(const float *in, unsigned char *out, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    out[i] = (unsigned char)(kern_float_to_bits(in[i]) >> 24);
+}
+
+/* Any width: a 64-bit bit buffer, flushed 32 bits at a time. Writes exactly
+ * payload_bytes(n, w) bytes. */
+static CODEC_HOT void pack_any(const float *in, unsigned char *out, size_t n,
+                               unsigned w) {
+  unsigned shift = 32 - w;
+  uint64_t buf = 0;
+  unsigned nb = 0;
+  size_t i = 0;
+  /* Eight values fill exactly W bytes, so whole groups need no tail. */
+  for (; i + 8 <= n; i += 8) {
+    for (unsigned j = 0; j < 8; j++) {
+      buf |= (uint64_t)(kern_float_to_bits(in[i + j]) >> shift) << nb;
+      nb += w;
+      if (nb >= 32) {
+        kern_store32(out, (uint32_t)buf);
+        out += 4;
+        buf >>= 32;
+        nb -= 32;
+      }
+    }
+  }
+  for (; i < n; i++) {
+    buf |= (uint64_t)(kern_float_to_bits(in[i]) >> shift) << nb;
+    nb += w;
+    if (nb >= 32) {
+      kern_store32(out, (uint32_t)buf);
+      out += 4;
+      buf >>= 32;
+      nb -= 32;
+    }
+  }
+  for (; nb > 0; nb = nb > 8 ? nb - 8 : 0) {
+    *out++ = (unsigned char)buf;
+    buf >>= 8;
+  }
+}
+
+static ptrdiff_t trunc_encode(codec_state_t *s, const float *in,
+                              unsigned char *out) {
+  unsigned w = 32u - (unsigned)CODEC_CPARAMS(s->codec, struct trunc_params)->bits;
+  if (w == 16)
+    pack16(in, out, s->n);
+  else if (w == 8)
+    pack8(in, out, s->n);
+  else
+    pack_any(in, out, s->n, w);
+  return (ptrdiff_t)payload_bytes(s->n, w);
+}
+
+static CODEC_HOT void unpack16(const unsigned char *in, float *out, size_t n,
+                               bool add) {
+  if (add)
+    for (size_t i = 0; i < n; i++) {
+      uint16_t h;
+      memcpy(&h, in + 2 * i, 2);
+      out[i] += kern_bits_to_float((uint32_t)h << 16);
+    }
+  else
+    for (size_t i = 0; i < n; i++) {
+      uint16_t h;
+      memcpy(&h, in + 2 * i, 2);
+      out[i] = kern_bits_to_float((uint32_t)h << 16);
+    }
+}
+
+static CODEC_HOT void unpack8(const unsigned char *in, float *out, size_t n,
+                              bool add) {
+  if (add)
+    for (size_t i = 0; i < n; i++)
+      out[i] += kern_bits_to_float((uint32_t)in[i] << 24);
+  else
+    for (size_t i = 0; i < n; i++)
+      out[i] = kern_bits_to_float((uint32_t)in[i] << 24);
+}
+
+/* Reads exactly payload_bytes(n, w) bytes; returns the unused high bits of
+ * the last byte, which a valid payload keeps zero. */
+static CODEC_HOT unsigned unpack_any(const unsigned char *in, float *out,
+                                     size_t n, unsigned w, bool add) {
+  unsigned shift = 32 - w;
+  uint64_t mask = (UINT64_C(1) << w) - 1;
+  size_t avail = payload_bytes(n, w);
+  uint64_t buf = 0;
+  unsigned nb = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (nb < w) {
+      if (avail >= 4) {
+        buf |= (uint64_t)kern_load32(in) << nb;
+        in += 4;
+        avail -= 4;
+        nb += 32;
+      } else {
+        while (nb < w && avail > 0) {
+          buf |= (uint64_t)*in++ << nb;
+          avail--;
+          nb += 8;
+        }
+      }
+    }
+    float v = kern_bits_to_float((uint32_t)(buf & mask) << shift);
+    buf >>= w;
+    nb -= w;
+    if (add)
+      out[i] += v;
+    else
+      out[i] = v;
+  }
+  return (unsigned)buf;
+}
+
+static int trunc_decode(const codec_t *c, const unsigned char *in, size_t len,
+                        float *out, size_t n, bool add) {
+  unsigned w = 32u - (unsigned)CODEC_CPARAMS(c, struct trunc_params)->bits;
+  if (len != payload_bytes(n, w))
+    return -EBADMSG;
+  if (w == 16)
+    unpack16(in, out, n, add);
+  else if (w == 8)
+    unpack8(in, out, n, add);
+  else if (unpack_any(in, out, n, w, add) != 0)
+    return -EBADMSG; /* padding bits must be zero */
+  return 0;
+}
+
+const struct codec_ops codec_trunc_ops = {
+    .info = {.name = "trunc",
+             .params = "bits=N  low bits dropped, integer 1..31 (default 16)",
+             .description = "fp32 with the N low bits dropped (INCEPTIONN "
+                            "xb-T baselines, Pipe-SGD 16-bit truncation)"},
+    .init = trunc_init,
+    .configure = trunc_configure,
+    .describe = trunc_describe,
+    .bound = trunc_bound,
+    .encode = trunc_encode,
+    .decode = trunc_decode,
+};

@@ -1,0 +1,277 @@
+/* models/array_io.c: .npy and .f32 vectors (array_io.h). Plain C and
+ * stdio, so the parser can be fuzzed on its own. */
+#include "array_io.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void errf(char *err, size_t errlen, const char *fmt, ...) {
+  if (!err || !errlen)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+}
+
+static const char NPY_MAGIC[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
+
+/* The header is a Python dict literal; find 'key': and return the text
+ * after the colon (leading spaces skipped), or NULL. */
+static const char *dict_value(const char *h, size_t hl, const char *key) {
+  size_t kl = strlen(key);
+  for (size_t i = 0; i + kl + 2 < hl; i++) {
+    if ((h[i] == '\'' || h[i] == '"') && memcmp(h + i + 1, key, kl) == 0 &&
+        h[i + 1 + kl] == h[i]) {
+      size_t j = i + kl + 2;
+      while (j < hl && h[j] == ' ')
+        j++;
+      if (j < hl && h[j] == ':') {
+        j++;
+        while (j < hl && h[j] == ' ')
+          j++;
+        return j < hl ? h + j : NULL;
+      }
+    }
+  }
+  return NULL;
+}
+
+int npy_parse(const void *buf, size_t len, size_t *data_off, size_t *n,
+              char *err, size_t errlen) {
+  const unsigned char *p = buf;
+  if (len < 10 || memcmp(p, NPY_MAGIC, 6) != 0) {
+    errf(err, errlen, "not a NumPy .npy file (no \\x93NUMPY magic)");
+    return -EBADMSG;
+  }
+  unsigned major = p[6];
+  size_t hl, off;
+  if (major == 1) {
+    hl = (size_t)p[8] | (size_t)p[9] << 8;
+    off = 10;
+  } else if (major == 2 || major == 3) {
+    if (len < 12) {
+      errf(err, errlen, "truncated .npy header");
+      return -EBADMSG;
+    }
+    hl = (size_t)p[8] | (size_t)p[9] << 8 | (size_t)p[10] << 16 |
+         (size_t)p[11] << 24;
+    off = 12;
+  } else {
+    errf(err, errlen, ".npy format version %u.%u is not supported (1, 2 or 3)",
+         major, p[7]);
+    return -EBADMSG;
+  }
+  if (hl > len - off) {
+    errf(err, errlen, "truncated .npy header: it announces %zu bytes, %zu "
+                      "remain",
+         hl, len - off);
+    return -EBADMSG;
+  }
+  /* A copy with a terminating NUL keeps every scan below inside it. */
+  char *h = malloc(hl + 1);
+  if (!h) {
+    errf(err, errlen, "out of memory reading a .npy header");
+    return -ENOMEM;
+  }
+  memcpy(h, p + off, hl);
+  h[hl] = '\0';
+  int rc = -EBADMSG;
+
+  const char *descr = dict_value(h, hl, "descr");
+  if (!descr || (*descr != '\'' && *descr != '"')) {
+    errf(err, errlen, ".npy header has no 'descr'");
+    goto out;
+  }
+  char q = *descr++;
+  const char *dend = strchr(descr, q);
+  if (!dend) {
+    errf(err, errlen, ".npy header: unterminated 'descr'");
+    goto out;
+  }
+  size_t dl = (size_t)(dend - descr);
+  if (!(dl == 3 && (descr[0] == '<' || descr[0] == '|' || descr[0] == '=') &&
+        descr[1] == 'f' && descr[2] == '4')) {
+    errf(err, errlen, ".npy dtype '%.*s' is not supported: expected float32 "
+                      "('<f4')",
+         (int)(dl > 16 ? 16 : dl), descr);
+    goto out;
+  }
+
+  const char *fo = dict_value(h, hl, "fortran_order");
+  if (!fo || (strncmp(fo, "False", 5) != 0 && strncmp(fo, "True", 4) != 0)) {
+    errf(err, errlen, ".npy header has no valid 'fortran_order'");
+    goto out;
+  }
+  bool fortran = fo[0] == 'T';
+
+  const char *sh = dict_value(h, hl, "shape");
+  if (!sh || *sh != '(') {
+    errf(err, errlen, ".npy header has no valid 'shape'");
+    goto out;
+  }
+  sh++;
+  size_t count = 1, big = 0;
+  for (;;) {
+    while (*sh == ' ')
+      sh++;
+    if (*sh == ')')
+      break;
+    if (*sh < '0' || *sh > '9') {
+      errf(err, errlen, ".npy header: malformed 'shape'");
+      goto out;
+    }
+    size_t d = 0;
+    while (*sh >= '0' && *sh <= '9') {
+      if (d > (SIZE_MAX - 9) / 10) {
+        errf(err, errlen, ".npy header: shape dimension too large");
+        goto out;
+      }
+      d = d * 10 + (size_t)(*sh++ - '0');
+    }
+    if (d != 0 && count > SIZE_MAX / 4 / d) {
+      errf(err, errlen, ".npy header: shape too large");
+      goto out;
+    }
+    count *= d;
+    big += d > 1;
+    while (*sh == ' ')
+      sh++;
+    if (*sh == ',')
+      sh++;
+    else if (*sh != ')') {
+      errf(err, errlen, ".npy header: malformed 'shape'");
+      goto out;
+    }
+  }
+  if (fortran && big > 1) {
+    errf(err, errlen, ".npy array is in Fortran order: expected C order "
+                      "(save with np.ascontiguousarray)");
+    goto out;
+  }
+  size_t data = len - off - hl;
+  if (data != 4 * count) {
+    errf(err, errlen, ".npy data is %zu bytes, the shape needs %zu (%zu "
+                      "float32 values)",
+         data, 4 * count, count);
+    goto out;
+  }
+  *data_off = off + hl;
+  *n = count;
+  rc = 0;
+out:
+  free(h);
+  return rc;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+int array_read(const char *path, float **out, size_t *n, char *err,
+               size_t errlen) {
+  *out = NULL;
+  *n = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return -ENOENT;
+  }
+  unsigned char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len == cap) {
+      cap = cap ? cap * 2 : 1 << 16;
+      unsigned char *nb = realloc(buf, cap);
+      if (!nb) {
+        free(buf);
+        fclose(f);
+        errf(err, errlen, "%s: out of memory", path);
+        return -ENOMEM;
+      }
+      buf = nb;
+    }
+    size_t got = fread(buf + len, 1, cap - len, f);
+    len += got;
+    if (got == 0)
+      break;
+  }
+  bool failed = ferror(f);
+  fclose(f);
+  if (failed) {
+    free(buf);
+    errf(err, errlen, "%s: read error", path);
+    return -EIO;
+  }
+  char msg[256];
+  size_t off = 0, count = 0;
+  int rc = 0;
+  if (len >= 6 && memcmp(buf, NPY_MAGIC, 6) == 0) {
+    rc = npy_parse(buf, len, &off, &count, msg, sizeof msg);
+    if (rc)
+      errf(err, errlen, "%s: %s", path, msg);
+  } else if (ends_with(path, ".f32")) {
+    if (len % 4) {
+      errf(err, errlen, "%s: raw .f32 file of %zu bytes is not a whole "
+                        "number of float32 values",
+           path, len);
+      rc = -EBADMSG;
+    }
+    count = len / 4;
+  } else {
+    errf(err, errlen, "%s: unknown format: expected a NumPy .npy file "
+                      "(float32) or raw little-endian float32 named *.f32",
+         path);
+    rc = -EBADMSG;
+  }
+  if (!rc && count == 0) {
+    errf(err, errlen, "%s: holds no values (expected at least one float32)",
+         path);
+    rc = -EBADMSG;
+  }
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  /* Move the floats to the front so BUF itself is the result. */
+  memmove(buf, buf + off, 4 * count);
+  *out = (float *)(void *)buf;
+  *n = count;
+  return 0;
+}
+
+int npy_encode(const float *x, size_t n, unsigned char **out, size_t *len) {
+  char dict[128];
+  int dl = snprintf(dict, sizeof dict,
+                    "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu,), }",
+                    n);
+  if (dl < 0)
+    return -EINVAL;
+  /* Total header (10 bytes + dict + padding + '\n') a multiple of 64. */
+  size_t hl = ((size_t)10 + (size_t)dl + 1 + 63) / 64 * 64 - 10;
+  size_t total = 10 + hl + 4 * n;
+  unsigned char *b = malloc(total);
+  if (!b)
+    return -ENOMEM;
+  memcpy(b, NPY_MAGIC, 6);
+  b[6] = 1;
+  b[7] = 0;
+  b[8] = (unsigned char)hl;
+  b[9] = (unsigned char)(hl >> 8);
+  memset(b + 10, ' ', hl);
+  memcpy(b + 10, dict, (size_t)dl);
+  b[10 + hl - 1] = '\n';
+  if (n)
+    memcpy(b + 10 + hl, x, 4 * n);
+  *out = b;
+  *len = total;
+  return 0;
+}

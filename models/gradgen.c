@@ -1,0 +1,171 @@
+/* models/gradgen.c: synthetic gradients (gradgen.h), on GSL's generators.
+ *
+ * Every block of BLOCK values of a stream has its own generator, seeded
+ * from a hash of (seed, stream, worker, tensor, iteration, block): a chunk
+ * starting anywhere costs at most one partial block of discarded draws,
+ * and chunked and whole-tensor generation agree bit for bit. */
+#include "gradgen.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+enum { BLOCK = 4096 };
+
+static const char *const dist_names[] = {"normal", "laplace", "student",
+                                         "spike"};
+
+void gradgen_defaults(struct gradgen_params *p) {
+  p->dist = GRADGEN_LAPLACE;
+  p->scale = 1e-3;
+  p->nu = 3.0;
+  p->zeros = 0.5;
+  p->corr = 0.0;
+  p->decay = 1.0;
+  p->seed = 1;
+}
+
+const char *gradgen_dist_name(enum gradgen_dist d) {
+  return (unsigned)d < 4 ? dist_names[d] : "?";
+}
+
+int gradgen_dist_parse(const char *name, enum gradgen_dist *d) {
+  for (unsigned i = 0; i < 4; i++)
+    if (strcmp(name, dist_names[i]) == 0) {
+      *d = (enum gradgen_dist)i;
+      return 0;
+    }
+  return -EINVAL;
+}
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return -EINVAL;
+}
+
+int gradgen_validate(const struct gradgen_params *p, char *err,
+                     size_t errlen) {
+  if ((unsigned)p->dist > GRADGEN_SPIKE)
+    return bad(err, errlen, "distribution must be normal, laplace, student "
+                            "or spike");
+  if (!(p->scale > 0) || !isfinite(p->scale))
+    return bad(err, errlen, "scale=%g must be a positive number", p->scale);
+  if (!(p->nu > 0) || !isfinite(p->nu))
+    return bad(err, errlen, "nu=%g must be a positive number", p->nu);
+  if (!(p->zeros >= 0 && p->zeros < 1))
+    return bad(err, errlen, "zeros=%g must be in [0, 1)", p->zeros);
+  if (!(p->corr >= 0 && p->corr <= 1))
+    return bad(err, errlen, "corr=%g must be in [0, 1]", p->corr);
+  if (!(p->decay > 0 && p->decay <= 1))
+    return bad(err, errlen, "decay=%g must be in (0, 1]", p->decay);
+  return 0;
+}
+
+static uint64_t mix64(uint64_t z) { /* splitmix64's finaliser */
+  z += 0x9e3779b97f4a7c15u;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+enum stream { SHARED = 1, PRIVATE = 2, MASK = 3 };
+
+static unsigned long block_seed(const struct gradgen_params *p,
+                                enum stream s, uint32_t worker,
+                                uint32_t tensor, uint64_t iteration,
+                                uint64_t block) {
+  uint64_t h = mix64(p->seed);
+  h = mix64(h ^ (uint64_t)s);
+  h = mix64(h ^ (s == SHARED ? 0 : (uint64_t)worker + 1));
+  h = mix64(h ^ tensor);
+  h = mix64(h ^ iteration);
+  h = mix64(h ^ block);
+  /* taus2 wants a nonzero seed; gsl_rng_set maps 0 to a default one,
+   * which would alias two streams. */
+  return (unsigned long)(h | 1u);
+}
+
+static double draw(const struct gradgen_params *p, gsl_rng *r) {
+  switch (p->dist) {
+  case GRADGEN_NORMAL:
+    return gsl_ran_gaussian_ziggurat(r, 1.0);
+  case GRADGEN_STUDENT:
+    return gsl_ran_tdist(r, p->nu);
+  case GRADGEN_LAPLACE:
+  case GRADGEN_SPIKE:
+    return gsl_ran_laplace(r, 1.0);
+  }
+  return 0.0;
+}
+
+/* N draws of stream S starting at value OFFSET, times MUL, into OUT (or
+ * added to OUT when ADD). */
+static void fill_stream(const struct gradgen_params *p, gsl_rng *r,
+                        enum stream s, uint32_t worker, uint32_t tensor,
+                        uint64_t iteration, uint64_t offset, float *out,
+                        size_t n, double mul, int add) {
+  size_t done = 0;
+  while (done < n) {
+    uint64_t pos = offset + done;
+    uint64_t block = pos / BLOCK;
+    size_t skip = (size_t)(pos % BLOCK);
+    gsl_rng_set(r, block_seed(p, s, worker, tensor, iteration, block));
+    for (size_t i = 0; i < skip; i++)
+      (void)draw(p, r);
+    size_t take = BLOCK - skip < n - done ? BLOCK - skip : n - done;
+    for (size_t i = 0; i < take; i++) {
+      double v = mul * draw(p, r);
+      if (add)
+        out[done + i] = (float)((double)out[done + i] + v);
+      else
+        out[done + i] = (float)v;
+    }
+    done += take;
+  }
+}
+
+int gradgen_fill(const struct gradgen_params *p, uint32_t worker,
+                 uint32_t tensor, uint64_t iteration, double tensor_scale,
+                 uint64_t offset, float *out, size_t n) {
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+  if (!r)
+    return -ENOMEM;
+  double scale = p->scale * tensor_scale * pow(p->decay, (double)iteration);
+  double ws = sqrt(p->corr), wp = sqrt(1.0 - p->corr);
+  if (p->corr < 1.0)
+    fill_stream(p, r, PRIVATE, worker, tensor, iteration, offset, out, n,
+                scale * wp, 0);
+  if (p->corr > 0.0)
+    fill_stream(p, r, SHARED, worker, tensor, iteration, offset, out, n,
+                scale * ws, p->corr < 1.0);
+  if (p->dist == GRADGEN_SPIKE && p->zeros > 0) {
+    size_t done = 0;
+    while (done < n) {
+      uint64_t pos = offset + done;
+      uint64_t block = pos / BLOCK;
+      size_t skip = (size_t)(pos % BLOCK);
+      gsl_rng_set(r, block_seed(p, MASK, worker, tensor, iteration, block));
+      for (size_t i = 0; i < skip; i++)
+        (void)gsl_rng_uniform(r);
+      size_t take = BLOCK - skip < n - done ? BLOCK - skip : n - done;
+      for (size_t i = 0; i < take; i++)
+        if (gsl_rng_uniform(r) < p->zeros)
+          out[done + i] = 0.0f;
+      done += take;
+    }
+  }
+  gsl_rng_free(r);
+  return 0;
+}

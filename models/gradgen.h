@@ -1,0 +1,56 @@
+/* models/gradgen.h: synthetic gradients, deterministic per
+ * (seed, worker, tensor, iteration) and generated one tensor (or one
+ * chunk) at a time, so that no worker's whole gradient need be held.
+ *
+ * A value is  scale_t * tensor_scale * (sqrt(corr) S + sqrt(1 - corr) P)
+ * where S is drawn from a stream shared by all workers (seed, tensor,
+ * iteration) and P from the worker's private stream, both from the chosen
+ * distribution; the correlation between two workers' values is CORR.
+ * scale_t = scale * decay^iteration narrows the distribution over
+ * training. With the spike-and-slab distribution a fraction ZEROS of each
+ * worker's values are exact zeros (a private mask). */
+#ifndef GRADSIM_MODELS_GRADGEN_H
+#define GRADSIM_MODELS_GRADGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum gradgen_dist {
+  GRADGEN_NORMAL,  /* Gaussian, standard deviation = scale */
+  GRADGEN_LAPLACE, /* Laplace (double exponential), b = scale */
+  GRADGEN_STUDENT, /* Student's t with nu degrees of freedom, times scale */
+  GRADGEN_SPIKE,   /* exact zero with probability zeros, else Laplace */
+};
+
+struct gradgen_params {
+  enum gradgen_dist dist;
+  double scale; /* > 0 */
+  double nu;    /* Student-t degrees of freedom, > 0 */
+  double zeros; /* spike-and-slab: probability of an exact zero, [0, 1) */
+  double corr;  /* correlation between workers, [0, 1] */
+  double decay; /* per-iteration scale factor, (0, 1] */
+  uint64_t seed;
+};
+
+/* Default parameters (see the README, "Synthetic gradients"). */
+void gradgen_defaults(struct gradgen_params *p);
+
+/* Names of the distributions, for parsing and printing. */
+const char *gradgen_dist_name(enum gradgen_dist d);
+/* Returns 0 and sets *D, or -EINVAL for an unknown name. */
+int gradgen_dist_parse(const char *name, enum gradgen_dist *d);
+
+/* Check the ranges above; returns 0 or -EINVAL with a message naming the
+ * parameter and its valid range. */
+int gradgen_validate(const struct gradgen_params *p, char *err, size_t errlen);
+
+/* Values [OFFSET, OFFSET + N) of the gradient of TENSOR on WORKER at
+ * ITERATION, into OUT. Chunks of any size give the same values as one
+ * call (the streams are advanced to OFFSET in blocks). TENSOR_SCALE
+ * multiplies the distribution's scale (per-tensor magnitude). Returns 0 or
+ * -ENOMEM. */
+int gradgen_fill(const struct gradgen_params *p, uint32_t worker,
+                 uint32_t tensor, uint64_t iteration, double tensor_scale,
+                 uint64_t offset, float *out, size_t n);
+
+#endif

@@ -1,0 +1,40 @@
+/* sim/cli.h: the gradsim command line: subcommands and shared helpers.
+ *
+ * Exit statuses: 0 success; 2 bad input of any kind (one line on stderr
+ * naming what was wrong and what is allowed, nothing written); 1 a failure
+ * of the environment (a write that fails, memory exhausted). */
+#ifndef GRADSIM_SIM_CLI_H
+#define GRADSIM_SIM_CLI_H
+
+#include <glib.h>
+#include <stddef.h>
+
+enum { EXIT_BAD_INPUT = 2, EXIT_ENV_FAILURE = 1 };
+
+/* Print "gradsim: MESSAGE" and exit with status 2. */
+G_NORETURN void cli_bad_input(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Print "gradsim: MESSAGE" and exit with status 1. */
+G_NORETURN void cli_env_failure(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+/* Parse OPTIONS from ARGV with GLib; on an unknown option or a bad value
+ * exit 2 with GLib's message. SUMMARY is shown by --help. */
+void cli_parse(int *argc, char ***argv, const char *usage,
+               const char *summary, const GOptionEntry *options);
+
+/* A set of output files written all or nothing: files are added with
+ * their contents and written (each atomically, by rename) only by
+ * cli_outputs_commit(); if any write fails, the ones already written are
+ * removed and the program exits with status 1. */
+typedef struct cli_outputs cli_outputs;
+cli_outputs *cli_outputs_new(void);
+/* Takes ownership of DATA (g_free'd). */
+void cli_outputs_add(cli_outputs *o, const char *path, void *data, size_t len);
+void cli_outputs_commit(cli_outputs *o); /* and frees O */
+
+/* Monotonic seconds, for benchmarks. */
+double cli_now(void);
+
+/* Subcommands. */
+int cli_codec(int argc, char **argv);
+
+#endif

@@ -1,0 +1,705 @@
+/* sim/cli_codec.c: `gradsim codec`: the codec library on the command line.
+ *
+ *   list        every codec, its parameters and their ranges
+ *   roundtrip   encode and decode training steps of a gradient dump
+ *   encode      one vector into a self-describing container
+ *   decode      a container back to float32
+ *   bench       encode/decode throughput beside memcpy
+ *   compare     every codec on synthetic gradients: size and error */
+#include "cli.h"
+
+#include "array_io.h"
+#include "codec.h"
+#include "container.h"
+#include "gradgen.h"
+#include "inceptionn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+/* The codec settings the seed papers evaluate, for `bench all` and
+ * `compare`. */
+static const char *const paper_specs[] = {
+    "fp32",
+    "fp16",
+    "trunc:bits=16",
+    "trunc:bits=22",
+    "trunc:bits=24",
+    "q8",
+    "inceptionn:eb=-10",
+    "inceptionn:eb=-8",
+    "inceptionn:eb=-6",
+    "3lc:s=1",
+    "3lc:s=1.5",
+    "3lc:s=1.75",
+    "3lc:s=1.9",
+    "3lc:s=1,zre=0",
+    "terngrad",
+    "onebit",
+    "topk:ratio=0.25",
+    "topk:ratio=0.05",
+    "rgc:ratio=0.001,select=exact",
+    "rgc:ratio=0.001,select=trimmed",
+    "rgc:ratio=0.001,select=binsearch",
+    "rgc:ratio=0.001,select=sampled",
+    "rgc:ratio=0.001,select=trimmed,asq=1",
+};
+
+static codec_t *need_codec(const char *spec, const char *where) {
+  if (!spec)
+    cli_bad_input("%s: --codec SPEC is required (see 'gradsim codec list')",
+                  where);
+  char err[CODEC_ERR_MAX];
+  codec_t *c;
+  if (codec_create(spec, &c, err, sizeof err) != 0)
+    cli_bad_input("%s: --codec %s: %s", where, spec, err);
+  return c;
+}
+
+static void no_extra_args(int argc, char **argv, const char *where) {
+  if (argc > 1)
+    cli_bad_input("%s: unexpected argument '%s' (see --help)", where,
+                  argv[1]);
+}
+
+static void *xmalloc(size_t bytes, const char *what) {
+  void *p = g_try_malloc(bytes ? bytes : 1);
+  if (!p)
+    cli_env_failure("out of memory allocating %zu bytes for %s", bytes, what);
+  return p;
+}
+
+/* The codecs named by SPECS (NULL-terminated; NULL or empty: the seed
+ * papers' settings), parsed, or exit 2. *COUNT gets their number. */
+static codec_t **need_codecs(char **specs, const char *where,
+                             size_t *count) {
+  size_t n = specs && specs[0] ? g_strv_length(specs)
+                               : G_N_ELEMENTS(paper_specs);
+  codec_t **c = g_new0(codec_t *, n);
+  for (size_t i = 0; i < n; i++)
+    c[i] = need_codec(specs && specs[0] ? specs[i] : paper_specs[i], where);
+  *count = n;
+  return c;
+}
+
+static void free_codecs(codec_t **c, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    codec_free(c[i]);
+  g_free(c);
+}
+
+/* Encoded payload into a buffer of the codec's bound, or exit: -EDOM is
+ * the user's data, anything else a bug. */
+static size_t encode_or_die(codec_state_t *s, const float *x, size_t n,
+                            unsigned char *out, size_t cap,
+                            const char *what) {
+  ptrdiff_t r = codec_encode(s, x, n, out, cap);
+  if (r == -EDOM)
+    cli_bad_input("%s: holds NaN or infinity; codec %s needs finite values",
+                  what, codec_spec(codec_state_codec(s)));
+  if (r < 0)
+    cli_env_failure("%s: encoding with %s failed: %s", what,
+                    codec_spec(codec_state_codec(s)), codec_strerror((int)r));
+  return (size_t)r;
+}
+
+/* ---- list ----------------------------------------------------------- */
+
+static int cmd_list(int argc, char **argv) {
+  cli_parse(&argc, &argv, "", "List every codec, its parameters and their "
+                              "ranges.",
+            (GOptionEntry[]){{NULL, 0, 0, 0, NULL, NULL, NULL}});
+  no_extra_args(argc, argv, "codec list");
+  for (size_t i = 0; i < codec_count(); i++) {
+    const struct codec_info *ci = codec_info(i);
+    printf("%-11s %s\n", ci->name, ci->description);
+    printf("%-11s parameters: %s\n", "", *ci->params ? ci->params : "none");
+  }
+  return 0;
+}
+
+/* ---- roundtrip ------------------------------------------------------ */
+
+struct step_stats {
+  size_t bytes;
+  double max_abs_err, rmse;
+  uint64_t classes[4];
+  bool has_classes;
+};
+
+static void error_stats(const float *x, const float *y, size_t n,
+                        double *max_abs, double *rmse) {
+  double m = 0, sq = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = fabs((double)x[i] - (double)y[i]);
+    if (!(d <= m)) /* NaN propagates: an error that cannot be measured */
+      m = d;
+    sq += d * d;
+  }
+  *max_abs = m;
+  *rmse = n ? sqrt(sq / (double)n) : 0;
+}
+
+static void json_number(GString *s, double v) {
+  if (isfinite(v))
+    g_string_append_printf(s, "%.9g", v);
+  else
+    g_string_append(s, "null");
+}
+
+static int cmd_roundtrip(int argc, char **argv) {
+  char *spec = NULL, *outdir = NULL;
+  char **inputs = NULL;
+  gint64 seed = 1;
+  GOptionEntry opts[] = {
+      {"codec", 'c', 0, G_OPTION_ARG_STRING, &spec, "codec spec", "SPEC"},
+      {"in", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &inputs,
+       "one training step: .npy (float32) or .f32; repeat for more steps",
+       "FILE"},
+      {"out-dir", 'o', 0, G_OPTION_ARG_FILENAME, &outdir,
+       "where step-K.f32 and stats.json go", "DIR"},
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed,
+       "seed of the codec's random choices (default 1)", "N"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "",
+            "Encode and decode training steps of one gradient with one "
+            "codec state (residuals carry from step to step); write the "
+            "decoded steps and per-step statistics.",
+            opts);
+  const char *where = "codec roundtrip";
+  no_extra_args(argc, argv, where);
+  codec_t *c = need_codec(spec, where);
+  if (!inputs || !inputs[0])
+    cli_bad_input("%s: at least one --in FILE is required", where);
+  if (!outdir)
+    cli_bad_input("%s: --out-dir DIR is required", where);
+  if (g_file_test(outdir, G_FILE_TEST_EXISTS) &&
+      !g_file_test(outdir, G_FILE_TEST_IS_DIR))
+    cli_bad_input("%s: --out-dir %s exists and is not a directory", where,
+                  outdir);
+
+  size_t steps = g_strv_length(inputs), n = 0;
+  float **x = g_new0(float *, steps);
+  for (size_t k = 0; k < steps; k++) {
+    char err[512];
+    size_t nk;
+    if (array_read(inputs[k], &x[k], &nk, err, sizeof err) != 0)
+      cli_bad_input("%s: %s", where, err);
+    if (k == 0)
+      n = nk;
+    else if (nk != n)
+      cli_bad_input("%s: step %zu (%s) has %zu values but step 0 (%s) has "
+                    "%zu: every step must have the same length",
+                    where, k, inputs[k], nk, inputs[0], n);
+  }
+  size_t cap = codec_bound(c, n);
+  if (cap == 0)
+    cli_bad_input("%s: %zu values are too many for codec %s", where, n,
+                  codec_spec(c));
+  codec_state_t *st;
+  if (codec_state_create(c, n, (uint64_t)seed, &st) != 0)
+    cli_env_failure("%s: cannot create a codec state for %zu values", where,
+                    n);
+  unsigned char *payload = xmalloc(cap, "payload");
+  bool is_inc = strcmp(codec_name(c), "inceptionn") == 0;
+
+  cli_outputs *outs = cli_outputs_new();
+  GString *json = g_string_new("[\n");
+  for (size_t k = 0; k < steps; k++) {
+    struct step_stats s = {0};
+    s.bytes = encode_or_die(st, x[k], n, payload, cap, inputs[k]);
+    float *y = xmalloc(4 * n, "decoded step");
+    int rc = codec_decode(c, payload, s.bytes, y, n);
+    if (rc != 0)
+      cli_env_failure("internal error: %s cannot decode its own payload: %s",
+                      codec_spec(c), codec_strerror(rc));
+    error_stats(x[k], y, n, &s.max_abs_err, &s.rmse);
+    if (is_inc) {
+      s.has_classes = true;
+      inceptionn_scan(payload, s.bytes, n, NULL, s.classes);
+    }
+    char *path = g_strdup_printf("%s/step-%zu.f32", outdir, k);
+    cli_outputs_add(outs, path, y, 4 * n);
+    g_free(path);
+
+    g_string_append_printf(json,
+                           "  {\"step\": %zu, \"file\": \"%s\", \"codec\": "
+                           "\"%s\", \"n\": %zu, \"bytes\": %zu, "
+                           "\"bits_per_value\": ",
+                           k, inputs[k], codec_spec(c), n, s.bytes);
+    json_number(json, 8.0 * (double)s.bytes / (double)n);
+    g_string_append(json, ", \"ratio\": ");
+    json_number(json, s.bytes ? 4.0 * (double)n / (double)s.bytes : NAN);
+    g_string_append(json, ", \"max_abs_err\": ");
+    json_number(json, s.max_abs_err);
+    g_string_append(json, ", \"rmse\": ");
+    json_number(json, s.rmse);
+    if (s.has_classes)
+      g_string_append_printf(json,
+                             ", \"class_0bit\": %" PRIu64
+                             ", \"class_8bit\": %" PRIu64
+                             ", \"class_16bit\": %" PRIu64
+                             ", \"class_32bit\": %" PRIu64,
+                             s.classes[0], s.classes[1], s.classes[2],
+                             s.classes[3]);
+    g_string_append_printf(json, "}%s\n", k + 1 < steps ? "," : "");
+  }
+  g_string_append(json, "]\n");
+  char *path = g_strdup_printf("%s/stats.json", outdir);
+  size_t jlen = json->len;
+  cli_outputs_add(outs, path, g_string_free(json, FALSE), jlen);
+  g_free(path);
+
+  if (g_mkdir_with_parents(outdir, 0755) != 0)
+    cli_env_failure("%s: cannot create %s: %s", where, outdir,
+                    g_strerror(errno));
+  cli_outputs_commit(outs);
+  for (size_t k = 0; k < steps; k++)
+    free(x[k]);
+  g_free(x);
+  g_free(payload);
+  codec_state_free(st);
+  codec_free(c);
+  g_strfreev(inputs);
+  g_free(spec);
+  g_free(outdir);
+  return 0;
+}
+
+/* ---- encode / decode ------------------------------------------------ */
+
+static int cmd_encode(int argc, char **argv) {
+  char *spec = NULL, *in = NULL, *out = NULL;
+  gint64 seed = 1;
+  GOptionEntry opts[] = {
+      {"codec", 'c', 0, G_OPTION_ARG_STRING, &spec, "codec spec", "SPEC"},
+      {"in", 'i', 0, G_OPTION_ARG_FILENAME, &in, ".npy (float32) or .f32",
+       "FILE"},
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "codec container", "FILE"},
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed,
+       "seed of the codec's random choices (default 1)", "N"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "",
+            "Encode one vector (a first step: residuals start at zero) into "
+            "a self-describing container that 'codec decode' reads.",
+            opts);
+  const char *where = "codec encode";
+  no_extra_args(argc, argv, where);
+  codec_t *c = need_codec(spec, where);
+  if (!in || !out)
+    cli_bad_input("%s: --in FILE and --out FILE are required", where);
+  char err[512];
+  float *x;
+  size_t n;
+  if (array_read(in, &x, &n, err, sizeof err) != 0)
+    cli_bad_input("%s: %s", where, err);
+  size_t cap = codec_bound(c, n);
+  if (cap == 0)
+    cli_bad_input("%s: %zu values are too many for codec %s", where, n,
+                  codec_spec(c));
+  codec_state_t *st;
+  if (codec_state_create(c, n, (uint64_t)seed, &st) != 0)
+    cli_env_failure("%s: cannot create a codec state", where);
+  unsigned char *payload = xmalloc(cap, "payload");
+  size_t len = encode_or_die(st, x, n, payload, cap, in);
+  size_t total = container_size(codec_spec(c), len);
+  unsigned char *file = xmalloc(total, "container");
+  if (container_write(file, total, codec_spec(c), n, payload, len) < 0)
+    cli_env_failure("internal error writing the container");
+  cli_outputs *outs = cli_outputs_new();
+  cli_outputs_add(outs, out, file, total);
+  cli_outputs_commit(outs);
+  free(x);
+  g_free(payload);
+  codec_state_free(st);
+  codec_free(c);
+  g_free(spec);
+  g_free(in);
+  g_free(out);
+  return 0;
+}
+
+static int cmd_decode(int argc, char **argv) {
+  char *in = NULL, *out = NULL;
+  GOptionEntry opts[] = {
+      {"in", 'i', 0, G_OPTION_ARG_FILENAME, &in, "codec container", "FILE"},
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+       "decoded values: raw float32 (.f32) or NumPy (.npy)", "FILE"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "",
+            "Decode a container written by 'codec encode'; the codec and the "
+            "length come from the container.",
+            opts);
+  const char *where = "codec decode";
+  no_extra_args(argc, argv, where);
+  if (!in || !out)
+    cli_bad_input("%s: --in FILE and --out FILE are required", where);
+  bool npy = g_str_has_suffix(out, ".npy");
+  if (!npy && !g_str_has_suffix(out, ".f32"))
+    cli_bad_input("%s: --out %s: expected a name ending in .f32 (raw float32) "
+                  "or .npy",
+                  where, out);
+  char *bytes;
+  gsize blen;
+  GError *gerr = NULL;
+  if (!g_file_get_contents(in, &bytes, &blen, &gerr))
+    cli_bad_input("%s: %s", where, gerr->message);
+  struct container_view v;
+  char err[CODEC_ERR_MAX];
+  if (container_read(bytes, blen, &v, err, sizeof err) != 0)
+    cli_bad_input("%s: %s: %s", where, in, err);
+  codec_t *c;
+  if (codec_create(v.spec, &c, err, sizeof err) != 0)
+    cli_bad_input("%s: %s names codec '%s': %s", where, in, v.spec, err);
+  if (v.n == 0 || v.n > SIZE_MAX / 8 || codec_bound(c, (size_t)v.n) == 0)
+    cli_bad_input("%s: %s announces %" PRIu64 " values, which codec %s "
+                  "cannot hold",
+                  where, in, v.n, v.spec);
+  size_t n = (size_t)v.n;
+  float *y = g_try_malloc(4 * n);
+  if (!y)
+    cli_bad_input("%s: %s announces %zu values (%.3g GB), more than this "
+                  "machine can allocate",
+                  where, in, n, 4e-9 * (double)n);
+  int rc = codec_decode(c, v.payload, v.len, y, n);
+  if (rc != 0)
+    cli_bad_input("%s: %s: the payload is not %zu values of %s (%s)", where,
+                  in, n, v.spec, codec_strerror(rc));
+  cli_outputs *outs = cli_outputs_new();
+  if (npy) {
+    unsigned char *file;
+    size_t flen;
+    if (npy_encode(y, n, &file, &flen) != 0)
+      cli_env_failure("%s: out of memory", where);
+    g_free(y);
+    /* npy_encode allocates with malloc; hand GLib a g_malloc copy. */
+    void *copy = xmalloc(flen, "output");
+    memcpy(copy, file, flen);
+    free(file);
+    cli_outputs_add(outs, out, copy, flen);
+  } else {
+    cli_outputs_add(outs, out, y, 4 * n);
+  }
+  cli_outputs_commit(outs);
+  codec_free(c);
+  g_free(bytes);
+  g_free(in);
+  g_free(out);
+  return 0;
+}
+
+/* ---- bench ---------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Write a buffer larger than the last-level cache, so that every timed
+ * operation starts from memory, as memcpy's does. */
+static void flush_caches(unsigned char *buf, size_t len, unsigned round) {
+  memset(buf, (int)(round & 0xff), len);
+}
+
+struct bench_row {
+  const char *spec;
+  size_t n;
+  double enc_gbps, dec_gbps, memcpy_gbps, bits_per_value;
+};
+
+static int cmd_bench(int argc, char **argv) {
+  char *spec = NULL, *format = NULL;
+  gint64 n64 = 16 << 20, runs = 5, seed = 1;
+  GOptionEntry opts[] = {
+      {"codec", 'c', 0, G_OPTION_ARG_STRING, &spec,
+       "codec spec, or 'all' for the settings of the seed papers (default)",
+       "SPEC|all"},
+      {"n", 'n', 0, G_OPTION_ARG_INT64, &n64,
+       "values per vector (default 16777216: 64 MB of float32)", "N"},
+      {"runs", 'r', 0, G_OPTION_ARG_INT64, &runs,
+       "timed runs, each on a fresh vector; the median is reported "
+       "(default 5, at least 5)",
+       "R"},
+      {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
+       "table (default) or csv", "FORMAT"},
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "data seed (default 1)", "N"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "",
+            "Encode and decode throughput (GB/s of float32) on synthetic "
+            "gradients, beside memcpy measured in the same process: median "
+            "of R runs, each on fresh data and from cold caches.",
+            opts);
+  const char *where = "codec bench";
+  no_extra_args(argc, argv, where);
+  bool csv = false;
+  if (format && strcmp(format, "csv") == 0)
+    csv = true;
+  else if (format && strcmp(format, "table") != 0)
+    cli_bad_input("%s: --format %s: expected table or csv", where, format);
+  if (n64 < 1 || n64 > (gint64)1 << 32)
+    cli_bad_input("%s: --n %" G_GINT64_FORMAT " must be in [1, 2^32]", where,
+                  n64);
+  if (runs < 5 || runs > 1000)
+    cli_bad_input("%s: --runs %" G_GINT64_FORMAT " must be in [5, 1000]",
+                  where, runs);
+  size_t n = (size_t)n64, R = (size_t)runs;
+
+  char *one[2] = {spec && strcmp(spec, "all") != 0 ? spec : NULL, NULL};
+  size_t ncodecs;
+  codec_t **codecs = need_codecs(one, where, &ncodecs);
+
+  /* R + 1 fresh vectors (one untimed warm-up), generated once. */
+  struct gradgen_params gp;
+  gradgen_defaults(&gp);
+  gp.seed = (uint64_t)seed;
+  float **pool = g_new0(float *, R + 1);
+  for (size_t r = 0; r <= R; r++) {
+    pool[r] = xmalloc(4 * n, "bench data");
+    gradgen_fill(&gp, 0, 0, r, 1.0, 0, pool[r], n);
+  }
+  float *dec = xmalloc(4 * n, "decoded");
+  float *copy = xmalloc(4 * n, "memcpy target");
+  size_t flen = 256u << 20;
+  unsigned char *flush = xmalloc(flen, "cache flush");
+
+  if (csv)
+    printf("codec,n,encode_gbps,decode_gbps,memcpy_gbps,encode_x_memcpy,"
+           "decode_x_memcpy,bits_per_value\n");
+  else
+    printf("%-38s %12s %12s %12s %8s %8s %8s\n", "codec", "encode GB/s",
+           "decode GB/s", "memcpy GB/s", "enc/mcp", "dec/mcp", "bits/val");
+  double *te = g_new(double, R), *td = g_new(double, R), *tm = g_new(double, R);
+  for (size_t ci = 0; ci < ncodecs; ci++) {
+    codec_t *c = codecs[ci];
+    size_t cap = codec_bound(c, n);
+    if (cap == 0)
+      cli_bad_input("%s: --n %zu is too many values for %s", where, n,
+                    codec_spec(c));
+    codec_state_t *st;
+    if (codec_state_create(c, n, (uint64_t)seed, &st) != 0)
+      cli_env_failure("%s: cannot create a codec state", where);
+    unsigned char *out = xmalloc(cap, "payload");
+    double bits = 0;
+    for (size_t r = 0; r <= R; r++) {
+      flush_caches(flush, flen, (unsigned)r);
+      double t0 = cli_now();
+      size_t len = encode_or_die(st, pool[r], n, out, cap, "bench data");
+      double t1 = cli_now();
+      flush_caches(flush, flen, (unsigned)r + 1);
+      double t2 = cli_now();
+      int rc = codec_decode(c, out, len, dec, n);
+      double t3 = cli_now();
+      if (rc != 0)
+        cli_env_failure("internal error: %s cannot decode its own payload",
+                        codec_spec(c));
+      flush_caches(flush, flen, (unsigned)r + 2);
+      double t4 = cli_now();
+      memcpy(copy, pool[r], 4 * n);
+      double t5 = cli_now();
+      if (r == 0)
+        continue; /* warm-up: page faults, scratch allocation */
+      te[r - 1] = t1 - t0;
+      td[r - 1] = t3 - t2;
+      tm[r - 1] = t5 - t4;
+      bits += 8.0 * (double)len / (double)n / (double)R;
+    }
+    double bytes = 4.0 * (double)n;
+    struct bench_row row = {codec_spec(c), n, bytes / median(te, R) / 1e9,
+                            bytes / median(td, R) / 1e9,
+                            bytes / median(tm, R) / 1e9, bits};
+    if (csv)
+      printf("%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f\n", row.spec, row.n,
+             row.enc_gbps, row.dec_gbps, row.memcpy_gbps,
+             row.enc_gbps / row.memcpy_gbps, row.dec_gbps / row.memcpy_gbps,
+             row.bits_per_value);
+    else
+      printf("%-38s %12.2f %12.2f %12.2f %8.2f %8.2f %8.3f\n", row.spec,
+             row.enc_gbps, row.dec_gbps, row.memcpy_gbps,
+             row.enc_gbps / row.memcpy_gbps, row.dec_gbps / row.memcpy_gbps,
+             row.bits_per_value);
+    fflush(stdout);
+    g_free(out);
+    codec_state_free(st);
+  }
+  for (size_t r = 0; r <= R; r++)
+    g_free(pool[r]);
+  g_free(pool);
+  g_free(dec);
+  g_free(copy);
+  g_free(flush);
+  g_free(te);
+  g_free(td);
+  g_free(tm);
+  free_codecs(codecs, ncodecs);
+  g_free(spec);
+  g_free(format);
+  return 0;
+}
+
+/* ---- compare -------------------------------------------------------- */
+
+static int cmd_compare(int argc, char **argv) {
+  char **specs_opt = NULL;
+  char *format = NULL;
+  gint64 n64 = 1 << 20, steps64 = 10, seed = 1;
+  GOptionEntry opts[] = {
+      {"codec", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &specs_opt,
+       "codec spec; repeat for more (default: the seed papers' settings)",
+       "SPEC"},
+      {"n", 'n', 0, G_OPTION_ARG_INT64, &n64,
+       "values per gradient (default 1048576)", "N"},
+      {"steps", 's', 0, G_OPTION_ARG_INT64, &steps64,
+       "training steps, each a fresh gradient (default 10)", "S"},
+      {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
+       "table (default) or csv", "FORMAT"},
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "data seed (default 1)", "N"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "",
+            "Run codecs over S steps of synthetic gradients (the default "
+            "distribution of 'gradsim gradients') and print payload size "
+            "and error: bits per value, compression ratio, RMSE and max "
+            "error per step, and the relative error of the sum over all "
+            "steps (which error feedback keeps small).",
+            opts);
+  const char *where = "codec compare";
+  no_extra_args(argc, argv, where);
+  bool csv = false;
+  if (format && strcmp(format, "csv") == 0)
+    csv = true;
+  else if (format && strcmp(format, "table") != 0)
+    cli_bad_input("%s: --format %s: expected table or csv", where, format);
+  if (n64 < 1 || n64 > (gint64)1 << 28)
+    cli_bad_input("%s: --n %" G_GINT64_FORMAT " must be in [1, 2^28]", where,
+                  n64);
+  if (steps64 < 1 || steps64 > 100000)
+    cli_bad_input("%s: --steps %" G_GINT64_FORMAT " must be in [1, 100000]",
+                  where, steps64);
+  size_t n = (size_t)n64, steps = (size_t)steps64;
+
+  size_t ncodecs;
+  codec_t **codecs = need_codecs(specs_opt, where, &ncodecs);
+
+  struct gradgen_params gp;
+  gradgen_defaults(&gp);
+  gp.seed = (uint64_t)seed;
+  float *x = xmalloc(4 * n, "gradient");
+  float *y = xmalloc(4 * n, "decoded");
+  double *sx = xmalloc(8 * n, "sum"), *sy = xmalloc(8 * n, "sum");
+
+  if (csv)
+    printf("codec,n,steps,bits_per_value,ratio,rmse,max_abs_err,"
+           "sum_rel_err\n");
+  else
+    printf("%d steps of %zu synthetic gradient values (%s, scale %g, seed "
+           "%" G_GINT64_FORMAT ")\n\n%-38s %9s %9s %11s %11s %11s\n",
+           (int)steps, n, gradgen_dist_name(gp.dist), gp.scale, seed,
+           "codec", "bits/val", "ratio", "rmse", "max |err|", "sum relerr");
+  for (size_t ci = 0; ci < ncodecs; ci++) {
+    codec_t *c = codecs[ci];
+    size_t cap = codec_bound(c, n);
+    codec_state_t *st;
+    if (cap == 0 || codec_state_create(c, n, (uint64_t)seed, &st) != 0)
+      cli_env_failure("%s: cannot create a codec state", where);
+    unsigned char *out = xmalloc(cap, "payload");
+    memset(sx, 0, 8 * n);
+    memset(sy, 0, 8 * n);
+    double bytes = 0, rmse = 0, maxerr = 0;
+    for (size_t t = 0; t < steps; t++) {
+      gradgen_fill(&gp, 0, 0, t, 1.0, 0, x, n);
+      size_t len = encode_or_die(st, x, n, out, cap, "synthetic gradient");
+      if (codec_decode(c, out, len, y, n) != 0)
+        cli_env_failure("internal error: %s cannot decode its own payload",
+                        codec_spec(c));
+      double m, r;
+      error_stats(x, y, n, &m, &r);
+      bytes += (double)len;
+      rmse += r / (double)steps;
+      maxerr = m > maxerr ? m : maxerr;
+      for (size_t i = 0; i < n; i++) {
+        sx[i] += x[i];
+        sy[i] += y[i];
+      }
+    }
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+      num += (sy[i] - sx[i]) * (sy[i] - sx[i]);
+      den += sx[i] * sx[i];
+    }
+    double bits = 8.0 * bytes / (double)steps / (double)n;
+    double ratio = 32.0 / bits, rel = den > 0 ? sqrt(num / den) : 0;
+    if (csv)
+      printf("%s,%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g\n", codec_spec(c), n,
+             steps, bits, ratio, rmse, maxerr, rel);
+    else
+      printf("%-38s %9.3f %9.2f %11.3e %11.3e %11.3e\n", codec_spec(c), bits,
+             ratio, rmse, maxerr, rel);
+    g_free(out);
+    codec_state_free(st);
+  }
+  g_free(x);
+  g_free(y);
+  g_free(sx);
+  g_free(sy);
+  free_codecs(codecs, ncodecs);
+  g_strfreev(specs_opt);
+  g_free(format);
+  return 0;
+}
+
+/* ---- dispatch ------------------------------------------------------- */
+
+static const struct {
+  const char *name;
+  int (*run)(int, char **);
+  const char *summary;
+} subcommands[] = {
+    {"list", cmd_list, "every codec, its parameters and their ranges"},
+    {"roundtrip", cmd_roundtrip,
+     "encode and decode training steps of a gradient dump"},
+    {"encode", cmd_encode, "one vector into a self-describing container"},
+    {"decode", cmd_decode, "a container back to float32"},
+    {"bench", cmd_bench, "encode/decode throughput beside memcpy"},
+    {"compare", cmd_compare,
+     "codecs on synthetic gradients: size and error"},
+};
+
+static void codec_usage(FILE *f) {
+  fprintf(f, "Usage: gradsim codec SUBCOMMAND [OPTIONS]\n\nSubcommands:\n");
+  for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
+    fprintf(f, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+  fprintf(f, "\nA codec is named by a spec 'name[:key=value,...]', e.g. "
+             "inceptionn:eb=-10 or 3lc:s=1.75.\nRun 'gradsim codec "
+             "SUBCOMMAND --help' for its options.\n");
+}
+
+int cli_codec(int argc, char **argv) {
+  if (argc < 2) {
+    codec_usage(stderr);
+    return EXIT_BAD_INPUT;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    codec_usage(stdout);
+    return 0;
+  }
+  for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
+    if (strcmp(argv[1], subcommands[i].name) == 0) {
+      char *prg = g_strdup_printf("gradsim codec %s", subcommands[i].name);
+      g_set_prgname(prg);
+      g_free(prg);
+      return subcommands[i].run(argc - 1, argv + 1);
+    }
+  cli_bad_input("codec: unknown subcommand '%s' (valid: list, roundtrip, "
+                "encode, decode, bench, compare)",
+                argv[1]);
+}

@@ -1,0 +1,43 @@
+/* sim/main.c: `gradsim`, one binary with subcommands. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} commands[] = {
+    {"codec", cli_codec,
+     "gradient codecs: list, roundtrip, encode, decode, bench, compare"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "Usage: gradsim COMMAND [OPTIONS]\n\n"
+             "A discrete-event simulator of data-parallel training with "
+             "gradient compression.\n\nCommands:\n");
+  for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\nRun 'gradsim COMMAND --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return EXIT_BAD_INPUT;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+    if (strcmp(argv[1], commands[i].name) == 0)
+      return commands[i].run(argc - 1, argv + 1);
+  GString *names = g_string_new(NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+    g_string_append_printf(names, "%s%s", i ? ", " : "", commands[i].name);
+  cli_bad_input("unknown command '%s' (valid: %s; see gradsim --help)",
+                argv[1], names->str);
+}
