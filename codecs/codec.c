@@ -108,6 +108,8 @@ int codec_create(const char *spec, codec_t **out, char *err, size_t errlen) {
     return -ENOMEM;
   }
   c->ops = ops;
+  const char *portable = getenv("GRADSIM_CODEC_PORTABLE");
+  c->portable = portable && *portable;
   ops->init(c);
 
   int rc = 0;
@@ -172,6 +174,16 @@ int codec_create(const char *spec, codec_t **out, char *err, size_t errlen) {
 }
 
 void codec_free(codec_t *c) { free(c); }
+
+bool codec_use_avx2(const codec_t *c) {
+#if CODEC_X86
+  return !c->portable && __builtin_cpu_supports("avx2") &&
+         __builtin_cpu_supports("f16c");
+#else
+  (void)c;
+  return false;
+#endif
+}
 
 const char *codec_name(const codec_t *c) { return c->ops->info.name; }
 const char *codec_spec(const codec_t *c) { return c->spec; }
@@ -246,9 +258,13 @@ const float *codec_state_residual(const codec_state_t *s) {
 void *codec_scratch(codec_state_t *s, size_t bytes) {
   if (bytes <= s->scratch_cap)
     return s->scratch;
+  /* Grow by half again at least: sizes that creep up from step to step
+   * (candidate lists) would otherwise fault in fresh pages every time. */
+  size_t want = s->scratch_cap + s->scratch_cap / 2;
+  want = bytes > want ? bytes : want;
   free(s->scratch);
-  s->scratch = aligned_alloc64(bytes);
-  s->scratch_cap = s->scratch ? bytes : 0;
+  s->scratch = aligned_alloc64(want);
+  s->scratch_cap = s->scratch ? want : 0;
   return s->scratch;
 }
 

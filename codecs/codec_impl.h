@@ -29,6 +29,17 @@
 
 enum { CODEC_PARAMS_MAX = 64, CODEC_PRIV_MAX = 64 };
 
+/* Kernels written with x86 intrinsics are compiled for AVX2 + F16C with a
+ * target attribute and chosen at run time; each has a portable twin that
+ * computes the same bytes. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(GS_NO_SIMD)
+#define CODEC_X86 1
+#define CODEC_AVX2 __attribute__((target("avx2,f16c,popcnt")))
+#else
+#define CODEC_X86 0
+#endif
+
 struct codec_ops {
   struct codec_info info; /* name, parameters, description */
 
@@ -63,6 +74,10 @@ struct codec_ops {
 
 struct codec {
   const struct codec_ops *ops;
+  /* Use only the portable kernels, never the x86 SIMD ones: set when the
+   * environment variable GRADSIM_CODEC_PORTABLE is non-empty at creation,
+   * so that tests can check that both give the same bytes. */
+  bool portable;
   char spec[CODEC_SPEC_MAX];
   alignas(8) unsigned char params[CODEC_PARAMS_MAX];
 };
@@ -88,6 +103,9 @@ struct codec_state {
 #define CODEC_PARAMS(c, type) ((type *)(void *)(c)->params)
 #define CODEC_CPARAMS(c, type) ((const type *)(const void *)(c)->params)
 #define CODEC_PRIV(s, type) ((type *)(void *)(s)->priv)
+
+/* True when C may use the AVX2 kernels on this machine. */
+bool codec_use_avx2(const codec_t *c);
 
 /* Scratch of at least BYTES bytes, 64-byte aligned, owned by S; NULL when
  * the allocation fails. The contents are not preserved across calls. */

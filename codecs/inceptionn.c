@@ -102,22 +102,19 @@ static inline unsigned tagword(const unsigned char *t, size_t r) {
   return w;
 }
 
-static ptrdiff_t inc_encode(codec_state_t *s, const float *in,
-                            unsigned char *out) {
-  int eb = CODEC_CPARAMS(s->codec, struct inc_params)->eb;
-  int lo = 127 + eb, hi16 = lo + (-eb) / 2;
+/* Portable packing of M values, M a multiple of 8: classify a block, then
+ * store each field with a 4-byte store advanced by its length. Every full
+ * group needs at most 34 bytes and the payload so far is at most the worst
+ * case of the groups so far, so the over-long stores stay inside a buffer
+ * of bound(n) bytes. */
+static unsigned char *pack_portable(const float *in, size_t m, int lo,
+                                    int hi16, unsigned char *p) {
   unsigned char tag[BLOCK];
   uint32_t field[BLOCK];
-  unsigned char *p = out;
-  size_t n = s->n;
-  for (size_t base = 0; base < n; base += BLOCK) {
-    size_t m = n - base < BLOCK ? n - base : BLOCK;
-    classify(in + base, m, lo, hi16, tag, field);
-    size_t full = m / 8 * 8;
-    /* Every full group needs at most 34 bytes and the payload so far is at
-     * most the worst case of the groups so far, so 4-byte stores past a
-     * short field stay inside a buffer of bound(n) bytes. */
-    for (size_t g = 0; g < full; g += 8) {
+  for (size_t base = 0; base < m; base += BLOCK) {
+    size_t b = m - base < BLOCK ? m - base : BLOCK;
+    classify(in + base, b, lo, hi16, tag, field);
+    for (size_t g = 0; g < b; g += 8) {
       unsigned w = tagword(tag + g, 8);
       p[0] = (unsigned char)w;
       p[1] = (unsigned char)(w >> 8);
@@ -127,15 +124,109 @@ static ptrdiff_t inc_encode(codec_state_t *s, const float *in,
         p += inceptionn_field_bytes(tag[j]);
       }
     }
-    if (full < m) { /* the last, partial group: byte-exact stores */
-      size_t r = m - full;
-      unsigned w = tagword(tag + full, r);
-      for (size_t b = 0; b < tag_bytes(r); b++)
-        *p++ = (unsigned char)(w >> (8 * b));
-      for (size_t j = full; j < m; j++)
-        for (unsigned b = 0; b < inceptionn_field_bytes(tag[j]); b++)
-          *p++ = (unsigned char)(field[j] >> (8 * b));
-    }
+  }
+  return p;
+}
+
+#if CODEC_X86
+#include "inceptionn_tables.h"
+
+#include <immintrin.h>
+
+/* Bit j of X to bit 2j. */
+static inline unsigned spread8(unsigned x) {
+  x = (x | x << 4) & 0x0f0fu;
+  x = (x | x << 2) & 0x3333u;
+  return (x | x << 1) & 0x5555u;
+}
+
+/* The same as pack_portable, eight values at a time: Algorithm 2 on eight
+ * lanes, the tag word from two sign masks, and each half's kept bytes
+ * gathered by one byte shuffle (tables generated from inceptionn.h's
+ * layout) and written with one 16-byte store; the same worst-case argument
+ * bounds the stores. */
+CODEC_AVX2 static unsigned char *pack_avx2(const float *in, size_t m, int lo,
+                                           int hi16, unsigned char *p) {
+  const __m256i k127 = _mm256_set1_epi32(127), zero = _mm256_setzero_si256();
+  const __m256i k31 = _mm256_set1_epi32(31), kff = _mm256_set1_epi32(0xff);
+  const __m256i mant = _mm256_set1_epi32(0x7fffff);
+  const __m256i hidden = _mm256_set1_epi32(0x800000);
+  const __m256i m15 = _mm256_set1_epi32(0x7fff), m7 = _mm256_set1_epi32(0x7f);
+  const __m256i ge127 = _mm256_set1_epi32(126), gelo = _mm256_set1_epi32(lo - 1);
+  const __m256i ge16 = _mm256_set1_epi32(hi16 - 1);
+  for (size_t i = 0; i < m; i += 8) {
+    __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));
+    __m256i e = _mm256_and_si256(_mm256_srli_epi32(u, 23), kff);
+    __m256i sign = _mm256_srli_epi32(u, 31);
+    __m256i sh = _mm256_min_epi32(
+        _mm256_max_epi32(_mm256_sub_epi32(k127, e), zero), k31);
+    __m256i shifted =
+        _mm256_srlv_epi32(_mm256_or_si256(_mm256_and_si256(u, mant), hidden),
+                          sh);
+    __m256i f16 = _mm256_or_si256(
+        _mm256_slli_epi32(sign, 15),
+        _mm256_and_si256(_mm256_srli_epi32(shifted, 8), m15));
+    __m256i f8 = _mm256_or_si256(
+        _mm256_slli_epi32(sign, 7),
+        _mm256_and_si256(_mm256_srli_epi32(shifted, 16), m7));
+    /* 127 >= hi16 >= lo, so the three tests nest and the tag is the
+     * number that hold. */
+    __m256i c127 = _mm256_cmpgt_epi32(e, ge127);
+    __m256i clo = _mm256_cmpgt_epi32(e, gelo);
+    __m256i c16 = _mm256_cmpgt_epi32(e, ge16);
+    __m256i t = _mm256_sub_epi32(
+        _mm256_sub_epi32(_mm256_sub_epi32(zero, clo), c16), c127);
+    __m256i field = _mm256_and_si256(clo, f8);
+    field = _mm256_blendv_epi8(field, f16, c16);
+    field = _mm256_blendv_epi8(field, u, c127);
+    unsigned b0 = (unsigned)_mm256_movemask_ps(
+        _mm256_castsi256_ps(_mm256_slli_epi32(t, 31)));
+    unsigned b1 = (unsigned)_mm256_movemask_ps(
+        _mm256_castsi256_ps(_mm256_slli_epi32(t, 30)));
+    unsigned w = spread8(b0) | spread8(b1) << 1;
+    unsigned h0 = w & 0xffu, h1 = w >> 8;
+    p[0] = (unsigned char)h0;
+    p[1] = (unsigned char)h1;
+    __m128i lo4 = _mm256_castsi256_si128(field);
+    __m128i hi4 = _mm256_extracti128_si256(field, 1);
+    _mm_storeu_si128(
+        (__m128i *)(void *)(p + 2),
+        _mm_shuffle_epi8(lo4, _mm_loadu_si128((const __m128i *)(const void *)
+                                                  inc_pack_shuf[h0])));
+    unsigned char *q = p + 2 + inc_half_len[h0];
+    _mm_storeu_si128(
+        (__m128i *)(void *)q,
+        _mm_shuffle_epi8(hi4, _mm_loadu_si128((const __m128i *)(const void *)
+                                                  inc_pack_shuf[h1])));
+    p = q + inc_half_len[h1];
+  }
+  return p;
+}
+#endif
+
+static ptrdiff_t inc_encode(codec_state_t *s, const float *in,
+                            unsigned char *out) {
+  int eb = CODEC_CPARAMS(s->codec, struct inc_params)->eb;
+  int lo = 127 + eb, hi16 = lo + (-eb) / 2;
+  size_t n = s->n, full = n / 8 * 8;
+  unsigned char *p;
+#if CODEC_X86
+  if (codec_use_avx2(s->codec))
+    p = pack_avx2(in, full, lo, hi16, out);
+  else
+#endif
+    p = pack_portable(in, full, lo, hi16, out);
+  if (full < n) { /* the last, partial group: byte-exact stores */
+    unsigned char tag[8];
+    uint32_t field[8];
+    size_t r = n - full;
+    classify(in + full, r, lo, hi16, tag, field);
+    unsigned w = tagword(tag, r);
+    for (size_t b = 0; b < tag_bytes(r); b++)
+      *p++ = (unsigned char)(w >> (8 * b));
+    for (size_t j = 0; j < r; j++)
+      for (unsigned b = 0; b < inceptionn_field_bytes(tag[j]); b++)
+        *p++ = (unsigned char)(field[j] >> (8 * b));
   }
   return p - out;
 }
@@ -216,12 +307,71 @@ static int unpack(const unsigned char **pp, size_t *lenp, size_t m,
   return 0;
 }
 
+#if CODEC_X86
+/* Whole groups while 34 bytes remain (so the 16-byte loads stay inside the
+ * payload): unpack with two byte shuffles and expand on eight lanes, as
+ * expand() does. Returns the number of values done. */
+CODEC_AVX2 static size_t unpack_expand_avx2(const unsigned char **pp,
+                                            size_t *lenp, size_t m,
+                                            float *out, bool add) {
+  const unsigned char *p = *pp;
+  size_t left = *lenp, i = 0;
+  const __m256i shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+  const __m256i k3 = _mm256_set1_epi32(3), k2 = _mm256_set1_epi32(2);
+  const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
+  const __m256i m15 = _mm256_set1_epi32(0x7fff), m7 = _mm256_set1_epi32(0x7f);
+  const __m256 s15 = _mm256_set1_ps(0x1p-15f), s7 = _mm256_set1_ps(0x1p-7f);
+  for (; i + 8 <= m && left >= 34; i += 8) {
+    unsigned h0 = p[0], h1 = p[1];
+    __m128i a = _mm_shuffle_epi8(
+        _mm_loadu_si128((const __m128i *)(const void *)(p + 2)),
+        _mm_loadu_si128((const __m128i *)(const void *)inc_unpack_shuf[h0]));
+    const unsigned char *q = p + 2 + inc_half_len[h0];
+    __m128i b = _mm_shuffle_epi8(
+        _mm_loadu_si128((const __m128i *)(const void *)q),
+        _mm_loadu_si128((const __m128i *)(const void *)inc_unpack_shuf[h1]));
+    size_t used = 2 + (size_t)inc_half_len[h0] + inc_half_len[h1];
+    p += used;
+    left -= used;
+    __m256i raw = _mm256_set_m128i(b, a);
+    __m256i t = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32((int)(h0 | h1 << 8)), shifts), k3);
+    __m256i is2 = _mm256_cmpeq_epi32(t, k2);
+    __m256i is3 = _mm256_cmpeq_epi32(t, k3);
+    __m256i is0 = _mm256_cmpeq_epi32(t, zero);
+    __m256i mag = _mm256_blendv_epi8(_mm256_and_si256(raw, m7),
+                                     _mm256_and_si256(raw, m15), is2);
+    __m256i sgn = _mm256_blendv_epi8(
+        _mm256_and_si256(_mm256_srli_epi32(raw, 7), one),
+        _mm256_and_si256(_mm256_srli_epi32(raw, 15), one), is2);
+    __m256 scale = _mm256_blendv_ps(s7, s15, _mm256_castsi256_ps(is2));
+    __m256i v = _mm256_or_si256(
+        _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(mag), scale)),
+        _mm256_slli_epi32(sgn, 31));
+    v = _mm256_andnot_si256(is0, _mm256_blendv_epi8(v, raw, is3));
+    __m256 f = _mm256_castsi256_ps(v);
+    if (add)
+      f = _mm256_add_ps(_mm256_loadu_ps(out + i), f);
+    _mm256_storeu_ps(out + i, f);
+  }
+  *pp = p;
+  *lenp = left;
+  return i;
+}
+#endif
+
 static int inc_decode(const codec_t *c, const unsigned char *in, size_t len,
                       float *out, size_t n, bool add) {
+  size_t done = 0;
+#if CODEC_X86
+  if (codec_use_avx2(c))
+    done = unpack_expand_avx2(&in, &len, n, out, add);
+#else
   (void)c;
+#endif
   unsigned char tag[BLOCK];
   uint32_t raw[BLOCK];
-  for (size_t base = 0; base < n; base += BLOCK) {
+  for (size_t base = done; base < n; base += BLOCK) {
     size_t m = n - base < BLOCK ? n - base : BLOCK;
     if (unpack(&in, &len, m, tag, raw, NULL) != 0)
       return -EBADMSG;

@@ -33,65 +33,50 @@ static size_t ob_bound(const codec_t *c, size_t n) {
 
 enum { LANES = 8 };
 
-/* Sums and counts of the non-negative and negative parts of b + x, in
- * fixed lanes summed in a fixed order (identical in every clone), and the
- * largest magnitude as bits (for the NaN/infinity check). */
-static CODEC_HOT uint32_t moments(const float *b, const float *x, size_t n,
-                                  double *sp, double *sn, size_t *cp) {
-  double p[LANES] = {0}, q[LANES] = {0};
-  size_t c[LANES] = {0};
-  uint32_t a[LANES] = {0};
+/* Sums and counts of the non-negative and negative parts of b + x, and
+ * the largest magnitude as bits (for the NaN/infinity check). Element i
+ * goes to lane i % 8 (the tail to lane 0) and the lanes are summed in
+ * order, so the AVX2 twin gets the same doubles. */
+struct moments {
+  double lp[LANES], ln[LANES];
+  size_t cp;
+  uint32_t amax;
+};
+
+static void moments_tail(const float *b, const float *x, size_t i, size_t n,
+                         struct moments *m) {
+  for (; i < n; i++) {
+    float v = b[i] + x[i];
+    int pos = v >= 0.0f;
+    m->lp[0] += pos ? (double)v : 0.0;
+    m->ln[0] += pos ? 0.0 : (double)v;
+    m->cp += (size_t)pos;
+    uint32_t u = kern_float_to_bits(v) & 0x7fffffffu;
+    m->amax = u > m->amax ? u : m->amax;
+  }
+}
+
+static void moments_portable(const float *b, const float *x, size_t n,
+                             struct moments *m) {
   size_t i = 0;
   for (; i + LANES <= n; i += LANES)
     for (int j = 0; j < LANES; j++) {
       float v = b[i + j] + x[i + j];
       int pos = v >= 0.0f;
-      p[j] += pos ? (double)v : 0.0;
-      q[j] += pos ? 0.0 : (double)v;
-      c[j] += (size_t)pos;
+      m->lp[j] += pos ? (double)v : 0.0;
+      m->ln[j] += pos ? 0.0 : (double)v;
+      m->cp += (size_t)pos;
       uint32_t u = kern_float_to_bits(v) & 0x7fffffffu;
-      a[j] = u > a[j] ? u : a[j];
+      m->amax = u > m->amax ? u : m->amax;
     }
-  for (; i < n; i++) {
-    float v = b[i] + x[i];
-    int pos = v >= 0.0f;
-    p[0] += pos ? (double)v : 0.0;
-    q[0] += pos ? 0.0 : (double)v;
-    c[0] += (size_t)pos;
-    uint32_t u = kern_float_to_bits(v) & 0x7fffffffu;
-    a[0] = u > a[0] ? u : a[0];
-  }
-  double tp = 0, tq = 0;
-  size_t tc = 0;
-  uint32_t ta = 0;
-  for (int j = 0; j < LANES; j++) {
-    tp += p[j];
-    tq += q[j];
-    tc += c[j];
-    ta = a[j] > ta ? a[j] : ta;
-  }
-  *sp = tp;
-  *sn = tq;
-  *cp = tc;
-  return ta;
+  moments_tail(b, x, i, n, m);
 }
 
-static CODEC_HOT void quantize(float *b, const float *x, size_t n, float mp,
-                               float mn, unsigned char *bits) {
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
+static void quantize_portable(float *b, const float *x, size_t n, float mp,
+                              float mn, unsigned char *bits) {
+  for (size_t i = 0; i < n; i += 8) {
     unsigned byte = 0;
-    for (unsigned j = 0; j < 8; j++) {
-      float v = b[i + j] + x[i + j];
-      unsigned pos = v >= 0.0f;
-      b[i + j] = v - (pos ? mp : mn);
-      byte |= pos << j;
-    }
-    bits[i / 8] = (unsigned char)byte;
-  }
-  if (i < n) {
-    unsigned byte = 0;
-    for (unsigned j = 0; i + j < n; j++) {
+    for (unsigned j = 0; j < 8 && i + j < n; j++) {
       float v = b[i + j] + x[i + j];
       unsigned pos = v >= 0.0f;
       b[i + j] = v - (pos ? mp : mn);
@@ -100,25 +85,108 @@ static CODEC_HOT void quantize(float *b, const float *x, size_t n, float mp,
     bits[i / 8] = (unsigned char)byte;
   }
 }
+
+#if CODEC_X86
+#include <immintrin.h>
+
+CODEC_AVX2 static void moments_avx2(const float *b, const float *x, size_t n,
+                                    struct moments *m) {
+  __m256d p0 = _mm256_setzero_pd(), p1 = p0, q0 = p0, q1 = p0;
+  __m256i amax = _mm256_setzero_si256();
+  const __m256i abs = _mm256_set1_epi32(0x7fffffff);
+  const __m256 zero = _mm256_setzero_ps();
+  size_t cp = 0, i = 0;
+  for (; i + LANES <= n; i += LANES) {
+    __m256 v = _mm256_add_ps(_mm256_loadu_ps(b + i), _mm256_loadu_ps(x + i));
+    __m256 pos = _mm256_cmp_ps(v, zero, _CMP_GE_OQ);
+    __m256 vp = _mm256_and_ps(v, pos), vn = _mm256_andnot_ps(pos, v);
+    p0 = _mm256_add_pd(p0, _mm256_cvtps_pd(_mm256_castps256_ps128(vp)));
+    p1 = _mm256_add_pd(p1, _mm256_cvtps_pd(_mm256_extractf128_ps(vp, 1)));
+    q0 = _mm256_add_pd(q0, _mm256_cvtps_pd(_mm256_castps256_ps128(vn)));
+    q1 = _mm256_add_pd(q1, _mm256_cvtps_pd(_mm256_extractf128_ps(vn, 1)));
+    cp += (size_t)__builtin_popcount((unsigned)_mm256_movemask_ps(pos));
+    amax = _mm256_max_epu32(amax, _mm256_and_si256(_mm256_castps_si256(v), abs));
+  }
+  _mm256_storeu_pd(m->lp, p0);
+  _mm256_storeu_pd(m->lp + 4, p1);
+  _mm256_storeu_pd(m->ln, q0);
+  _mm256_storeu_pd(m->ln + 4, q1);
+  uint32_t a[8];
+  _mm256_storeu_si256((__m256i *)(void *)a, amax);
+  m->cp = cp;
+  m->amax = 0;
+  for (int j = 0; j < 8; j++)
+    m->amax = a[j] > m->amax ? a[j] : m->amax;
+  moments_tail(b, x, i, n, m);
+}
+
+CODEC_AVX2 static size_t quantize_avx2(float *b, const float *x, size_t n,
+                                       float mp, float mn,
+                                       unsigned char *bits) {
+  const __m256 vp = _mm256_set1_ps(mp), vn = _mm256_set1_ps(mn);
+  const __m256 zero = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_add_ps(_mm256_loadu_ps(b + i), _mm256_loadu_ps(x + i));
+    __m256 pos = _mm256_cmp_ps(v, zero, _CMP_GE_OQ);
+    _mm256_storeu_ps(b + i, _mm256_sub_ps(v, _mm256_blendv_ps(vn, vp, pos)));
+    bits[i / 8] = (unsigned char)_mm256_movemask_ps(pos);
+  }
+  return i;
+}
+
+CODEC_AVX2 static size_t expand_avx2(const unsigned char *bits, float *out,
+                                     size_t n, float mp, float mn, bool add) {
+  const __m256 vp = _mm256_set1_ps(mp), vn = _mm256_set1_ps(mn);
+  const __m256i sel = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i m = _mm256_and_si256(_mm256_set1_epi32(bits[i / 8]), sel);
+    __m256 pos = _mm256_castsi256_ps(_mm256_cmpeq_epi32(m, sel));
+    __m256 v = _mm256_blendv_ps(vn, vp, pos);
+    if (add)
+      v = _mm256_add_ps(_mm256_loadu_ps(out + i), v);
+    _mm256_storeu_ps(out + i, v);
+  }
+  return i;
+}
+#endif
 
 static ptrdiff_t ob_encode(codec_state_t *s, const float *in,
                            unsigned char *out) {
   size_t n = s->n;
-  double sp, sn;
-  size_t cp;
-  if (moments(s->residual, in, n, &sp, &sn, &cp) >= 0x7f800000u)
+  bool avx2 = codec_use_avx2(s->codec);
+  struct moments m = {{0}, {0}, 0, 0};
+#if CODEC_X86
+  if (avx2)
+    moments_avx2(s->residual, in, n, &m);
+  else
+#endif
+    moments_portable(s->residual, in, n, &m);
+  if (m.amax >= 0x7f800000u)
     return -EDOM;
-  size_t cn = n - cp;
+  double sp = 0, sn = 0;
+  for (int j = 0; j < LANES; j++) {
+    sp += m.lp[j];
+    sn += m.ln[j];
+  }
+  size_t cp = m.cp, cn = n - cp;
   float mp = cp ? (float)(sp / (double)cp) : 0.0f;
   float mn = cn ? (float)(sn / (double)cn) : 0.0f;
   kern_storef(out, mp);
   kern_storef(out + 4, mn);
-  quantize(s->residual, in, n, mp, mn, out + 8);
+  size_t done = 0;
+#if CODEC_X86
+  if (avx2)
+    done = quantize_avx2(s->residual, in, n, mp, mn, out + 8);
+#endif
+  quantize_portable(s->residual + done, in + done, n - done, mp, mn,
+                    out + 8 + done / 8);
   return (ptrdiff_t)(8 + bitmap_bytes(n));
 }
 
-static CODEC_HOT void expand(const unsigned char *bits, float *out, size_t n,
-                             float mp, float mn, bool add) {
+static void expand(const unsigned char *bits, float *out, size_t n, float mp,
+                   float mn, bool add) {
   for (size_t i = 0; i < n; i++) {
     float v = (bits[i / 8] >> (i % 8)) & 1u ? mp : mn;
     if (add)
@@ -130,13 +198,20 @@ static CODEC_HOT void expand(const unsigned char *bits, float *out, size_t n,
 
 static int ob_decode(const codec_t *c, const unsigned char *in, size_t len,
                      float *out, size_t n, bool add) {
-  (void)c;
   size_t nb = bitmap_bytes(n);
   if (len != nb + 8)
     return -EBADMSG;
   if (n % 8 && (in[len - 1] >> (n % 8)) != 0)
     return -EBADMSG; /* unused bits must be zero */
-  expand(in + 8, out, n, kern_loadf(in), kern_loadf(in + 4), add);
+  float mp = kern_loadf(in), mn = kern_loadf(in + 4);
+  size_t done = 0;
+#if CODEC_X86
+  if (codec_use_avx2(c))
+    done = expand_avx2(in + 8, out, n, mp, mn, add);
+#else
+  (void)c;
+#endif
+  expand(in + 8 + done / 8, out + done, n - done, mp, mn, add);
   return 0;
 }
 

@@ -26,22 +26,10 @@ size_t zre_encode_inplace(unsigned char *buf, size_t len) {
   return w;
 }
 
-/* Write (or add) the five values of quartic byte B at column J. */
-static inline void put5(float *out, size_t stride, size_t j, unsigned b,
-                        const float val[3], bool add) {
-  unsigned d[5] = {b / 81, b / 27 % 3, b / 9 % 3, b / 3 % 3, b % 3};
-  for (int k = 0; k < 5; k++) {
-    if (add)
-      out[k * stride + j] += val[d[k]];
-    else
-      out[k * stride + j] = val[d[k]];
-  }
-}
-
 /* Column J near the end, where some of the five digits are padding
  * (positions >= N), which must be zero. */
-static inline bool put5_tail(float *out, size_t stride, size_t n, size_t j,
-                             unsigned b, const float val[3], bool add) {
+static bool put5_tail(float *out, size_t stride, size_t n, size_t j,
+                      unsigned b, const float val[3], bool add) {
   unsigned d[5] = {b / 81, b / 27 % 3, b / 9 % 3, b / 3 % 3, b % 3};
   for (size_t k = 0; k < 5; k++) {
     size_t i = k * stride + j;
@@ -62,25 +50,54 @@ int quartic_decode(const unsigned char *in, size_t len, bool zre, float m,
   size_t L = quartic_len(n);
   /* Columns j < full have all five digits inside the vector. */
   size_t full = n > 4 * L ? n - 4 * L : 0;
-  const float val[3] = {-m, 0.0f, m};
+  /* Adding -0.0 leaves every float unchanged (-0.0 + -0.0 is -0.0), so
+   * in ADD mode a zero value is an exact no-op, the same whether it is
+   * added or skipped as part of a run. */
+  const float val[3] = {-m, add ? -0.0f : 0.0f, m};
+  /* The five values of every byte, built once per call (243 x 5 floats):
+   * decoding a byte is then five loads and five stores. */
+  float tab[243][5];
+  for (unsigned b = 0; b < 243; b++) {
+    unsigned d[5] = {b / 81, b / 27 % 3, b / 9 % 3, b / 3 % 3, b % 3};
+    for (int k = 0; k < 5; k++)
+      tab[b][k] = val[d[k]];
+  }
+  float *o[5];
+  for (size_t k = 0; k < 5; k++)
+    o[k] = out + k * L;
   size_t j = 0;
   for (size_t r = 0; r < len; r++) {
     unsigned b = in[r];
-    size_t run = 1;
-    if (b >= RUN_MIN) {
-      if (!zre)
+    if (b < RUN_MIN) {
+      if (j >= L)
         return -EBADMSG;
-      run = b - RUN_MIN + 2;
-      b = ZERO5;
+      if (j < full) {
+        const float *t = tab[b];
+        for (int k = 0; k < 5; k++) {
+          if (add)
+            o[k][j] += t[k];
+          else
+            o[k][j] = t[k];
+        }
+      } else if (!put5_tail(out, L, n, j, b, val, add)) {
+        return -EBADMSG;
+      }
+      j++;
+      continue;
     }
+    if (!zre)
+      return -EBADMSG;
+    size_t run = b - RUN_MIN + 2;
     if (run > L - j)
       return -EBADMSG; /* expands past L bytes */
-    for (size_t e = j + run; j < e; j++) {
-      if (j < full)
-        put5(out, L, j, b, val, add);
-      else if (!put5_tail(out, L, n, j, b, val, add))
+    /* A run of zeros: nothing to add, and zero bits to store. */
+    size_t e = j + run, body = e < full ? e : full;
+    if (!add && j < body)
+      for (size_t k = 0; k < 5; k++)
+        memset(o[k] + j, 0, (body - j) * sizeof(float));
+    for (j = j < body ? body : j; j < e; j++)
+      if (!put5_tail(out, L, n, j, ZERO5, val, add))
         return -EBADMSG;
-    }
   }
   return j == L ? 0 : -EBADMSG;
 }

@@ -154,8 +154,9 @@ static void rgc_state_init(codec_state_t *s) {
 /* Exact top-k of the already updated V (the binsearch fallback). */
 static ptrdiff_t exact_of_updated(codec_state_t *s, enum sel_key key, size_t k,
                                   uint32_t **sel) {
+  bool simd = codec_use_avx2(s->codec);
   uint32_t hist[2048];
-  sel_scan(s->residual, NULL, s->n, key, NULL, NULL, hist);
+  sel_scan(simd, s->residual, NULL, s->n, key, NULL, NULL, hist);
   uint32_t bucket = sel_bucket(hist, k);
   size_t ncand = 0;
   for (uint32_t i = bucket; i < 2048; i++)
@@ -163,7 +164,8 @@ static ptrdiff_t exact_of_updated(codec_state_t *s, enum sel_key key, size_t k,
   uint32_t *cand = codec_scratch(s, ncand * sizeof *cand);
   if (!cand)
     return -ENOMEM;
-  size_t m = sel_update_collect(s->residual, NULL, s->n, key, bucket, cand);
+  size_t m =
+      sel_update_collect(simd, s->residual, NULL, s->n, key, bucket, cand);
   *sel = cand;
   return (ptrdiff_t)sel_exact(s->residual, key, cand, m, k, cand);
 }
@@ -176,10 +178,11 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
   struct rgc_priv *pv = CODEC_PRIV(s, struct rgc_priv);
   float *v = s->residual;
   size_t n = s->n;
+  bool simd = codec_use_avx2(s->codec);
 
   if (p->select == SEL_EXACT) {
     uint32_t hist[2048];
-    if (sel_scan(v, in, n, key, NULL, NULL, hist) >= 0x7f800000u)
+    if (sel_scan(simd, v, in, n, key, NULL, NULL, hist) >= 0x7f800000u)
       return -EDOM;
     uint32_t bucket = sel_bucket(hist, k);
     size_t ncand = 0;
@@ -188,7 +191,7 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
     uint32_t *cand = codec_scratch(s, ncand * sizeof *cand);
     if (!cand)
       return -ENOMEM;
-    size_t m = sel_update_collect(v, in, n, key, bucket, cand);
+    size_t m = sel_update_collect(simd, v, in, n, key, bucket, cand);
     *sel = cand;
     return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand);
   }
@@ -196,21 +199,21 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
   bool reuse = p->select == SEL_SAMPLED && pv->has_thr &&
                s->step % SAMPLE_INTERVAL != 0;
   if (reuse) {
-    if (sel_scan(v, in, n, key, NULL, NULL, NULL) >= 0x7f800000u)
+    if (sel_scan(simd, v, in, n, key, NULL, NULL, NULL) >= 0x7f800000u)
       return -EDOM;
     size_t cnt;
-    sel_update(v, in, n, key, &pv->thr, &cnt, 1);
+    sel_update(simd, v, in, n, key, &pv->thr, &cnt, 1);
     uint32_t *cand = codec_scratch(s, cnt * sizeof *cand);
     if (!cand && cnt)
       return -ENOMEM;
     *sel = cand;
-    return (ptrdiff_t)sel_collect(v, n, key, pv->thr, cand);
+    return (ptrdiff_t)sel_collect(simd, v, n, key, pv->thr, cand);
   }
 
   /* Algorithm 2 and 3, line 1: mean and max of the key values. */
   double sum;
   float max;
-  if (sel_scan(v, in, n, key, &sum, &max, NULL) >= 0x7f800000u)
+  if (sel_scan(simd, v, in, n, key, &sum, &max, NULL) >= 0x7f800000u)
     return -EDOM;
   double mean = sum / (double)n;
   double spread = (double)max - mean;
@@ -221,7 +224,7 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
     size_t cnt[5];
     for (int j = 0; j < 5; j++)
       thr[j] = (float)(mean + (0.8 - 0.2 * j) * spread);
-    sel_update(v, in, n, key, thr, cnt, 5);
+    sel_update(simd, v, in, n, key, thr, cnt, 5);
     float t = -INFINITY;
     size_t c = n;
     for (int j = 0; j < 5; j++)
@@ -235,7 +238,7 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
      * so after 50 more steps every value is a candidate. */
     for (int j = 5; t == -INFINITY && j < 55 && spread > 0; j++) {
       float tj = (float)(mean + (0.8 - 0.2 * j) * spread);
-      size_t cj = sel_count(v, n, key, tj);
+      size_t cj = sel_count(simd, v, n, key, tj);
       if (cj >= k) {
         t = tj;
         c = cj;
@@ -244,13 +247,13 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
     uint32_t *cand = codec_scratch(s, c * sizeof *cand);
     if (!cand)
       return -ENOMEM;
-    size_t m = sel_collect(v, n, key, t, cand);
+    size_t m = sel_collect(simd, v, n, key, t, cand);
     *sel = cand;
     return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand);
   }
 
   /* Algorithm 3, binary search on the ratio. */
-  sel_update(v, in, n, key, NULL, NULL, 0);
+  sel_update(simd, v, in, n, key, NULL, NULL, 0);
   double l = 0.0, r = 1.0;
   float t = 0.0f;
   size_t c = 0;
@@ -258,7 +261,7 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
   while (r - l > BINSEARCH_EPS) {
     double ratio = l + (r - l) / 2;
     t = (float)(mean + ratio * spread);
-    c = sel_count(v, n, key, t);
+    c = sel_count(simd, v, n, key, t);
     if (c >= k && c <= 2 * k) {
       found = true;
       break;
@@ -274,7 +277,7 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
     if (!cand)
       return -ENOMEM;
     *sel = cand;
-    got = (ptrdiff_t)sel_collect(v, n, key, t, cand);
+    got = (ptrdiff_t)sel_collect(simd, v, n, key, t, cand);
   } else {
     got = exact_of_updated(s, key, k, sel);
     if (got > 0) {

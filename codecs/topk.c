@@ -59,8 +59,9 @@ static ptrdiff_t topk_encode(codec_state_t *s, const float *in,
   size_t n = s->n;
   size_t k = sel_k(CODEC_CPARAMS(s->codec, struct topk_params)->ratio, n);
   float *b = s->residual;
+  bool simd = codec_use_avx2(s->codec);
   uint32_t hist[2048];
-  if (sel_scan(b, in, n, KEY_ABS, NULL, NULL, hist) >= 0x7f800000u)
+  if (sel_scan(simd, b, in, n, KEY_ABS, NULL, NULL, hist) >= 0x7f800000u)
     return -EDOM;
   size_t nb = bitmap_bytes(n);
   memset(out, 0, nb);
@@ -73,7 +74,7 @@ static ptrdiff_t topk_encode(codec_state_t *s, const float *in,
   uint32_t *cand = codec_scratch(s, ncand * sizeof *cand);
   if (!cand)
     return -ENOMEM;
-  size_t m = sel_update_collect(b, in, n, KEY_ABS, bucket, cand);
+  size_t m = sel_update_collect(simd, b, in, n, KEY_ABS, bucket, cand);
   k = sel_exact(b, KEY_ABS, cand, m, k, cand);
   unsigned char *vals = out + nb;
   for (size_t j = 0; j < k; j++) {

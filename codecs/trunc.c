@@ -94,16 +94,49 @@ static CODEC_HOT void pack_any(const float *in, unsigned char *out, size_t n,
   }
 }
 
+static inline void store64(unsigned char *p, uint64_t v) {
+  memcpy(p, &v, 8); /* little-endian host (codec.c) */
+}
+static inline uint64_t load64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+/* W < 16: eight values are 8W bits, two 64-bit words holding four values
+ * each (4W <= 60 bits) spliced together, stored as 16 bytes and advanced
+ * by W. Runs while the 16-byte store fits in the payload; returns the
+ * number of values packed (a multiple of 8, so the rest starts on a
+ * byte). */
+static size_t pack_narrow(const float *in, unsigned char *out, size_t n,
+                          unsigned w) {
+  unsigned shift = 32 - w;
+  size_t total = payload_bytes(n, w), i = 0;
+  for (size_t pos = 0; i + 8 <= n && pos + 16 <= total; i += 8, pos += w) {
+    uint64_t lo = 0, hi = 0;
+    for (unsigned j = 0; j < 4; j++) {
+      lo |= (uint64_t)(kern_float_to_bits(in[i + j]) >> shift) << (j * w);
+      hi |= (uint64_t)(kern_float_to_bits(in[i + 4 + j]) >> shift) << (j * w);
+    }
+    store64(out + pos, lo | hi << (4 * w));
+    store64(out + pos + 8, hi >> (64 - 4 * w));
+  }
+  return i;
+}
+
 static ptrdiff_t trunc_encode(codec_state_t *s, const float *in,
                               unsigned char *out) {
   unsigned w = 32u - (unsigned)CODEC_CPARAMS(s->codec, struct trunc_params)->bits;
-  if (w == 16)
-    pack16(in, out, s->n);
-  else if (w == 8)
-    pack8(in, out, s->n);
-  else
-    pack_any(in, out, s->n, w);
-  return (ptrdiff_t)payload_bytes(s->n, w);
+  size_t n = s->n;
+  if (w == 16) {
+    pack16(in, out, n);
+  } else if (w == 8) {
+    pack8(in, out, n);
+  } else {
+    size_t done = w < 16 ? pack_narrow(in, out, n, w) : 0;
+    pack_any(in + done, out + done / 8 * w, n - done, w);
+  }
+  return (ptrdiff_t)payload_bytes(n, w);
 }
 
 static CODEC_HOT void unpack16(const unsigned char *in, float *out, size_t n,
@@ -167,17 +200,45 @@ static CODEC_HOT unsigned unpack_any(const unsigned char *in, float *out,
   return (unsigned)buf;
 }
 
+/* The inverse of pack_narrow: while 16 bytes can be loaded, eight values
+ * from two 64-bit words. Returns the number of values done. */
+static size_t unpack_narrow(const unsigned char *in, float *out, size_t n,
+                            unsigned w, bool add) {
+  unsigned shift = 32 - w;
+  uint64_t m4 = (UINT64_C(1) << (4 * w)) - 1, m1 = (UINT64_C(1) << w) - 1;
+  size_t total = payload_bytes(n, w), i = 0;
+  for (size_t pos = 0; i + 8 <= n && pos + 16 <= total; i += 8, pos += w) {
+    uint64_t a = load64(in + pos), b = load64(in + pos + 8);
+    uint64_t lo = a & m4, hi = (a >> (4 * w) | b << (64 - 4 * w)) & m4;
+    for (unsigned j = 0; j < 4; j++) {
+      float v0 = kern_bits_to_float((uint32_t)((lo >> (j * w)) & m1) << shift);
+      float v1 = kern_bits_to_float((uint32_t)((hi >> (j * w)) & m1) << shift);
+      if (add) {
+        out[i + j] += v0;
+        out[i + 4 + j] += v1;
+      } else {
+        out[i + j] = v0;
+        out[i + 4 + j] = v1;
+      }
+    }
+  }
+  return i;
+}
+
 static int trunc_decode(const codec_t *c, const unsigned char *in, size_t len,
                         float *out, size_t n, bool add) {
   unsigned w = 32u - (unsigned)CODEC_CPARAMS(c, struct trunc_params)->bits;
   if (len != payload_bytes(n, w))
     return -EBADMSG;
-  if (w == 16)
+  if (w == 16) {
     unpack16(in, out, n, add);
-  else if (w == 8)
+  } else if (w == 8) {
     unpack8(in, out, n, add);
-  else if (unpack_any(in, out, n, w, add) != 0)
-    return -EBADMSG; /* padding bits must be zero */
+  } else {
+    size_t done = w < 16 ? unpack_narrow(in, out, n, w, add) : 0;
+    if (unpack_any(in + done / 8 * w, out + done, n - done, w, add) != 0)
+      return -EBADMSG; /* padding bits must be zero */
+  }
   return 0;
 }
 
