@@ -146,6 +146,37 @@ static void error_stats(const float *x, const float *y, size_t n,
   *rmse = n ? sqrt(sq / (double)n) : 0;
 }
 
+/* A JSON string literal (quotes, backslashes and control characters
+ * escaped); file names may hold any of them. */
+static void json_string(GString *s, const char *v) {
+  g_string_append_c(s, '"');
+  for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      g_string_append_printf(s, "\\%c", *p);
+    else if (*p < 0x20)
+      g_string_append_printf(s, "\\u%04x", *p);
+    else
+      g_string_append_c(s, (char)*p);
+  }
+  g_string_append_c(s, '"');
+}
+
+/* A CSV field: quoted (RFC 4180) when it holds a comma or a quote, as
+ * codec specs with several parameters do. */
+static void csv_field(FILE *f, const char *v) {
+  if (!strpbrk(v, ",\"\n")) {
+    fputs(v, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *v; v++) {
+    if (*v == '"')
+      fputc('"', f);
+    fputc(*v, f);
+  }
+  fputc('"', f);
+}
+
 static void json_number(GString *s, double v) {
   if (isfinite(v))
     g_string_append_printf(s, "%.9g", v);
@@ -228,11 +259,13 @@ static int cmd_roundtrip(int argc, char **argv) {
     cli_outputs_add(outs, path, y, 4 * n);
     g_free(path);
 
-    g_string_append_printf(json,
-                           "  {\"step\": %zu, \"file\": \"%s\", \"codec\": "
-                           "\"%s\", \"n\": %zu, \"bytes\": %zu, "
-                           "\"bits_per_value\": ",
-                           k, inputs[k], codec_spec(c), n, s.bytes);
+    g_string_append_printf(json, "  {\"step\": %zu, \"file\": ", k);
+    json_string(json, inputs[k]);
+    g_string_append(json, ", \"codec\": ");
+    json_string(json, codec_spec(c));
+    g_string_append_printf(json, ", \"n\": %zu, \"bytes\": %zu, "
+                                 "\"bits_per_value\": ",
+                           n, s.bytes);
     json_number(json, 8.0 * (double)s.bytes / (double)n);
     g_string_append(json, ", \"ratio\": ");
     json_number(json, s.bytes ? 4.0 * (double)n / (double)s.bytes : NAN);
@@ -518,11 +551,12 @@ static int cmd_bench(int argc, char **argv) {
     struct bench_row row = {codec_spec(c), n, bytes / median(te, R) / 1e9,
                             bytes / median(td, R) / 1e9,
                             bytes / median(tm, R) / 1e9, bits};
-    if (csv)
-      printf("%s,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f\n", row.spec, row.n,
-             row.enc_gbps, row.dec_gbps, row.memcpy_gbps,
-             row.enc_gbps / row.memcpy_gbps, row.dec_gbps / row.memcpy_gbps,
-             row.bits_per_value);
+    if (csv) {
+      csv_field(stdout, row.spec);
+      printf(",%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f\n", row.n, row.enc_gbps,
+             row.dec_gbps, row.memcpy_gbps, row.enc_gbps / row.memcpy_gbps,
+             row.dec_gbps / row.memcpy_gbps, row.bits_per_value);
+    }
     else
       printf("%-38s %12.2f %12.2f %12.2f %8.2f %8.2f %8.3f\n", row.spec,
              row.enc_gbps, row.dec_gbps, row.memcpy_gbps,
@@ -638,9 +672,11 @@ static int cmd_compare(int argc, char **argv) {
     }
     double bits = 8.0 * bytes / (double)steps / (double)n;
     double ratio = 32.0 / bits, rel = den > 0 ? sqrt(num / den) : 0;
-    if (csv)
-      printf("%s,%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g\n", codec_spec(c), n,
-             steps, bits, ratio, rmse, maxerr, rel);
+    if (csv) {
+      csv_field(stdout, codec_spec(c));
+      printf(",%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g\n", n, steps, bits, ratio,
+             rmse, maxerr, rel);
+    }
     else
       printf("%-38s %9.3f %9.2f %11.3e %11.3e %11.3e\n", codec_spec(c), bits,
              ratio, rmse, maxerr, rel);
@@ -684,10 +720,9 @@ static void codec_usage(FILE *f) {
 }
 
 int cli_codec(int argc, char **argv) {
-  if (argc < 2) {
-    codec_usage(stderr);
-    return EXIT_BAD_INPUT;
-  }
+  if (argc < 2)
+    cli_bad_input("codec: missing subcommand (valid: list, roundtrip, "
+                  "encode, decode, bench, compare; see gradsim codec --help)");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     codec_usage(stdout);
     return 0;

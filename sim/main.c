@@ -22,11 +22,17 @@ static void usage(FILE *f) {
   fprintf(f, "\nRun 'gradsim COMMAND --help' for a command's options.\n");
 }
 
+static char *command_names(void) {
+  GString *names = g_string_new(NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+    g_string_append_printf(names, "%s%s", i ? ", " : "", commands[i].name);
+  return g_string_free(names, FALSE);
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    usage(stderr);
-    return EXIT_BAD_INPUT;
-  }
+  if (argc < 2)
+    cli_bad_input("missing command (valid: %s; see gradsim --help)",
+                  command_names());
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
       strcmp(argv[1], "help") == 0) {
     usage(stdout);
@@ -35,9 +41,6 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
     if (strcmp(argv[1], commands[i].name) == 0)
       return commands[i].run(argc - 1, argv + 1);
-  GString *names = g_string_new(NULL);
-  for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
-    g_string_append_printf(names, "%s%s", i ? ", " : "", commands[i].name);
   cli_bad_input("unknown command '%s' (valid: %s; see gradsim --help)",
-                argv[1], names->str);
+                argv[1], command_names());
 }

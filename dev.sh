@@ -1,0 +1,53 @@
+#!/bin/sh
+# dev.sh: the two commands of the README's quick start, for a fresh Debian 12
+# machine (run as root, or as a user who may sudo).
+#
+#   ./dev.sh run    install what is missing, build, run the main job
+#   ./dev.sh test   install what is missing, build, run the whole test suite
+#   ./dev.sh build  install what is missing and build (build/gradsim)
+set -eu
+cd "$(dirname "$0")"
+
+# Debian 12 packages: compiler and build tools, the libraries, gnuplot for
+# plots, clang + libFuzzer for the fuzz tests.
+PKGS="build-essential pkg-config meson ninja-build libsimgrid-dev simgrid
+libglib2.0-dev libgsl-dev libcriterion-dev gnuplot-nox clang
+libclang-rt-14-dev"
+
+install_missing() {
+  missing=""
+  for p in $PKGS; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    [ "$status" = installed ] || missing="$missing $p"
+  done
+  [ -z "$missing" ] && return 0
+  echo "dev.sh: installing:$missing" >&2
+  if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y \
+    --no-install-recommends $missing
+}
+
+build() {
+  install_missing
+  [ -f build/build.ninja ] || meson setup build
+  ninja -C build
+}
+
+case "${1:-}" in
+  run)
+    build
+    ./build/gradsim codec compare
+    ;;
+  test)
+    build
+    meson test -C build --print-errorlogs
+    ;;
+  build)
+    build
+    ;;
+  *)
+    echo "usage: ./dev.sh run|test|build" >&2
+    exit 2
+    ;;
+esac
