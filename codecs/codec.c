@@ -71,7 +71,8 @@ int codec_parse_double(const char *codec, const char *key, const char *value,
   bool ok = *value != '\0' && *end == '\0' && errno != ERANGE && isfinite(v) &&
             v >= lo && (hi_open ? v < hi : v <= hi);
   if (!ok) {
-    codec_errf(err, errlen, "codec %s: %s=%s is not valid, expected a number "
+    codec_errf(err, errlen,
+               "codec %s: %s=%s is not valid, expected a number "
                "in [%g, %g%c",
                codec, key, value, lo, hi, hi_open ? ')' : ']');
     return -EINVAL;
@@ -121,8 +122,8 @@ int codec_create(const char *spec, codec_t **out, char *err, size_t errlen) {
     /* Empty fields ("a=1,,b=2", a trailing comma) are typos: reject them. */
     if (listlen == 0 || list[0] == ',' || list[listlen - 1] == ',' ||
         strstr(list, ",,")) {
-      codec_errf(err, errlen, "codec %s: empty parameter in '%s'", ops->info.name,
-                 spec);
+      codec_errf(err, errlen, "codec %s: empty parameter in '%s'",
+                 ops->info.name, spec);
       rc = -EINVAL;
     }
     /* Keys may not repeat: "eb=-10,eb=-6" is a typo, not an override. */
@@ -167,8 +168,8 @@ int codec_create(const char *spec, codec_t **out, char *err, size_t errlen) {
   char params[CODEC_SPEC_MAX - 32];
   params[0] = '\0';
   ops->describe(c, params, sizeof params);
-  snprintf(c->spec, sizeof c->spec, "%s%s%s", ops->info.name, params[0] ? ":" : "",
-           params);
+  snprintf(c->spec, sizeof c->spec, "%s%s%s", ops->info.name,
+           params[0] ? ":" : "", params);
   *out = c;
   return 0;
 }
@@ -190,14 +191,14 @@ const char *codec_spec(const codec_t *c) { return c->spec; }
 bool codec_is_lossless(const codec_t *c) { return c->ops->lossless; }
 bool codec_is_stateful(const codec_t *c) { return c->ops->has_residual; }
 
-size_t codec_bound(const codec_t *c, size_t n) {
-  if (c->ops->max_n && n > c->ops->max_n)
-    return 0;
+bool codec_accepts(const codec_t *c, size_t n) {
   /* Every payload fits in 8 bytes per value plus a few words of header;
    * beyond that the size_t arithmetic inside bound() could wrap. */
-  if (n > (SIZE_MAX - 64) / 8)
-    return 0;
-  return c->ops->bound(c, n);
+  return (!c->ops->max_n || n <= c->ops->max_n) && n <= (SIZE_MAX - 64) / 8;
+}
+
+size_t codec_bound(const codec_t *c, size_t n) {
+  return codec_accepts(c, n) ? c->ops->bound(c, n) : 0;
 }
 
 static void *aligned_alloc64(size_t bytes) {
@@ -210,7 +211,7 @@ int codec_state_create(const codec_t *c, size_t n, uint64_t seed,
   if (!c || !out)
     return -EINVAL;
   *out = NULL;
-  if (codec_bound(c, n) == 0)
+  if (!codec_accepts(c, n))
     return -EOVERFLOW;
   codec_state_t *s = calloc(1, sizeof *s);
   if (!s)
@@ -309,7 +310,7 @@ int codec_decode(const codec_t *c, const void *in, size_t len, float *out,
                  size_t n) {
   if (!c || (!in && len) || (!out && n))
     return -EINVAL;
-  if (codec_bound(c, n) == 0)
+  if (!codec_accepts(c, n))
     return -EOVERFLOW;
   return c->ops->decode(c, in, len, out, n, false);
 }
@@ -318,7 +319,7 @@ int codec_decode_add(const codec_t *c, const void *in, size_t len, float *acc,
                      size_t n) {
   if (!c || (!in && len) || (!acc && n))
     return -EINVAL;
-  if (codec_bound(c, n) == 0)
+  if (!codec_accepts(c, n))
     return -EOVERFLOW;
   return c->ops->decode(c, in, len, acc, n, true);
 }

@@ -47,7 +47,7 @@ void codec_free(codec_t *c); /* NULL is fine */
 
 const char *codec_name(const codec_t *c);
 /* The canonical spec with every parameter spelled out, defaults included
- * ("3lc:s=1.00,zre=1"); parsing it again gives the same codec. */
+ * ("3lc:s=1,zre=1"); parsing it again gives the same codec. */
 const char *codec_spec(const codec_t *c);
 /* True when decode(encode(x)) == x bit for bit (fp32 only). */
 bool codec_is_lossless(const codec_t *c);
@@ -56,9 +56,12 @@ bool codec_is_lossless(const codec_t *c);
 bool codec_is_stateful(const codec_t *c);
 
 /* Worst-case payload bytes for N values; encoding into a buffer of at
- * least this size always succeeds for finite input. Returns 0 when N is too
- * large for the codec (payload or index fields would overflow). */
+ * least this size always succeeds for finite input. For N = 0 this is the
+ * size of an empty vector's payload, which may be 0. */
 size_t codec_bound(const codec_t *c, size_t n);
+/* True when the codec takes vectors of N values (index and size fields
+ * wide enough: rgc takes at most 2^32 - 1 values). */
+bool codec_accepts(const codec_t *c, size_t n);
 
 /* ---- streams -------------------------------------------------------- */
 

@@ -20,7 +20,7 @@
  * the baseline, and the loader picks one (GCC/clang function
  * multi-versioning). Both clones compute bit-identical results: the build
  * uses -ffp-contract=off, so no clone fuses a multiply and an add. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(GS_NO_CLONES) && \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(GS_NO_CLONES) &&      \
     !defined(__SANITIZE_ADDRESS__) && !defined(__OPTIMIZE_SIZE__)
 #define CODEC_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
@@ -32,7 +32,7 @@ enum { CODEC_PARAMS_MAX = 64, CODEC_PRIV_MAX = 64 };
 /* Kernels written with x86 intrinsics are compiled for AVX2 + F16C with a
  * target attribute and chosen at run time; each has a portable twin that
  * computes the same bytes. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&        \
     !defined(GS_NO_SIMD)
 #define CODEC_X86 1
 #define CODEC_AVX2 __attribute__((target("avx2,f16c,popcnt")))

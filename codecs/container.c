@@ -70,8 +70,9 @@ int container_read(const void *buf, size_t len, struct container_view *out,
     return -EBADMSG;
   }
   if (memcmp(p, MAGIC, 4) != 0) {
-    codec_errf(err, errlen, "not a codec container: bad magic (expected "
-                            "\"GSCD\")");
+    codec_errf(err, errlen,
+               "not a codec container: bad magic (expected "
+               "\"GSCD\")");
     return -EBADMSG;
   }
   unsigned version = (unsigned)p[4] | (unsigned)p[5] << 8;
@@ -83,9 +84,8 @@ int container_read(const void *buf, size_t len, struct container_view *out,
   }
   size_t s = (size_t)p[6] | (size_t)p[7] << 8;
   if (s == 0 || s >= CODEC_SPEC_MAX) {
-    codec_errf(err, errlen,
-               "codec container: spec length %zu is outside 1..%d", s,
-               CODEC_SPEC_MAX - 1);
+    codec_errf(err, errlen, "codec container: spec length %zu is outside 1..%d",
+               s, CODEC_SPEC_MAX - 1);
     return -EBADMSG;
   }
   if (len < CONTAINER_FIXED + s) {
@@ -97,8 +97,9 @@ int container_read(const void *buf, size_t len, struct container_view *out,
   }
   for (size_t i = 0; i < s; i++)
     if (p[8 + i] < 0x20 || p[8 + i] > 0x7e) {
-      codec_errf(err, errlen, "codec container: spec holds a non-printable "
-                              "byte");
+      codec_errf(err, errlen,
+                 "codec container: spec holds a non-printable "
+                 "byte");
       return -EBADMSG;
     }
   uint64_t n = load64(p + 8 + s);
@@ -113,8 +114,9 @@ int container_read(const void *buf, size_t len, struct container_view *out,
   uint32_t crc = container_crc32c(0, p, 24 + s);
   crc = container_crc32c(crc, p + 28 + s, (size_t)plen);
   if (crc != kern_load32(p + 24 + s)) {
-    codec_errf(err, errlen, "codec container checksum mismatch: the file is "
-                            "corrupted");
+    codec_errf(err, errlen,
+               "codec container checksum mismatch: the file is "
+               "corrupted");
     return -EBADMSG;
   }
   memcpy(out->spec, p + 8, s);

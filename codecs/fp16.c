@@ -23,8 +23,8 @@ static inline uint16_t f32_to_f16(uint32_t x) {
   uint32_t sub = kern_float_to_bits(f) - 0x3f000000u;
   /* NaN keeps its top 10 payload bits and becomes quiet, as F16C does. */
   uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);
-  uint32_t h = a < 0x38800000u   ? sub
-               : a < 0x47800000u ? normal
+  uint32_t h = a < 0x38800000u    ? sub
+               : a < 0x47800000u  ? normal
                : a <= 0x7f800000u ? 0x7c00u
                                   : nan;
   return (uint16_t)(h | sign);
@@ -72,10 +72,10 @@ CODEC_AVX2 static size_t encode_f16c(const float *in, unsigned char *out,
                                      size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(void *)(out + 2 * i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i),
-                                     _MM_FROUND_TO_NEAREST_INT |
-                                         _MM_FROUND_NO_EXC));
+    _mm_storeu_si128(
+        (__m128i *)(void *)(out + 2 * i),
+        _mm256_cvtps_ph(_mm256_loadu_ps(in + i),
+                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   return i;
 }
 

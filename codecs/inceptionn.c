@@ -107,8 +107,8 @@ static inline unsigned tagword(const unsigned char *t, size_t r) {
  * group needs at most 34 bytes and the payload so far is at most the worst
  * case of the groups so far, so the over-long stores stay inside a buffer
  * of bound(n) bytes. */
-static unsigned char *pack_portable(const float *in, size_t m, int lo,
-                                    int hi16, unsigned char *p) {
+static unsigned char *pack_portable(const float *in, size_t m, int lo, int hi16,
+                                    unsigned char *p) {
   unsigned char tag[BLOCK];
   uint32_t field[BLOCK];
   for (size_t base = 0; base < m; base += BLOCK) {
@@ -152,7 +152,8 @@ CODEC_AVX2 static unsigned char *pack_avx2(const float *in, size_t m, int lo,
   const __m256i mant = _mm256_set1_epi32(0x7fffff);
   const __m256i hidden = _mm256_set1_epi32(0x800000);
   const __m256i m15 = _mm256_set1_epi32(0x7fff), m7 = _mm256_set1_epi32(0x7f);
-  const __m256i ge127 = _mm256_set1_epi32(126), gelo = _mm256_set1_epi32(lo - 1);
+  const __m256i ge127 = _mm256_set1_epi32(126),
+                gelo = _mm256_set1_epi32(lo - 1);
   const __m256i ge16 = _mm256_set1_epi32(hi16 - 1);
   for (size_t i = 0; i < m; i += 8) {
     __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));
@@ -160,15 +161,14 @@ CODEC_AVX2 static unsigned char *pack_avx2(const float *in, size_t m, int lo,
     __m256i sign = _mm256_srli_epi32(u, 31);
     __m256i sh = _mm256_min_epi32(
         _mm256_max_epi32(_mm256_sub_epi32(k127, e), zero), k31);
-    __m256i shifted =
-        _mm256_srlv_epi32(_mm256_or_si256(_mm256_and_si256(u, mant), hidden),
-                          sh);
-    __m256i f16 = _mm256_or_si256(
-        _mm256_slli_epi32(sign, 15),
-        _mm256_and_si256(_mm256_srli_epi32(shifted, 8), m15));
-    __m256i f8 = _mm256_or_si256(
-        _mm256_slli_epi32(sign, 7),
-        _mm256_and_si256(_mm256_srli_epi32(shifted, 16), m7));
+    __m256i shifted = _mm256_srlv_epi32(
+        _mm256_or_si256(_mm256_and_si256(u, mant), hidden), sh);
+    __m256i f16 =
+        _mm256_or_si256(_mm256_slli_epi32(sign, 15),
+                        _mm256_and_si256(_mm256_srli_epi32(shifted, 8), m15));
+    __m256i f8 =
+        _mm256_or_si256(_mm256_slli_epi32(sign, 7),
+                        _mm256_and_si256(_mm256_srli_epi32(shifted, 16), m7));
     /* 127 >= hi16 >= lo, so the three tests nest and the tag is the
      * number that hold. */
     __m256i c127 = _mm256_cmpgt_epi32(e, ge127);
@@ -191,13 +191,15 @@ CODEC_AVX2 static unsigned char *pack_avx2(const float *in, size_t m, int lo,
     __m128i hi4 = _mm256_extracti128_si256(field, 1);
     _mm_storeu_si128(
         (__m128i *)(void *)(p + 2),
-        _mm_shuffle_epi8(lo4, _mm_loadu_si128((const __m128i *)(const void *)
-                                                  inc_pack_shuf[h0])));
+        _mm_shuffle_epi8(
+            lo4,
+            _mm_loadu_si128((const __m128i *)(const void *)inc_pack_shuf[h0])));
     unsigned char *q = p + 2 + inc_half_len[h0];
     _mm_storeu_si128(
         (__m128i *)(void *)q,
-        _mm_shuffle_epi8(hi4, _mm_loadu_si128((const __m128i *)(const void *)
-                                                  inc_pack_shuf[h1])));
+        _mm_shuffle_epi8(
+            hi4,
+            _mm_loadu_si128((const __m128i *)(const void *)inc_pack_shuf[h1])));
     p = q + inc_half_len[h1];
   }
   return p;
@@ -312,8 +314,8 @@ static int unpack(const unsigned char **pp, size_t *lenp, size_t m,
  * payload): unpack with two byte shuffles and expand on eight lanes, as
  * expand() does. Returns the number of values done. */
 CODEC_AVX2 static size_t unpack_expand_avx2(const unsigned char **pp,
-                                            size_t *lenp, size_t m,
-                                            float *out, bool add) {
+                                            size_t *lenp, size_t m, float *out,
+                                            bool add) {
   const unsigned char *p = *pp;
   size_t left = *lenp, i = 0;
   const __m256i shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);

@@ -105,7 +105,8 @@ CODEC_AVX2 static void moments_avx2(const float *b, const float *x, size_t n,
     q0 = _mm256_add_pd(q0, _mm256_cvtps_pd(_mm256_castps256_ps128(vn)));
     q1 = _mm256_add_pd(q1, _mm256_cvtps_pd(_mm256_extractf128_ps(vn, 1)));
     cp += (size_t)__builtin_popcount((unsigned)_mm256_movemask_ps(pos));
-    amax = _mm256_max_epu32(amax, _mm256_and_si256(_mm256_castps_si256(v), abs));
+    amax =
+        _mm256_max_epu32(amax, _mm256_and_si256(_mm256_castps_si256(v), abs));
   }
   _mm256_storeu_pd(m->lp, p0);
   _mm256_storeu_pd(m->lp + 4, p1);

@@ -28,8 +28,8 @@ size_t zre_encode_inplace(unsigned char *buf, size_t len) {
 
 /* Column J near the end, where some of the five digits are padding
  * (positions >= N), which must be zero. */
-static bool put5_tail(float *out, size_t stride, size_t n, size_t j,
-                      unsigned b, const float val[3], bool add) {
+static bool put5_tail(float *out, size_t stride, size_t n, size_t j, unsigned b,
+                      const float val[3], bool add) {
   unsigned d[5] = {b / 81, b / 27 % 3, b / 9 % 3, b / 3 % 3, b % 3};
   for (size_t k = 0; k < 5; k++) {
     size_t i = k * stride + j;

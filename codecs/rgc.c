@@ -196,8 +196,8 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
     return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand);
   }
 
-  bool reuse = p->select == SEL_SAMPLED && pv->has_thr &&
-               s->step % SAMPLE_INTERVAL != 0;
+  bool reuse =
+      p->select == SEL_SAMPLED && pv->has_thr && s->step % SAMPLE_INTERVAL != 0;
   if (reuse) {
     if (sel_scan(simd, v, in, n, key, NULL, NULL, NULL) >= 0x7f800000u)
       return -EDOM;
@@ -350,7 +350,7 @@ static int rgc_decode(const codec_t *c, const unsigned char *in, size_t len,
     if (i >= n || (j > 0 && i <= kern_load32(pi + 4 * (j - 1))))
       return -EBADMSG;
   }
-  if (!add)
+  if (!add && n)
     memset(out, 0, n * sizeof *out);
   float mean = asq ? kern_loadf(pv) : 0.0f;
   for (size_t j = 0; j < cnt; j++) {

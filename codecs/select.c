@@ -30,7 +30,7 @@ static ALWAYS_INLINE uint32_t keybits(float v, enum sel_key key) {
   uint32_t u = kern_float_to_bits(v);
   if (key == KEY_ABS)
     return u & 0x7fffffffu;
-  uint32_t ordered = u ^ ((uint32_t)-(int32_t)(u >> 31) | 0x80000000u);
+  uint32_t ordered = u ^ ((uint32_t) - (int32_t)(u >> 31) | 0x80000000u);
   return key == KEY_POS ? ordered : ~ordered;
 }
 
@@ -196,7 +196,8 @@ static ALWAYS_INLINE uint32_t scan_max(const float *v, const float *x,
 static CODEC_HOT void scan_stats_k(const float *v, const float *x, size_t i,
                                    size_t n, enum sel_key key,
                                    struct stats_lanes *l) {
-  DISPATCH(scan_stats(v, x, i, n, KEY_ABS, l), scan_stats(v, x, i, n, KEY_POS, l),
+  DISPATCH(scan_stats(v, x, i, n, KEY_ABS, l),
+           scan_stats(v, x, i, n, KEY_POS, l),
            scan_stats(v, x, i, n, KEY_NEG, l));
 }
 
@@ -209,8 +210,7 @@ static CODEC_HOT uint32_t scan_hist_k(const float *v, const float *x, size_t n,
   return a;
 }
 
-static CODEC_HOT uint32_t scan_max_k(const float *v, const float *x,
-                                     size_t n) {
+static CODEC_HOT uint32_t scan_max_k(const float *v, const float *x, size_t n) {
   return x ? scan_max(v, x, n) : scan_max(v, NULL, n);
 }
 
@@ -305,10 +305,9 @@ static ALWAYS_INLINE void update_count(const float *v, float *dst,
     cnt[j] += c[j];
 }
 
-static CODEC_HOT void update_count_k(const float *v, float *dst,
-                                     const float *x, size_t i, size_t n,
-                                     enum sel_key key, const float *thr,
-                                     size_t *cnt) {
+static CODEC_HOT void update_count_k(const float *v, float *dst, const float *x,
+                                     size_t i, size_t n, enum sel_key key,
+                                     const float *thr, size_t *cnt) {
   DISPATCH(update_count(v, dst, x, i, n, KEY_ABS, thr, cnt),
            update_count(v, dst, x, i, n, KEY_POS, thr, cnt),
            update_count(v, dst, x, i, n, KEY_NEG, thr, cnt));
@@ -322,8 +321,8 @@ static CODEC_HOT void update_only(float *v, const float *x, size_t n) {
 /* Counts above up to MAXT thresholds; unused slots are NaN, which count
  * nothing. */
 static void count_pass(bool simd, const float *v, float *dst, const float *x,
-                       size_t n, enum sel_key key, const float *thr,
-                       size_t nt, size_t *cnt) {
+                       size_t n, enum sel_key key, const float *thr, size_t nt,
+                       size_t *cnt) {
   float t[MAXT];
   size_t c[MAXT] = {0};
   for (size_t j = 0; j < MAXT; j++)
@@ -340,8 +339,8 @@ static void count_pass(bool simd, const float *v, float *dst, const float *x,
     cnt[j] = c[j];
 }
 
-void sel_update(bool simd, float *v, const float *x, size_t n,
-                enum sel_key key, const float *thr, size_t *cnt, size_t nt) {
+void sel_update(bool simd, float *v, const float *x, size_t n, enum sel_key key,
+                const float *thr, size_t *cnt, size_t nt) {
   if (!thr || nt == 0)
     update_only(v, x, n);
   else

@@ -35,8 +35,8 @@ uint32_t sel_scan(bool simd, const float *v, const float *x, size_t n,
 /* v += x. With THR and CNT non-NULL also counts the updated keys above
  * each of the NT thresholds (Algorithm 2's count_nonzero for several
  * ratios in one pass). */
-void sel_update(bool simd, float *v, const float *x, size_t n,
-                enum sel_key key, const float *thr, size_t *cnt, size_t nt);
+void sel_update(bool simd, float *v, const float *x, size_t n, enum sel_key key,
+                const float *thr, size_t *cnt, size_t nt);
 
 /* v += x, and the indices whose key's top 11 bits are at least BUCKET into
  * IDX; returns their number. */

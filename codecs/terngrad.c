@@ -54,7 +54,8 @@ static inline unsigned draw(const float *x, size_t i, float m, uint32_t key) {
   float a = x[i] < 0 ? -x[i] : x[i];
   /* The index's high half enters too, so that vectors of over 2^32
    * values do not repeat their draws. */
-  uint32_t h = hash32((uint32_t)i ^ key ^ (uint32_t)((uint64_t)i >> 32) * 0x9e3779b9u);
+  uint32_t h =
+      hash32((uint32_t)i ^ key ^ (uint32_t)((uint64_t)i >> 32) * 0x9e3779b9u);
   float u = (float)(h >> 8) * 0x1p-24f; /* [0, 1) */
   unsigned keep = u * m < a;
   unsigned neg = x[i] < 0;
@@ -66,11 +67,11 @@ static CODEC_HOT void quantize_quartic(const float *x, size_t n, float m,
   size_t L = quartic_len(n);
   size_t full = n > 4 * L ? n - 4 * L : 0;
   for (size_t j = 0; j < full; j++)
-    out[j] = (unsigned char)(81 * draw(x, j, m, key) +
-                             27 * draw(x, L + j, m, key) +
-                             9 * draw(x, 2 * L + j, m, key) +
-                             3 * draw(x, 3 * L + j, m, key) +
-                             draw(x, 4 * L + j, m, key));
+    out[j] =
+        (unsigned char)(81 * draw(x, j, m, key) + 27 * draw(x, L + j, m, key) +
+                        9 * draw(x, 2 * L + j, m, key) +
+                        3 * draw(x, 3 * L + j, m, key) +
+                        draw(x, 4 * L + j, m, key));
   for (size_t j = full; j < L; j++) {
     unsigned byte = 0;
     for (size_t k = 0; k < 5; k++) {

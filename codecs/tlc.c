@@ -67,8 +67,7 @@ static inline unsigned quant(float *b, const float *x, size_t i, float m) {
 /* Quantize and quartic-encode all five partitions at once, column by
  * column from column J0; columns j < FULL have no padding digit. */
 static CODEC_HOT void quantize_quartic(float *b, const float *x, size_t n,
-                                       float m, unsigned char *out,
-                                       size_t j0) {
+                                       float m, unsigned char *out, size_t j0) {
   size_t L = quartic_len(n);
   size_t full = n > 4 * L ? n - 4 * L : 0;
   for (size_t j = j0; j < full; j++) {
@@ -108,8 +107,8 @@ CODEC_AVX2 static size_t quantize_quartic_avx2(float *b, const float *x,
     __m256 byte = _mm256_setzero_ps();
     for (size_t k = 0; k < 5; k++) {
       float *bk = b + k * L + j;
-      __m256 v = _mm256_add_ps(_mm256_loadu_ps(bk),
-                               _mm256_loadu_ps(x + k * L + j));
+      __m256 v =
+          _mm256_add_ps(_mm256_loadu_ps(bk), _mm256_loadu_ps(x + k * L + j));
       __m256 r = _mm256_div_ps(v, vm);
       __m256 q = _mm256_sub_ps(
           _mm256_and_ps(_mm256_cmp_ps(r, half, _CMP_GE_OQ), one),
@@ -173,8 +172,9 @@ static int tlc_decode(const codec_t *c, const unsigned char *in, size_t len,
   float m = kern_loadf(in);
   if (!(m >= 0.0f) || m == (float)INFINITY)
     return -EBADMSG;
-  return quartic_decode(in + 4, len - 4, CODEC_CPARAMS(c, struct tlc_params)->zre,
-                        m, out, n, add);
+  return quartic_decode(in + 4, len - 4,
+                        CODEC_CPARAMS(c, struct tlc_params)->zre, m, out, n,
+                        add);
 }
 
 const struct codec_ops codec_3lc_ops = {

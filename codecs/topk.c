@@ -27,10 +27,9 @@ static int topk_configure(codec_t *c, const char *key, const char *value,
   if (strcmp(key, "ratio") != 0)
     return codec_unknown_key("topk", key, "ratio", err, errlen);
   double r;
-  if (codec_parse_double("topk", "ratio", value, 0.0, 1.0, false, &r, err,
-                         errlen) != 0)
-    return -EINVAL;
-  if (r <= 0.0) {
+  if (codec_parse_double("topk", "ratio", value, 0.0, 1.0, false, &r, NULL,
+                         0) != 0 ||
+      r <= 0.0) {
     codec_errf(err, errlen,
                "codec topk: ratio=%s is not valid, expected a number in "
                "(0, 1]",
@@ -99,7 +98,7 @@ static int topk_decode(const codec_t *c, const unsigned char *in, size_t len,
     k += (size_t)__builtin_popcount(in[i]);
   if ((len - nb) / 4 != k || (len - nb) % 4 != 0)
     return -EBADMSG;
-  if (!add)
+  if (!add && n)
     memset(out, 0, n * sizeof *out);
   const unsigned char *vals = in + nb;
   for (size_t byte = 0; byte < nb; byte++) {

@@ -126,7 +126,8 @@ static size_t pack_narrow(const float *in, unsigned char *out, size_t n,
 
 static ptrdiff_t trunc_encode(codec_state_t *s, const float *in,
                               unsigned char *out) {
-  unsigned w = 32u - (unsigned)CODEC_CPARAMS(s->codec, struct trunc_params)->bits;
+  unsigned w =
+      32u - (unsigned)CODEC_CPARAMS(s->codec, struct trunc_params)->bits;
   size_t n = s->n;
   if (w == 16) {
     pack16(in, out, n);

@@ -70,8 +70,9 @@ int npy_parse(const void *buf, size_t len, size_t *data_off, size_t *n,
     return -EBADMSG;
   }
   if (hl > len - off) {
-    errf(err, errlen, "truncated .npy header: it announces %zu bytes, %zu "
-                      "remain",
+    errf(err, errlen,
+         "truncated .npy header: it announces %zu bytes, %zu "
+         "remain",
          hl, len - off);
     return -EBADMSG;
   }
@@ -99,8 +100,9 @@ int npy_parse(const void *buf, size_t len, size_t *data_off, size_t *n,
   size_t dl = (size_t)(dend - descr);
   if (!(dl == 3 && (descr[0] == '<' || descr[0] == '|' || descr[0] == '=') &&
         descr[1] == 'f' && descr[2] == '4')) {
-    errf(err, errlen, ".npy dtype '%.*s' is not supported: expected float32 "
-                      "('<f4')",
+    errf(err, errlen,
+         ".npy dtype '%.*s' is not supported: expected float32 "
+         "('<f4')",
          (int)(dl > 16 ? 16 : dl), descr);
     goto out;
   }
@@ -152,14 +154,16 @@ int npy_parse(const void *buf, size_t len, size_t *data_off, size_t *n,
     }
   }
   if (fortran && big > 1) {
-    errf(err, errlen, ".npy array is in Fortran order: expected C order "
-                      "(save with np.ascontiguousarray)");
+    errf(err, errlen,
+         ".npy array is in Fortran order: expected C order "
+         "(save with np.ascontiguousarray)");
     goto out;
   }
   size_t data = len - off - hl;
   if (data != 4 * count) {
-    errf(err, errlen, ".npy data is %zu bytes, the shape needs %zu (%zu "
-                      "float32 values)",
+    errf(err, errlen,
+         ".npy data is %zu bytes, the shape needs %zu (%zu "
+         "float32 values)",
          data, 4 * count, count);
     goto out;
   }
@@ -220,15 +224,17 @@ int array_read(const char *path, float **out, size_t *n, char *err,
       errf(err, errlen, "%s: %s", path, msg);
   } else if (ends_with(path, ".f32")) {
     if (len % 4) {
-      errf(err, errlen, "%s: raw .f32 file of %zu bytes is not a whole "
-                        "number of float32 values",
+      errf(err, errlen,
+           "%s: raw .f32 file of %zu bytes is not a whole "
+           "number of float32 values",
            path, len);
       rc = -EBADMSG;
     }
     count = len / 4;
   } else {
-    errf(err, errlen, "%s: unknown format: expected a NumPy .npy file "
-                      "(float32) or raw little-endian float32 named *.f32",
+    errf(err, errlen,
+         "%s: unknown format: expected a NumPy .npy file "
+         "(float32) or raw little-endian float32 named *.f32",
          path);
     rc = -EBADMSG;
   }
@@ -250,9 +256,9 @@ int array_read(const char *path, float **out, size_t *n, char *err,
 
 int npy_encode(const float *x, size_t n, unsigned char **out, size_t *len) {
   char dict[128];
-  int dl = snprintf(dict, sizeof dict,
-                    "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu,), }",
-                    n);
+  int dl = snprintf(
+      dict, sizeof dict,
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu,), }", n);
   if (dl < 0)
     return -EINVAL;
   /* Total header (10 bytes + dict + padding + '\n') a multiple of 64. */

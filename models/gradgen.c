@@ -55,11 +55,11 @@ static int bad(char *err, size_t errlen, const char *fmt, ...) {
   return -EINVAL;
 }
 
-int gradgen_validate(const struct gradgen_params *p, char *err,
-                     size_t errlen) {
+int gradgen_validate(const struct gradgen_params *p, char *err, size_t errlen) {
   if ((unsigned)p->dist > GRADGEN_SPIKE)
-    return bad(err, errlen, "distribution must be normal, laplace, student "
-                            "or spike");
+    return bad(err, errlen,
+               "distribution must be normal, laplace, student "
+               "or spike");
   if (!(p->scale > 0) || !isfinite(p->scale))
     return bad(err, errlen, "scale=%g must be a positive number", p->scale);
   if (!(p->nu > 0) || !isfinite(p->nu))
@@ -82,10 +82,9 @@ static uint64_t mix64(uint64_t z) { /* splitmix64's finaliser */
 
 enum stream { SHARED = 1, PRIVATE = 2, MASK = 3 };
 
-static unsigned long block_seed(const struct gradgen_params *p,
-                                enum stream s, uint32_t worker,
-                                uint32_t tensor, uint64_t iteration,
-                                uint64_t block) {
+static unsigned long block_seed(const struct gradgen_params *p, enum stream s,
+                                uint32_t worker, uint32_t tensor,
+                                uint64_t iteration, uint64_t block) {
   uint64_t h = mix64(p->seed);
   h = mix64(h ^ (uint64_t)s);
   h = mix64(h ^ (s == SHARED ? 0 : (uint64_t)worker + 1));

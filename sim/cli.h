@@ -18,8 +18,8 @@ G_NORETURN void cli_env_failure(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 
 /* Parse OPTIONS from ARGV with GLib; on an unknown option or a bad value
  * exit 2 with GLib's message. SUMMARY is shown by --help. */
-void cli_parse(int *argc, char ***argv, const char *usage,
-               const char *summary, const GOptionEntry *options);
+void cli_parse(int *argc, char ***argv, const char *usage, const char *summary,
+               const GOptionEntry *options);
 
 /* A set of output files written all or nothing: files are added with
  * their contents and written (each atomically, by rename) only by

@@ -64,8 +64,7 @@ static codec_t *need_codec(const char *spec, const char *where) {
 
 static void no_extra_args(int argc, char **argv, const char *where) {
   if (argc > 1)
-    cli_bad_input("%s: unexpected argument '%s' (see --help)", where,
-                  argv[1]);
+    cli_bad_input("%s: unexpected argument '%s' (see --help)", where, argv[1]);
 }
 
 static void *xmalloc(size_t bytes, const char *what) {
@@ -77,10 +76,9 @@ static void *xmalloc(size_t bytes, const char *what) {
 
 /* The codecs named by SPECS (NULL-terminated; NULL or empty: the seed
  * papers' settings), parsed, or exit 2. *COUNT gets their number. */
-static codec_t **need_codecs(char **specs, const char *where,
-                             size_t *count) {
-  size_t n = specs && specs[0] ? g_strv_length(specs)
-                               : G_N_ELEMENTS(paper_specs);
+static codec_t **need_codecs(char **specs, const char *where, size_t *count) {
+  size_t n =
+      specs && specs[0] ? g_strv_length(specs) : G_N_ELEMENTS(paper_specs);
   codec_t **c = g_new0(codec_t *, n);
   for (size_t i = 0; i < n; i++)
     c[i] = need_codec(specs && specs[0] ? specs[i] : paper_specs[i], where);
@@ -97,8 +95,7 @@ static void free_codecs(codec_t **c, size_t n) {
 /* Encoded payload into a buffer of the codec's bound, or exit: -EDOM is
  * the user's data, anything else a bug. */
 static size_t encode_or_die(codec_state_t *s, const float *x, size_t n,
-                            unsigned char *out, size_t cap,
-                            const char *what) {
+                            unsigned char *out, size_t cap, const char *what) {
   ptrdiff_t r = codec_encode(s, x, n, out, cap);
   if (r == -EDOM)
     cli_bad_input("%s: holds NaN or infinity; codec %s needs finite values",
@@ -112,8 +109,9 @@ static size_t encode_or_die(codec_state_t *s, const float *x, size_t n,
 /* ---- list ----------------------------------------------------------- */
 
 static int cmd_list(int argc, char **argv) {
-  cli_parse(&argc, &argv, "", "List every codec, its parameters and their "
-                              "ranges.",
+  cli_parse(&argc, &argv, "",
+            "List every codec, its parameters and their "
+            "ranges.",
             (GOptionEntry[]){{NULL, 0, 0, 0, NULL, NULL, NULL}});
   no_extra_args(argc, argv, "codec list");
   for (size_t i = 0; i < codec_count(); i++) {
@@ -230,13 +228,12 @@ static int cmd_roundtrip(int argc, char **argv) {
                     where, k, inputs[k], nk, inputs[0], n);
   }
   size_t cap = codec_bound(c, n);
-  if (cap == 0)
+  if (!codec_accepts(c, n))
     cli_bad_input("%s: %zu values are too many for codec %s", where, n,
                   codec_spec(c));
   codec_state_t *st;
   if (codec_state_create(c, n, (uint64_t)seed, &st) != 0)
-    cli_env_failure("%s: cannot create a codec state for %zu values", where,
-                    n);
+    cli_env_failure("%s: cannot create a codec state for %zu values", where, n);
   unsigned char *payload = xmalloc(cap, "payload");
   bool is_inc = strcmp(codec_name(c), "inceptionn") == 0;
 
@@ -263,8 +260,9 @@ static int cmd_roundtrip(int argc, char **argv) {
     json_string(json, inputs[k]);
     g_string_append(json, ", \"codec\": ");
     json_string(json, codec_spec(c));
-    g_string_append_printf(json, ", \"n\": %zu, \"bytes\": %zu, "
-                                 "\"bits_per_value\": ",
+    g_string_append_printf(json,
+                           ", \"n\": %zu, \"bytes\": %zu, "
+                           "\"bits_per_value\": ",
                            n, s.bytes);
     json_number(json, 8.0 * (double)s.bytes / (double)n);
     g_string_append(json, ", \"ratio\": ");
@@ -274,13 +272,11 @@ static int cmd_roundtrip(int argc, char **argv) {
     g_string_append(json, ", \"rmse\": ");
     json_number(json, s.rmse);
     if (s.has_classes)
-      g_string_append_printf(json,
-                             ", \"class_0bit\": %" PRIu64
-                             ", \"class_8bit\": %" PRIu64
-                             ", \"class_16bit\": %" PRIu64
-                             ", \"class_32bit\": %" PRIu64,
-                             s.classes[0], s.classes[1], s.classes[2],
-                             s.classes[3]);
+      g_string_append_printf(
+          json,
+          ", \"class_0bit\": %" PRIu64 ", \"class_8bit\": %" PRIu64
+          ", \"class_16bit\": %" PRIu64 ", \"class_32bit\": %" PRIu64,
+          s.classes[0], s.classes[1], s.classes[2], s.classes[3]);
     g_string_append_printf(json, "}%s\n", k + 1 < steps ? "," : "");
   }
   g_string_append(json, "]\n");
@@ -333,7 +329,7 @@ static int cmd_encode(int argc, char **argv) {
   if (array_read(in, &x, &n, err, sizeof err) != 0)
     cli_bad_input("%s: %s", where, err);
   size_t cap = codec_bound(c, n);
-  if (cap == 0)
+  if (!codec_accepts(c, n))
     cli_bad_input("%s: %zu values are too many for codec %s", where, n,
                   codec_spec(c));
   codec_state_t *st;
@@ -390,7 +386,7 @@ static int cmd_decode(int argc, char **argv) {
   codec_t *c;
   if (codec_create(v.spec, &c, err, sizeof err) != 0)
     cli_bad_input("%s: %s names codec '%s': %s", where, in, v.spec, err);
-  if (v.n == 0 || v.n > SIZE_MAX / 8 || codec_bound(c, (size_t)v.n) == 0)
+  if (v.n == 0 || v.n > SIZE_MAX / 8 || !codec_accepts(c, (size_t)v.n))
     cli_bad_input("%s: %s announces %" PRIu64 " values, which codec %s "
                   "cannot hold",
                   where, in, v.n, v.spec);
@@ -402,8 +398,8 @@ static int cmd_decode(int argc, char **argv) {
                   where, in, n, 4e-9 * (double)n);
   int rc = codec_decode(c, v.payload, v.len, y, n);
   if (rc != 0)
-    cli_bad_input("%s: %s: the payload is not %zu values of %s (%s)", where,
-                  in, n, v.spec, codec_strerror(rc));
+    cli_bad_input("%s: %s: the payload is not %zu values of %s (%s)", where, in,
+                  n, v.spec, codec_strerror(rc));
   cli_outputs *outs = cli_outputs_new();
   if (npy) {
     unsigned char *file;
@@ -464,8 +460,8 @@ static int cmd_bench(int argc, char **argv) {
        "timed runs, each on a fresh vector; the median is reported "
        "(default 5, at least 5)",
        "R"},
-      {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
-       "table (default) or csv", "FORMAT"},
+      {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "table (default) or csv",
+       "FORMAT"},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "data seed (default 1)", "N"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   cli_parse(&argc, &argv, "",
@@ -484,8 +480,8 @@ static int cmd_bench(int argc, char **argv) {
     cli_bad_input("%s: --n %" G_GINT64_FORMAT " must be in [1, 2^32]", where,
                   n64);
   if (runs < 5 || runs > 1000)
-    cli_bad_input("%s: --runs %" G_GINT64_FORMAT " must be in [5, 1000]",
-                  where, runs);
+    cli_bad_input("%s: --runs %" G_GINT64_FORMAT " must be in [5, 1000]", where,
+                  runs);
   size_t n = (size_t)n64, R = (size_t)runs;
 
   char *one[2] = {spec && strcmp(spec, "all") != 0 ? spec : NULL, NULL};
@@ -516,7 +512,7 @@ static int cmd_bench(int argc, char **argv) {
   for (size_t ci = 0; ci < ncodecs; ci++) {
     codec_t *c = codecs[ci];
     size_t cap = codec_bound(c, n);
-    if (cap == 0)
+    if (!codec_accepts(c, n))
       cli_bad_input("%s: --n %zu is too many values for %s", where, n,
                     codec_spec(c));
     codec_state_t *st;
@@ -548,16 +544,18 @@ static int cmd_bench(int argc, char **argv) {
       bits += 8.0 * (double)len / (double)n / (double)R;
     }
     double bytes = 4.0 * (double)n;
-    struct bench_row row = {codec_spec(c), n, bytes / median(te, R) / 1e9,
+    struct bench_row row = {codec_spec(c),
+                            n,
+                            bytes / median(te, R) / 1e9,
                             bytes / median(td, R) / 1e9,
-                            bytes / median(tm, R) / 1e9, bits};
+                            bytes / median(tm, R) / 1e9,
+                            bits};
     if (csv) {
       csv_field(stdout, row.spec);
       printf(",%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f\n", row.n, row.enc_gbps,
              row.dec_gbps, row.memcpy_gbps, row.enc_gbps / row.memcpy_gbps,
              row.dec_gbps / row.memcpy_gbps, row.bits_per_value);
-    }
-    else
+    } else
       printf("%-38s %12.2f %12.2f %12.2f %8.2f %8.2f %8.3f\n", row.spec,
              row.enc_gbps, row.dec_gbps, row.memcpy_gbps,
              row.enc_gbps / row.memcpy_gbps, row.dec_gbps / row.memcpy_gbps,
@@ -595,8 +593,8 @@ static int cmd_compare(int argc, char **argv) {
        "values per gradient (default 1048576)", "N"},
       {"steps", 's', 0, G_OPTION_ARG_INT64, &steps64,
        "training steps, each a fresh gradient (default 10)", "S"},
-      {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
-       "table (default) or csv", "FORMAT"},
+      {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "table (default) or csv",
+       "FORMAT"},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "data seed (default 1)", "N"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   cli_parse(&argc, &argv, "",
@@ -637,13 +635,14 @@ static int cmd_compare(int argc, char **argv) {
   else
     printf("%d steps of %zu synthetic gradient values (%s, scale %g, seed "
            "%" G_GINT64_FORMAT ")\n\n%-38s %9s %9s %11s %11s %11s\n",
-           (int)steps, n, gradgen_dist_name(gp.dist), gp.scale, seed,
-           "codec", "bits/val", "ratio", "rmse", "max |err|", "sum relerr");
+           (int)steps, n, gradgen_dist_name(gp.dist), gp.scale, seed, "codec",
+           "bits/val", "ratio", "rmse", "max |err|", "sum relerr");
   for (size_t ci = 0; ci < ncodecs; ci++) {
     codec_t *c = codecs[ci];
     size_t cap = codec_bound(c, n);
     codec_state_t *st;
-    if (cap == 0 || codec_state_create(c, n, (uint64_t)seed, &st) != 0)
+    if (!codec_accepts(c, n) ||
+        codec_state_create(c, n, (uint64_t)seed, &st) != 0)
       cli_env_failure("%s: cannot create a codec state", where);
     unsigned char *out = xmalloc(cap, "payload");
     memset(sx, 0, 8 * n);
@@ -674,10 +673,9 @@ static int cmd_compare(int argc, char **argv) {
     double ratio = 32.0 / bits, rel = den > 0 ? sqrt(num / den) : 0;
     if (csv) {
       csv_field(stdout, codec_spec(c));
-      printf(",%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g\n", n, steps, bits, ratio,
-             rmse, maxerr, rel);
-    }
-    else
+      printf(",%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g\n", n, steps, bits, ratio, rmse,
+             maxerr, rel);
+    } else
       printf("%-38s %9.3f %9.2f %11.3e %11.3e %11.3e\n", codec_spec(c), bits,
              ratio, rmse, maxerr, rel);
     g_free(out);
@@ -706,8 +704,7 @@ static const struct {
     {"encode", cmd_encode, "one vector into a self-describing container"},
     {"decode", cmd_decode, "a container back to float32"},
     {"bench", cmd_bench, "encode/decode throughput beside memcpy"},
-    {"compare", cmd_compare,
-     "codecs on synthetic gradients: size and error"},
+    {"compare", cmd_compare, "codecs on synthetic gradients: size and error"},
 };
 
 static void codec_usage(FILE *f) {

@@ -33,8 +33,8 @@ void cli_env_failure(const char *fmt, ...) {
   vfail(EXIT_ENV_FAILURE, fmt, ap);
 }
 
-void cli_parse(int *argc, char ***argv, const char *usage,
-               const char *summary, const GOptionEntry *options) {
+void cli_parse(int *argc, char ***argv, const char *usage, const char *summary,
+               const GOptionEntry *options) {
   GOptionContext *ctx = g_option_context_new(usage);
   g_option_context_set_summary(ctx, summary);
   g_option_context_add_main_entries(ctx, options, NULL);
@@ -62,8 +62,7 @@ cli_outputs *cli_outputs_new(void) {
   return o;
 }
 
-void cli_outputs_add(cli_outputs *o, const char *path, void *data,
-                     size_t len) {
+void cli_outputs_add(cli_outputs *o, const char *path, void *data, size_t len) {
   g_ptr_array_add(o->paths, g_strdup(path));
   g_ptr_array_add(o->data, data);
   g_array_append_val(o->lens, len);
@@ -74,8 +73,7 @@ void cli_outputs_commit(cli_outputs *o) {
     const char *path = g_ptr_array_index(o->paths, i);
     GError *err = NULL;
     if (!g_file_set_contents(path, g_ptr_array_index(o->data, i),
-                             (gssize)g_array_index(o->lens, size_t, i),
-                             &err)) {
+                             (gssize)g_array_index(o->lens, size_t, i), &err)) {
       char *msg = g_strdup(err->message);
       g_error_free(err);
       for (guint j = 0; j < i; j++)

@@ -41,6 +41,6 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
     if (strcmp(argv[1], commands[i].name) == 0)
       return commands[i].run(argc - 1, argv + 1);
-  cli_bad_input("unknown command '%s' (valid: %s; see gradsim --help)",
-                argv[1], command_names());
+  cli_bad_input("unknown command '%s' (valid: %s; see gradsim --help)", argv[1],
+                command_names());
 }
