@@ -13,15 +13,18 @@
 #include <stdalign.h>
 #include <string.h>
 
-/* The codecs use GCC/clang builtins (__builtin_popcount, __builtin_ctz)
- * and function multi-versioning; both compilers provide them. */
+/* The codecs use GCC/clang builtins (__builtin_popcount, __builtin_ctz,
+ * __builtin_cpu_supports); both compilers provide them. */
 
-/* Hot loops are compiled twice, for x86-64-v3 (AVX2, F16C, BMI) and for
- * the baseline, and the loader picks one (GCC/clang function
+/* With GCC, hot loops are compiled twice, for x86-64-v3 (AVX2, F16C, BMI)
+ * and for the baseline, and the loader picks one (function
  * multi-versioning). Both clones compute bit-identical results: the build
- * uses -ffp-contract=off, so no clone fuses a multiply and an add. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(GS_NO_CLONES) &&      \
-    !defined(__SANITIZE_ADDRESS__) && !defined(__OPTIMIZE_SIZE__)
+ * uses -ffp-contract=off, so no clone fuses a multiply and an add. Not
+ * with clang (14 gives the resolvers of same-named static functions in
+ * different files one global name) nor under AddressSanitizer. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&       \
+    !defined(GS_NO_CLONES) && !defined(__SANITIZE_ADDRESS__) &&             \
+    !defined(__OPTIMIZE_SIZE__)
 #define CODEC_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define CODEC_HOT

@@ -100,10 +100,23 @@ int npy_parse(const void *buf, size_t len, size_t *data_off, size_t *n,
   size_t dl = (size_t)(dend - descr);
   if (!(dl == 3 && (descr[0] == '<' || descr[0] == '|' || descr[0] == '=') &&
         descr[1] == 'f' && descr[2] == '4')) {
+    /* The dtype comes from the file: print it with its non-printable
+     * bytes escaped, so the message stays one line and harmless. */
+    char shown[16 * 4 + 4];
+    size_t w = 0;
+    for (size_t i = 0; i < dl && i < 16; i++) {
+      unsigned char ch = (unsigned char)descr[i];
+      if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+        shown[w++] = (char)ch;
+      else
+        w += (size_t)snprintf(shown + w, sizeof shown - w, "\\x%02x", ch);
+    }
+    if (dl > 16)
+      w += (size_t)snprintf(shown + w, sizeof shown - w, "...");
+    shown[w] = '\0';
     errf(err, errlen,
-         ".npy dtype '%.*s' is not supported: expected float32 "
-         "('<f4')",
-         (int)(dl > 16 ? 16 : dl), descr);
+         ".npy dtype '%s' is not supported: expected float32 ('<f4')",
+         shown);
     goto out;
   }
 
