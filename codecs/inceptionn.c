@@ -133,13 +133,6 @@ static unsigned char *pack_portable(const float *in, size_t m, int lo, int hi16,
 
 #include <immintrin.h>
 
-/* Bit j of X to bit 2j. */
-static inline unsigned spread8(unsigned x) {
-  x = (x | x << 4) & 0x0f0fu;
-  x = (x | x << 2) & 0x3333u;
-  return (x | x << 1) & 0x5555u;
-}
-
 /* The same as pack_portable, eight values at a time: Algorithm 2 on eight
  * lanes, the tag word from two sign masks, and each half's kept bytes
  * gathered by one byte shuffle (tables generated from inceptionn.h's
@@ -147,43 +140,46 @@ static inline unsigned spread8(unsigned x) {
  * bounds the stores. */
 CODEC_AVX2 static unsigned char *pack_avx2(const float *in, size_t m, int lo,
                                            int hi16, unsigned char *p) {
-  const __m256i k127 = _mm256_set1_epi32(127), zero = _mm256_setzero_si256();
-  const __m256i k31 = _mm256_set1_epi32(31), kff = _mm256_set1_epi32(0xff);
-  const __m256i mant = _mm256_set1_epi32(0x7fffff);
-  const __m256i hidden = _mm256_set1_epi32(0x800000);
-  const __m256i m15 = _mm256_set1_epi32(0x7fff), m7 = _mm256_set1_epi32(0x7f);
-  const __m256i ge127 = _mm256_set1_epi32(126),
-                gelo = _mm256_set1_epi32(lo - 1);
-  const __m256i ge16 = _mm256_set1_epi32(hi16 - 1);
+  const __m256i absm = _mm256_set1_epi32(0x7fffffff);
+  const __m256i signm = _mm256_set1_epi32((int)0x80000000u);
+  const __m256 s15 = _mm256_set1_ps(0x1p15f), s7 = _mm256_set1_ps(0x1p7f);
+  /* e >= E is |x| >= E << 23 on the bit patterns. */
+  const __m256i ge127 = _mm256_set1_epi32((127 << 23) - 1);
+  const __m256i gelo = _mm256_set1_epi32((lo << 23) - 1);
+  const __m256i ge16 = _mm256_set1_epi32((hi16 << 23) - 1);
+  const __m256i k0080 = _mm256_set1_epi32(0x80);
+  const __m256i k8000 = _mm256_set1_epi32(0x8000);
   for (size_t i = 0; i < m; i += 8) {
     __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));
-    __m256i e = _mm256_and_si256(_mm256_srli_epi32(u, 23), kff);
-    __m256i sign = _mm256_srli_epi32(u, 31);
-    __m256i sh = _mm256_min_epi32(
-        _mm256_max_epi32(_mm256_sub_epi32(k127, e), zero), k31);
-    __m256i shifted = _mm256_srlv_epi32(
-        _mm256_or_si256(_mm256_and_si256(u, mant), hidden), sh);
-    __m256i f16 =
-        _mm256_or_si256(_mm256_slli_epi32(sign, 15),
-                        _mm256_and_si256(_mm256_srli_epi32(shifted, 8), m15));
-    __m256i f8 =
-        _mm256_or_si256(_mm256_slli_epi32(sign, 7),
-                        _mm256_and_si256(_mm256_srli_epi32(shifted, 16), m7));
+    __m256i a = _mm256_and_si256(u, absm);
+    __m256i sign = _mm256_and_si256(u, signm);
+    /* floor(|x| 2^15) and floor(|x| 2^7): scaling by a power of two is
+     * exact and truncation floors, so these equal Algorithm 2's shifted
+     * mantissa bits [22:8] and [22:16] for every |x| < 1 (the other
+     * classes do not use them). */
+    __m256 af = _mm256_castsi256_ps(a);
+    __m256i f16 = _mm256_or_si256(_mm256_srli_epi32(sign, 16),
+                                  _mm256_cvttps_epi32(_mm256_mul_ps(af, s15)));
+    __m256i f8 = _mm256_or_si256(_mm256_srli_epi32(sign, 24),
+                                 _mm256_cvttps_epi32(_mm256_mul_ps(af, s7)));
     /* 127 >= hi16 >= lo, so the three tests nest and the tag is the
-     * number that hold. */
-    __m256i c127 = _mm256_cmpgt_epi32(e, ge127);
-    __m256i clo = _mm256_cmpgt_epi32(e, gelo);
-    __m256i c16 = _mm256_cmpgt_epi32(e, ge16);
-    __m256i t = _mm256_sub_epi32(
-        _mm256_sub_epi32(_mm256_sub_epi32(zero, clo), c16), c127);
+     * number that hold (field below). */
+    __m256i c127 = _mm256_cmpgt_epi32(a, ge127);
+    __m256i clo = _mm256_cmpgt_epi32(a, gelo);
+    __m256i c16 = _mm256_cmpgt_epi32(a, ge16);
     __m256i field = _mm256_and_si256(clo, f8);
     field = _mm256_blendv_epi8(field, f16, c16);
     field = _mm256_blendv_epi8(field, u, c127);
-    unsigned b0 = (unsigned)_mm256_movemask_ps(
-        _mm256_castsi256_ps(_mm256_slli_epi32(t, 31)));
-    unsigned b1 = (unsigned)_mm256_movemask_ps(
-        _mm256_castsi256_ps(_mm256_slli_epi32(t, 30)));
-    unsigned w = spread8(b0) | spread8(b1) << 1;
+    /* The tag's low bit is the parity of the tests that hold, its high
+     * bit the 16-bit test. Put them at bits 7 and 15 of each lane, narrow
+     * the lanes to 16 bits (in order), and one byte mask is the tag word:
+     * value j's bits at 2j and 2j + 1. */
+    __m256i bits = _mm256_or_si256(
+        _mm256_and_si256(_mm256_xor_si256(_mm256_xor_si256(clo, c16), c127),
+                         k0080),
+        _mm256_and_si256(c16, k8000));
+    unsigned w = (unsigned)_mm_movemask_epi8(_mm_packus_epi32(
+        _mm256_castsi256_si128(bits), _mm256_extracti128_si256(bits, 1)));
     unsigned h0 = w & 0xffu, h1 = w >> 8;
     p[0] = (unsigned char)h0;
     p[1] = (unsigned char)h1;
