@@ -161,13 +161,15 @@ static ptrdiff_t exact_of_updated(codec_state_t *s, enum sel_key key, size_t k,
   size_t ncand = 0;
   for (uint32_t i = bucket; i < 2048; i++)
     ncand += hist[i];
-  uint32_t *cand = codec_scratch(s, ncand * sizeof *cand);
+  /* Candidates, then the workspace for their keys (also below). */
+  uint32_t *cand = codec_scratch(s, 2 * ncand * sizeof *cand);
   if (!cand)
     return -ENOMEM;
   size_t m =
       sel_update_collect(simd, s->residual, NULL, s->n, key, bucket, cand);
   *sel = cand;
-  return (ptrdiff_t)sel_exact(s->residual, key, cand, m, k, cand);
+  return (ptrdiff_t)sel_exact(s->residual, key, cand, m, k, cand + ncand,
+                              cand);
 }
 
 /* Update V with IN and choose the communication set: *SEL receives the
@@ -188,12 +190,12 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
     size_t ncand = 0;
     for (uint32_t i = bucket; i < 2048; i++)
       ncand += hist[i];
-    uint32_t *cand = codec_scratch(s, ncand * sizeof *cand);
+    uint32_t *cand = codec_scratch(s, 2 * ncand * sizeof *cand);
     if (!cand)
       return -ENOMEM;
     size_t m = sel_update_collect(simd, v, in, n, key, bucket, cand);
     *sel = cand;
-    return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand);
+    return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand + ncand, cand);
   }
 
   bool reuse =
@@ -244,12 +246,12 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
         c = cj;
       }
     }
-    uint32_t *cand = codec_scratch(s, c * sizeof *cand);
+    uint32_t *cand = codec_scratch(s, 2 * c * sizeof *cand);
     if (!cand)
       return -ENOMEM;
     size_t m = sel_collect(simd, v, n, key, t, cand);
     *sel = cand;
-    return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand);
+    return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand + c, cand);
   }
 
   /* Algorithm 3, binary search on the ratio. */

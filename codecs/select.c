@@ -519,9 +519,11 @@ uint32_t sel_bucket(const uint32_t hist[2048], size_t k) {
 }
 
 size_t sel_exact(const float *v, enum sel_key key, const uint32_t *cand,
-                 size_t m, size_t k, uint32_t *out) {
+                 size_t m, size_t k, uint32_t *keys, uint32_t *out) {
   if (k == 0)
     return 0;
+  for (size_t c = 0; c < m; c++)
+    keys[c] = keybits(v[cand[c]], key);
   /* Narrow the k-th largest key digit by digit (11, 11, 10 bits), counting
    * only the candidates that share the prefix found so far. */
   uint32_t prefix = 0;
@@ -533,7 +535,7 @@ size_t sel_exact(const float *v, enum sel_key key, const uint32_t *cand,
     unsigned shift = 32 - done - d;
     memset(hist, 0, sizeof hist);
     for (size_t c = 0; c < m; c++) {
-      uint32_t kb = keybits(v[cand[c]], key);
+      uint32_t kb = keys[c];
       if (done == 0 || (kb >> (32 - done)) == prefix)
         hist[(kb >> shift) & ((1u << d) - 1)]++;
     }
@@ -554,11 +556,10 @@ size_t sel_exact(const float *v, enum sel_key key, const uint32_t *cand,
    * first NEED equal ones, in index order. */
   size_t j = 0;
   for (size_t c = 0; c < m; c++) {
-    uint32_t i = cand[c];
-    uint32_t kb = keybits(v[i], key);
+    uint32_t kb = keys[c];
     if (kb > prefix || (kb == prefix && need > 0)) {
       need -= kb == prefix;
-      out[j++] = i;
+      out[j++] = cand[c];
     }
   }
   return j;

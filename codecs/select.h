@@ -55,9 +55,10 @@ size_t sel_collect(bool simd, const float *v, size_t n, enum sel_key key,
 uint32_t sel_bucket(const uint32_t hist[2048], size_t k);
 
 /* Exact top K of the M candidates CAND (increasing indices, M >= K) into
- * OUT (may alias CAND); returns K. Radix selection on the remaining key
- * bits, 11 at a time, over the candidates only. */
+ * OUT (may alias CAND); returns K. Radix selection on the key bits, 11 at
+ * a time, over the candidates only; KEYS (M entries) is workspace that
+ * holds the candidates' keys, so that V is read at random only once. */
 size_t sel_exact(const float *v, enum sel_key key, const uint32_t *cand,
-                 size_t m, size_t k, uint32_t *out);
+                 size_t m, size_t k, uint32_t *keys, uint32_t *out);
 
 #endif

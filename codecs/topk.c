@@ -70,11 +70,12 @@ static ptrdiff_t topk_encode(codec_state_t *s, const float *in,
   size_t ncand = 0;
   for (uint32_t i = bucket; i < 2048; i++)
     ncand += hist[i];
-  uint32_t *cand = codec_scratch(s, ncand * sizeof *cand);
+  /* Candidates, then the workspace for their keys. */
+  uint32_t *cand = codec_scratch(s, 2 * ncand * sizeof *cand);
   if (!cand)
     return -ENOMEM;
   size_t m = sel_update_collect(simd, b, in, n, KEY_ABS, bucket, cand);
-  k = sel_exact(b, KEY_ABS, cand, m, k, cand);
+  k = sel_exact(b, KEY_ABS, cand, m, k, cand + ncand, cand);
   unsigned char *vals = out + nb;
   for (size_t j = 0; j < k; j++) {
     uint32_t i = cand[j];
