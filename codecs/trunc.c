@@ -226,6 +226,41 @@ static size_t unpack_narrow(const unsigned char *in, float *out, size_t n,
   return i;
 }
 
+#if CODEC_X86
+#include <immintrin.h>
+
+/* unpack_narrow on eight lanes: value j starts at bit jW, in bytes
+ * jW/8 .. jW/8 + 2 (a shift of at most 7 plus W <= 15 bits); one byte
+ * shuffle brings those bytes to lane j, a variable shift aligns them. */
+CODEC_AVX2 static size_t unpack_narrow_avx2(const unsigned char *in, float *out,
+                                            size_t n, unsigned w, bool add) {
+  unsigned char mask[32];
+  int32_t sh[8];
+  for (unsigned j = 0; j < 8; j++) {
+    unsigned o = j * w, lane = (j % 4) * 4 + (j / 4) * 16;
+    for (unsigned k = 0; k < 4; k++)
+      mask[lane + k] = k < 3 ? (unsigned char)(o / 8 + k) : 0x80;
+    sh[j] = (int32_t)(o % 8);
+  }
+  const __m256i shuf = _mm256_loadu_si256((const __m256i *)(void *)mask);
+  const __m256i shifts = _mm256_loadu_si256((const __m256i *)(void *)sh);
+  const __m256i fieldm = _mm256_set1_epi32((int)((1u << w) - 1));
+  const __m128i up = _mm_cvtsi32_si128((int)(32 - w));
+  size_t total = payload_bytes(n, w), i = 0;
+  for (size_t pos = 0; i + 8 <= n && pos + 16 <= total; i += 8, pos += w) {
+    __m256i d = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128((const __m128i *)(const void *)(in + pos)));
+    __m256i f = _mm256_srlv_epi32(_mm256_shuffle_epi8(d, shuf), shifts);
+    f = _mm256_sll_epi32(_mm256_and_si256(f, fieldm), up);
+    __m256 v = _mm256_castsi256_ps(f);
+    if (add)
+      v = _mm256_add_ps(_mm256_loadu_ps(out + i), v);
+    _mm256_storeu_ps(out + i, v);
+  }
+  return i;
+}
+#endif
+
 static int trunc_decode(const codec_t *c, const unsigned char *in, size_t len,
                         float *out, size_t n, bool add) {
   unsigned w = 32u - (unsigned)CODEC_CPARAMS(c, struct trunc_params)->bits;
@@ -236,7 +271,14 @@ static int trunc_decode(const codec_t *c, const unsigned char *in, size_t len,
   } else if (w == 8) {
     unpack8(in, out, n, add);
   } else {
-    size_t done = w < 16 ? unpack_narrow(in, out, n, w, add) : 0;
+    size_t done = 0;
+#if CODEC_X86
+    if (w < 16 && codec_use_avx2(c))
+      done = unpack_narrow_avx2(in, out, n, w, add);
+    else
+#endif
+        if (w < 16)
+      done = unpack_narrow(in, out, n, w, add);
     if (unpack_any(in + done / 8 * w, out + done, n - done, w, add) != 0)
       return -EBADMSG; /* padding bits must be zero */
   }
