@@ -45,8 +45,62 @@ static bool put5_tail(float *out, size_t stride, size_t n, size_t j, unsigned b,
   return true;
 }
 
-int quartic_decode(const unsigned char *in, size_t len, bool zre, float m,
-                   float *out, size_t n, bool add) {
+#if CODEC_X86
+#include <immintrin.h>
+
+/* Columns [0, 16 floor(full / 16)) of a plain (not zero-run encoded)
+ * stream, sixteen at a time: the five base-3 digits of each byte by
+ * multiply-high with rounded-up reciprocals (exact for the byte ranges
+ * involved: b <= 242, then remainders <= 80, 26, 8), then a select of -M,
+ * zero or M. *BAD is set when a byte exceeds 242. Returns the columns
+ * done. */
+CODEC_AVX2 static size_t plain_avx2(const unsigned char *in, size_t full,
+                                    float m, float *out, size_t L, bool add,
+                                    bool *bad) {
+  const __m256i k810 = _mm256_set1_epi16(810), k81 = _mm256_set1_epi16(81);
+  const __m256i k2428 = _mm256_set1_epi16(2428), k27 = _mm256_set1_epi16(27);
+  const __m256i k7282 = _mm256_set1_epi16(7282), k9 = _mm256_set1_epi16(9);
+  const __m256i k21846 = _mm256_set1_epi16(21846), k3 = _mm256_set1_epi16(3);
+  const __m256i two = _mm256_set1_epi32(2), zero = _mm256_setzero_si256();
+  const __m256 vneg = _mm256_set1_ps(-m), vpos = _mm256_set1_ps(m);
+  const __m256 vzero = _mm256_set1_ps(add ? -0.0f : 0.0f);
+  __m128i maxb = _mm_setzero_si128();
+  size_t j = 0;
+  for (; j + 16 <= full; j += 16) {
+    __m128i raw = _mm_loadu_si128((const __m128i *)(const void *)(in + j));
+    maxb = _mm_max_epu8(maxb, raw);
+    __m256i b = _mm256_cvtepu8_epi16(raw), d[5];
+    d[0] = _mm256_mulhi_epu16(b, k810);
+    __m256i r = _mm256_sub_epi16(b, _mm256_mullo_epi16(d[0], k81));
+    d[1] = _mm256_mulhi_epu16(r, k2428);
+    r = _mm256_sub_epi16(r, _mm256_mullo_epi16(d[1], k27));
+    d[2] = _mm256_mulhi_epu16(r, k7282);
+    r = _mm256_sub_epi16(r, _mm256_mullo_epi16(d[2], k9));
+    d[3] = _mm256_mulhi_epu16(r, k21846);
+    d[4] = _mm256_sub_epi16(r, _mm256_mullo_epi16(d[3], k3));
+    for (size_t k = 0; k < 5; k++)
+      for (int h = 0; h < 2; h++) {
+        __m256i dk = _mm256_cvtepu16_epi32(h ? _mm256_extracti128_si256(d[k], 1)
+                                             : _mm256_castsi256_si128(d[k]));
+        __m256 v = _mm256_blendv_ps(
+            vzero, vneg, _mm256_castsi256_ps(_mm256_cmpeq_epi32(dk, zero)));
+        v = _mm256_blendv_ps(v, vpos,
+                             _mm256_castsi256_ps(_mm256_cmpeq_epi32(dk, two)));
+        float *dst = out + k * L + j + 8 * (size_t)h;
+        if (add)
+          v = _mm256_add_ps(_mm256_loadu_ps(dst), v);
+        _mm256_storeu_ps(dst, v);
+      }
+  }
+  const __m128i top = _mm_set1_epi8((char)242);
+  *bad =
+      _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(maxb, top), top)) != 0xffff;
+  return j;
+}
+#endif
+
+int quartic_decode(bool simd, const unsigned char *in, size_t len, bool zre,
+                   float m, float *out, size_t n, bool add) {
   size_t L = quartic_len(n);
   /* Columns j < full have all five digits inside the vector. */
   size_t full = n > 4 * L ? n - 4 * L : 0;
@@ -65,8 +119,18 @@ int quartic_decode(const unsigned char *in, size_t len, bool zre, float m,
   float *o[5];
   for (size_t k = 0; k < 5; k++)
     o[k] = out + k * L;
-  size_t j = 0;
-  for (size_t r = 0; r < len; r++) {
+  size_t j = 0, r = 0;
+#if CODEC_X86
+  if (simd && !zre) {
+    bool bad;
+    j = r = plain_avx2(in, full < len ? full : len, m, out, L, add, &bad);
+    if (bad)
+      return -EBADMSG;
+  }
+#else
+  (void)simd;
+#endif
+  for (; r < len; r++) {
     unsigned b = in[r];
     if (b < RUN_MIN) {
       if (j >= L)

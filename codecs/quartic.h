@@ -23,10 +23,12 @@ static inline size_t quartic_len(size_t n) { return n / 5 + (n % 5 != 0); }
 size_t zre_encode_inplace(unsigned char *buf, size_t len);
 
 /* Decode a quartic payload (zero-run encoded when ZRE) of LEN bytes into N
- * values M * (d - 1), or add them to OUT when ADD. Validates that the
- * stream expands to exactly quartic_len(N) bytes of at most 242 and that
- * every padding digit is zero. Returns 0 or -EBADMSG. */
-int quartic_decode(const unsigned char *in, size_t len, bool zre, float m,
-                   float *out, size_t n, bool add);
+ * values M * (d - 1), or add them to OUT when ADD (a zero is added as
+ * -0.0, which changes nothing). Validates that the stream expands to
+ * exactly quartic_len(N) bytes of at most 242 and that every padding digit
+ * is zero. SIMD: use the AVX2 kernel (same results). Returns 0 or
+ * -EBADMSG. */
+int quartic_decode(bool simd, const unsigned char *in, size_t len, bool zre,
+                   float m, float *out, size_t n, bool add);
 
 #endif

@@ -168,8 +168,7 @@ static ptrdiff_t exact_of_updated(codec_state_t *s, enum sel_key key, size_t k,
   size_t m =
       sel_update_collect(simd, s->residual, NULL, s->n, key, bucket, cand);
   *sel = cand;
-  return (ptrdiff_t)sel_exact(s->residual, key, cand, m, k, cand + ncand,
-                              cand);
+  return (ptrdiff_t)sel_exact(s->residual, key, cand, m, k, cand + ncand, cand);
 }
 
 /* Update V with IN and choose the communication set: *SEL receives the

@@ -62,17 +62,70 @@ static inline unsigned draw(const float *x, size_t i, float m, uint32_t key) {
   return 1u + keep - 2u * (keep & neg);
 }
 
-static CODEC_HOT void quantize_quartic(const float *x, size_t n, float m,
-                                       uint32_t key, unsigned char *out) {
+#if CODEC_X86
+#include <immintrin.h>
+
+CODEC_AVX2 static inline __m256i hash8(__m256i x) {
+  x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
+  x = _mm256_mullo_epi32(x, _mm256_set1_epi32(0x7feb352d));
+  x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 15));
+  x = _mm256_mullo_epi32(x, _mm256_set1_epi32((int)0x846ca68bu));
+  return _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
+}
+
+/* quantize_quartic's columns j < FULL, eight at a time, for N < 2^32 (the
+ * index has no high half): draw() on eight lanes, Horner on floats.
+ * Returns the columns done. */
+CODEC_AVX2 static size_t quantize_quartic_avx2(const float *x, size_t n,
+                                               float m, uint32_t key,
+                                               unsigned char *out) {
   size_t L = quartic_len(n);
   size_t full = n > 4 * L ? n - 4 * L : 0;
-  for (size_t j = 0; j < full; j++)
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i vkey = _mm256_set1_epi32((int)key);
+  const __m256 vm = _mm256_set1_ps(m), zero = _mm256_setzero_ps();
+  const __m256 one = _mm256_set1_ps(1.0f), three = _mm256_set1_ps(3.0f);
+  const __m256 two = _mm256_set1_ps(2.0f), s24 = _mm256_set1_ps(0x1p-24f);
+  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  size_t j = 0;
+  for (; j + 8 <= full; j += 8) {
+    __m256 byte = _mm256_setzero_ps();
+    for (size_t k = 0; k < 5; k++) {
+      size_t i = k * L + j;
+      __m256 v = _mm256_loadu_ps(x + i);
+      __m256i idx = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)i), lane);
+      __m256i h = hash8(_mm256_xor_si256(idx, vkey));
+      __m256 u =
+          _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(h, 8)), s24);
+      __m256 keep = _mm256_cmp_ps(_mm256_mul_ps(u, vm), _mm256_and_ps(v, absm),
+                                  _CMP_LT_OQ);
+      __m256 neg = _mm256_cmp_ps(v, zero, _CMP_LT_OQ);
+      /* 1 + keep - 2 (keep & neg) */
+      __m256 d = _mm256_sub_ps(_mm256_add_ps(one, _mm256_and_ps(keep, one)),
+                               _mm256_and_ps(_mm256_and_ps(keep, neg), two));
+      byte = _mm256_add_ps(_mm256_mul_ps(byte, three), d);
+    }
+    __m256i i32 = _mm256_cvttps_epi32(byte);
+    __m128i w16 = _mm_packus_epi32(_mm256_castsi256_si128(i32),
+                                   _mm256_extracti128_si256(i32, 1));
+    _mm_storel_epi64((__m128i *)(void *)(out + j), _mm_packus_epi16(w16, w16));
+  }
+  return j;
+}
+#endif
+
+static CODEC_HOT void quantize_quartic(const float *x, size_t n, float m,
+                                       uint32_t key, unsigned char *out,
+                                       size_t j0) {
+  size_t L = quartic_len(n);
+  size_t full = n > 4 * L ? n - 4 * L : 0;
+  for (size_t j = j0; j < full; j++)
     out[j] =
         (unsigned char)(81 * draw(x, j, m, key) + 27 * draw(x, L + j, m, key) +
                         9 * draw(x, 2 * L + j, m, key) +
                         3 * draw(x, 3 * L + j, m, key) +
                         draw(x, 4 * L + j, m, key));
-  for (size_t j = full; j < L; j++) {
+  for (size_t j = full > j0 ? full : j0; j < L; j++) {
     unsigned byte = 0;
     for (size_t k = 0; k < 5; k++) {
       size_t i = k * L + j;
@@ -102,20 +155,25 @@ static ptrdiff_t tg_encode(codec_state_t *s, const float *in,
   } else {
     /* A new key for every seed and step. */
     uint32_t key = (uint32_t)mix64(s->seed ^ mix64(s->step + 1));
-    quantize_quartic(in, n, m, key, q);
+    size_t done = 0;
+#if CODEC_X86
+    if (codec_use_avx2(s->codec) && n < ((size_t)1 << 32))
+      done = quantize_quartic_avx2(in, n, m, key, q);
+#endif
+    quantize_quartic(in, n, m, key, q, done);
   }
   return (ptrdiff_t)(4 + L);
 }
 
 static int tg_decode(const codec_t *c, const unsigned char *in, size_t len,
                      float *out, size_t n, bool add) {
-  (void)c;
   if (len < 4)
     return -EBADMSG;
   float m = kern_loadf(in);
   if (!(m >= 0.0f) || m == (float)INFINITY)
     return -EBADMSG;
-  return quartic_decode(in + 4, len - 4, false, m, out, n, add);
+  return quartic_decode(codec_use_avx2(c), in + 4, len - 4, false, m, out, n,
+                        add);
 }
 
 const struct codec_ops codec_terngrad_ops = {

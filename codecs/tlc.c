@@ -172,7 +172,7 @@ static int tlc_decode(const codec_t *c, const unsigned char *in, size_t len,
   float m = kern_loadf(in);
   if (!(m >= 0.0f) || m == (float)INFINITY)
     return -EBADMSG;
-  return quartic_decode(in + 4, len - 4,
+  return quartic_decode(codec_use_avx2(c), in + 4, len - 4,
                         CODEC_CPARAMS(c, struct tlc_params)->zre, m, out, n,
                         add);
 }
