@@ -267,29 +267,36 @@ int array_read(const char *path, float **out, size_t *n, char *err,
   return 0;
 }
 
+size_t npy_header(uint64_t n, unsigned char *buf) {
+  char dict[96];
+  int dl = snprintf(dict, sizeof dict,
+                    "{'descr': '<f4', 'fortran_order': False, 'shape': "
+                    "(%llu,), }",
+                    (unsigned long long)n);
+  /* Magic, version, length, dict, spaces, '\n': a multiple of 64. */
+  size_t total = ((size_t)10 + (size_t)dl + 1 + 63) / 64 * 64;
+  size_t hl = total - 10;
+  memcpy(buf, NPY_MAGIC, 6);
+  buf[6] = 1;
+  buf[7] = 0;
+  buf[8] = (unsigned char)hl;
+  buf[9] = (unsigned char)(hl >> 8);
+  memset(buf + 10, ' ', hl);
+  memcpy(buf + 10, dict, (size_t)dl);
+  buf[total - 1] = '\n';
+  return total;
+}
+
 int npy_encode(const float *x, size_t n, unsigned char **out, size_t *len) {
-  char dict[128];
-  int dl = snprintf(
-      dict, sizeof dict,
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu,), }", n);
-  if (dl < 0)
-    return -EINVAL;
-  /* Total header (10 bytes + dict + padding + '\n') a multiple of 64. */
-  size_t hl = ((size_t)10 + (size_t)dl + 1 + 63) / 64 * 64 - 10;
-  size_t total = 10 + hl + 4 * n;
+  unsigned char hdr[NPY_HEADER_MAX];
+  size_t hl = npy_header(n, hdr);
+  size_t total = hl + 4 * n;
   unsigned char *b = malloc(total);
   if (!b)
     return -ENOMEM;
-  memcpy(b, NPY_MAGIC, 6);
-  b[6] = 1;
-  b[7] = 0;
-  b[8] = (unsigned char)hl;
-  b[9] = (unsigned char)(hl >> 8);
-  memset(b + 10, ' ', hl);
-  memcpy(b + 10, dict, (size_t)dl);
-  b[10 + hl - 1] = '\n';
+  memcpy(b, hdr, hl);
   if (n)
-    memcpy(b + 10 + hl, x, 4 * n);
+    memcpy(b + hl, x, 4 * n);
   *out = b;
   *len = total;
   return 0;

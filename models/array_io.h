@@ -24,6 +24,12 @@ int npy_parse(const void *buf, size_t len, size_t *data_off, size_t *n,
 int array_read(const char *path, float **out, size_t *n, char *err,
                size_t errlen);
 
+/* The version 1.0 header of a .npy file holding N float32 values as a 1-D
+ * array, into BUF (at least NPY_HEADER_MAX bytes); returns its length (a
+ * multiple of 64). */
+enum { NPY_HEADER_MAX = 128 };
+size_t npy_header(uint64_t n, unsigned char *buf);
+
 /* The bytes of a .npy file holding the N values of X as a 1-D float32
  * array (version 1.0 header). *OUT is malloc'ed, *LEN its size. */
 int npy_encode(const float *x, size_t n, unsigned char **out, size_t *len);

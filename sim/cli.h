@@ -36,5 +36,8 @@ double cli_now(void);
 
 /* Subcommands. */
 int cli_codec(int argc, char **argv);
+int cli_formula(int argc, char **argv);
+int cli_gradients(int argc, char **argv);
+int cli_model(int argc, char **argv);
 
 #endif

@@ -11,6 +11,10 @@ static const struct {
 } commands[] = {
     {"codec", cli_codec,
      "gradient codecs: list, roundtrip, encode, decode, bench, compare"},
+    {"formula", cli_formula,
+     "analytic timing models of the seed papers and the collectives"},
+    {"gradients", cli_gradients, "write synthetic gradients of a model"},
+    {"model", cli_model, "the DNN workloads: list, show"},
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,660 @@
+/* models/model.c: model files, the device table and compute times
+ * (model.h). */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+
+#ifndef GRADSIM_MODELS_DIR
+#define GRADSIM_MODELS_DIR "models"
+#endif
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+    G_GNUC_PRINTF(4, 5);
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return rc;
+}
+
+const char *model_dir(const struct model_opts *opts) {
+  if (opts && opts->dir)
+    return opts->dir;
+  const char *env = g_getenv("GRADSIM_MODELS_DIR");
+  return env && *env ? env : GRADSIM_MODELS_DIR;
+}
+
+/* ---- the line format -------------------------------------------------- */
+
+/* Split LINE into words; a double-quoted string is one word (without its
+ * quotes); '#' outside quotes ends the line. Returns NULL and sets *BAD on
+ * an unterminated quote. */
+static GPtrArray *split_line(const char *line, bool *bad) {
+  GPtrArray *w = g_ptr_array_new_with_free_func(g_free);
+  *bad = false;
+  const char *p = line;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\r')
+      p++;
+    if (!*p || *p == '#')
+      break;
+    if (*p == '"') {
+      const char *e = strchr(p + 1, '"');
+      if (!e) {
+        *bad = true;
+        g_ptr_array_free(w, TRUE);
+        return NULL;
+      }
+      g_ptr_array_add(w, g_strndup(p + 1, (gsize)(e - p - 1)));
+      p = e + 1;
+    } else {
+      const char *s = p;
+      while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '#')
+        p++;
+      g_ptr_array_add(w, g_strndup(s, (gsize)(p - s)));
+    }
+  }
+  return w;
+}
+
+static bool parse_number(const char *s, double *v) {
+  char *end;
+  errno = 0;
+  double x = g_ascii_strtod(s, &end);
+  if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(x) || x < 0)
+    return false;
+  *v = x;
+  return true;
+}
+
+static bool parse_count(const char *s, uint64_t *v) {
+  char *end;
+  errno = 0;
+  guint64 x = g_ascii_strtoull(s, &end, 10);
+  if (*s < '0' || *s > '9' || *end != '\0' || errno == ERANGE)
+    return false;
+  *v = x;
+  return true;
+}
+
+/* ---- the device table ------------------------------------------------- */
+
+struct measured {
+  char *model, *precision, *source;
+  double batch, rate;
+};
+
+struct device {
+  char *name, *description;
+  double peak_fp32, peak_mixed, memory;
+  GArray *measured; /* struct measured */
+};
+
+static void device_clear(gpointer p) {
+  struct device *d = p;
+  g_free(d->name);
+  g_free(d->description);
+  for (guint i = 0; i < d->measured->len; i++) {
+    struct measured *m = &g_array_index(d->measured, struct measured, i);
+    g_free(m->model);
+    g_free(m->precision);
+    g_free(m->source);
+  }
+  g_array_free(d->measured, TRUE);
+}
+
+static int load_devices(const char *dir, GArray **out, char *err,
+                        size_t errlen) {
+  char *path = g_build_filename(dir, "devices.conf", NULL);
+  char *text;
+  GError *ge = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &ge)) {
+    int rc = fail(err, errlen, -ENOENT, "%s", ge->message);
+    g_error_free(ge);
+    g_free(path);
+    return rc;
+  }
+  GArray *devs = g_array_new(FALSE, TRUE, sizeof(struct device));
+  g_array_set_clear_func(devs, device_clear);
+  char **lines = g_strsplit(text, "\n", -1);
+  int rc = 0;
+  for (size_t ln = 0; lines[ln] && !rc; ln++) {
+    bool bad;
+    GPtrArray *w = split_line(lines[ln], &bad);
+    if (bad) {
+      rc = fail(err, errlen, -EINVAL, "%s:%zu: unterminated quote", path,
+                ln + 1);
+      break;
+    }
+    const char *kw = w->len ? g_ptr_array_index(w, 0) : NULL;
+    struct device *d =
+        devs->len ? &g_array_index(devs, struct device, devs->len - 1) : NULL;
+#define W(i) ((const char *)g_ptr_array_index(w, (i)))
+    if (!kw) {
+    } else if (strcmp(kw, "device") == 0 && w->len == 3) {
+      struct device nd = {g_strdup(W(1)), g_strdup(W(2)), 0, 0, 0,
+                          g_array_new(FALSE, TRUE, sizeof(struct measured))};
+      g_array_append_val(devs, nd);
+    } else if (!d) {
+      rc = fail(err, errlen, -EINVAL, "%s:%zu: '%s' before any 'device'",
+                path, ln + 1, kw);
+    } else if (strcmp(kw, "peak") == 0 && w->len == 4) {
+      double v;
+      if (!parse_number(W(2), &v) || v <= 0 ||
+          (strcmp(W(1), "fp32") != 0 && strcmp(W(1), "mixed") != 0))
+        rc = fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'peak fp32|mixed FLOPS \"SOURCE\"'", path,
+                  ln + 1);
+      else if (strcmp(W(1), "fp32") == 0)
+        d->peak_fp32 = v;
+      else
+        d->peak_mixed = v;
+    } else if (strcmp(kw, "memory") == 0 && w->len == 3) {
+      if (!parse_number(W(1), &d->memory) || d->memory <= 0)
+        rc = fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'memory BYTES_PER_S \"SOURCE\"'", path,
+                  ln + 1);
+    } else if (strcmp(kw, "measured") == 0 && w->len == 6) {
+      struct measured m = {g_strdup(W(1)), g_strdup(W(2)), g_strdup(W(5)), 0,
+                           0};
+      if (!parse_number(W(3), &m.batch) || !parse_number(W(4), &m.rate) ||
+          m.batch <= 0 || m.rate <= 0)
+        rc = fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'measured MODEL PRECISION BATCH "
+                  "SAMPLES_PER_S \"SOURCE\"'",
+                  path, ln + 1);
+      g_array_append_val(d->measured, m);
+    } else {
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: unknown or malformed line starting '%s' (expected "
+                "device, peak, memory or measured)",
+                path, ln + 1, kw);
+    }
+#undef W
+    g_ptr_array_free(w, TRUE);
+  }
+  g_strfreev(lines);
+  g_free(text);
+  g_free(path);
+  if (rc) {
+    g_array_free(devs, TRUE);
+    return rc;
+  }
+  *out = devs;
+  return 0;
+}
+
+/* ---- model files ------------------------------------------------------ */
+
+static void model_layer_clear(struct model_layer *l) { g_free(l->name); }
+
+void model_free(struct model *m) {
+  if (!m)
+    return;
+  for (size_t i = 0; i < m->nlayers; i++)
+    model_layer_clear(&m->layers[i]);
+  for (size_t i = 0; i < m->ntensors; i++)
+    g_free(m->tensors[i].name);
+  g_free(m->layers);
+  g_free(m->tensors);
+  g_free(m->name);
+  g_free(m->path);
+  g_free(m->dataset);
+  g_free(m->device);
+  g_free(m->precision);
+  g_free(m->timing_source);
+  g_free(m);
+}
+
+static bool is_path(const char *name) {
+  return strchr(name, '/') || g_str_has_suffix(name, ".model");
+}
+
+static gint cmp_str(gconstpointer a, gconstpointer b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+char *model_list(const struct model_opts *opts) {
+  GDir *d = g_dir_open(model_dir(opts), 0, NULL);
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  for (const char *f; d && (f = g_dir_read_name(d));)
+    if (g_str_has_suffix(f, ".model"))
+      g_ptr_array_add(names, g_strndup(f, strlen(f) - 6));
+  if (d)
+    g_dir_close(d);
+  g_ptr_array_sort(names, cmp_str);
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < names->len; i++)
+    g_string_append_printf(s, "%s%s", i ? ", " : "",
+                           (const char *)g_ptr_array_index(names, i));
+  g_ptr_array_add(names, NULL);
+  g_ptr_array_free(names, TRUE);
+  g_string_append(s, s->len ? ", synthetic" : "synthetic");
+  return g_string_free(s, FALSE);
+}
+
+struct expect {
+  bool params_set, tensors_set;
+  double params, tol;
+  uint64_t tensors;
+  size_t params_line, tensors_line;
+};
+
+static int parse_model_file(const char *path, const char *text,
+                            struct model *m, struct expect *ex, char *err,
+                            size_t errlen) {
+  GArray *layers = g_array_new(FALSE, TRUE, sizeof(struct model_layer));
+  GArray *tensors = g_array_new(FALSE, TRUE, sizeof(struct model_tensor));
+  GHashTable *layer_ix = g_hash_table_new(g_str_hash, g_str_equal);
+  char *backward_from = NULL;
+  size_t backward_line = 0;
+  char **lines = g_strsplit(text, "\n", -1);
+  int rc = 0;
+  for (size_t ln = 0; lines[ln] && !rc; ln++) {
+    bool bad;
+    GPtrArray *w = split_line(lines[ln], &bad);
+    if (bad) {
+      rc = fail(err, errlen, -EINVAL, "%s:%zu: unterminated quote", path,
+                ln + 1);
+      break;
+    }
+#define W(i) ((const char *)g_ptr_array_index(w, (i)))
+    const char *kw = w->len ? W(0) : NULL;
+    if (!kw) {
+    } else if (!m->name && strcmp(kw, "model") != 0) {
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: the first directive must be 'model NAME'", path,
+                ln + 1);
+    } else if (strcmp(kw, "model") == 0 && w->len == 2 && !m->name) {
+      m->name = g_strdup(W(1));
+    } else if ((strcmp(kw, "source") == 0 || strcmp(kw, "input") == 0) &&
+               w->len == 2) {
+    } else if (strcmp(kw, "dataset") == 0 && w->len == 2) {
+      g_free(m->dataset);
+      m->dataset = g_strdup(W(1));
+    } else if (strcmp(kw, "batch") == 0 && w->len == 2) {
+      uint64_t b = 0;
+      if (!parse_count(W(1), &b) || b < 1 || b > 1000000)
+        rc = fail(err, errlen, -EINVAL,
+                  "%s:%zu: batch '%s' must be a whole number in 1..1000000",
+                  path, ln + 1, W(1));
+      m->file_batch = (int)b;
+    } else if (strcmp(kw, "backward_from") == 0 && w->len == 2) {
+      g_free(backward_from);
+      backward_from = g_strdup(W(1));
+      backward_line = ln + 1;
+    } else if (strcmp(kw, "layer") == 0 && w->len == 3) {
+      struct model_layer l = {g_strdup(W(1)), 0, 0, 0};
+      if (!parse_number(W(2), &l.flops))
+        rc = fail(err, errlen, -EINVAL,
+                  "%s:%zu: layer %s: FLOPs '%s' must be a number >= 0", path,
+                  ln + 1, W(1), W(2));
+      else if (g_hash_table_contains(layer_ix, l.name))
+        rc = fail(err, errlen, -EINVAL, "%s:%zu: layer %s declared twice",
+                  path, ln + 1, l.name);
+      g_array_append_val(layers, l);
+      g_hash_table_insert(
+          layer_ix, g_array_index(layers, struct model_layer, layers->len - 1)
+                        .name,
+          GSIZE_TO_POINTER(layers->len));
+    } else if (strcmp(kw, "tensor") == 0 && w->len == 4) {
+      struct model_tensor t = {g_strdup(W(1)), 0, 0, 0};
+      gpointer ix = g_hash_table_lookup(layer_ix, W(3));
+      g_array_append_val(tensors, t);
+      struct model_tensor *tp =
+          &g_array_index(tensors, struct model_tensor, tensors->len - 1);
+      if (!parse_count(W(2), &tp->elements) || tp->elements == 0)
+        rc = fail(err, errlen, -EINVAL,
+                  "%s:%zu: tensor %s: elements '%s' must be a whole number "
+                  ">= 1",
+                  path, ln + 1, W(1), W(2));
+      else if (!ix)
+        rc = fail(err, errlen, -EINVAL,
+                  "%s:%zu: tensor %s: layer '%s' is not declared above", path,
+                  ln + 1, W(1), W(3));
+      else
+        tp->layer = GPOINTER_TO_SIZE(ix) - 1;
+    } else if (strcmp(kw, "expect") == 0 && w->len == 5 &&
+               strcmp(W(1), "params") == 0) {
+      ex->params_set = true;
+      ex->params_line = ln + 1;
+      if (!parse_number(W(2), &ex->params) || !parse_number(W(3), &ex->tol))
+        rc = fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'expect params N TOLERANCE \"SOURCE\"'",
+                  path, ln + 1);
+    } else if (strcmp(kw, "expect") == 0 && w->len == 4 &&
+               strcmp(W(1), "tensors") == 0) {
+      ex->tensors_set = true;
+      ex->tensors_line = ln + 1;
+      if (!parse_count(W(2), &ex->tensors))
+        rc = fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'expect tensors N \"SOURCE\"'", path,
+                  ln + 1);
+    } else {
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: unknown or malformed line starting '%s' (expected "
+                "model, source, dataset, input, batch, backward_from, layer, "
+                "tensor or expect, with their arguments)",
+                path, ln + 1, kw);
+    }
+#undef W
+    g_ptr_array_free(w, TRUE);
+  }
+  g_strfreev(lines);
+  if (!rc && !m->name)
+    rc = fail(err, errlen, -EINVAL, "%s: no 'model NAME' line", path);
+  if (!rc && (layers->len == 0 || tensors->len == 0))
+    rc = fail(err, errlen, -EINVAL, "%s: a model needs layers and tensors",
+              path);
+  if (!rc && m->file_batch == 0)
+    rc = fail(err, errlen, -EINVAL, "%s: no 'batch N' line", path);
+  m->backward_from = 0;
+  if (!rc && backward_from) {
+    gpointer ix = g_hash_table_lookup(layer_ix, backward_from);
+    if (!ix)
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: backward_from: layer '%s' is not declared", path,
+                backward_line, backward_from);
+    else
+      m->backward_from = GPOINTER_TO_SIZE(ix) - 1;
+  }
+  g_free(backward_from);
+  g_hash_table_destroy(layer_ix);
+  m->nlayers = layers->len;
+  m->layers = (struct model_layer *)(void *)g_array_free(layers, FALSE);
+  m->ntensors = tensors->len;
+  m->tensors = (struct model_tensor *)(void *)g_array_free(tensors, FALSE);
+  return rc;
+}
+
+/* Forward and backward FLOPs per sample. */
+static double model_flops(const struct model *m) {
+  double f = 0;
+  for (size_t i = 0; i < m->nlayers; i++)
+    f += (i >= m->backward_from ? 3 : 1) * m->layers[i].flops;
+  return f;
+}
+
+static int read_model(const char *path, struct model **out,
+                      struct expect *ex, char *err, size_t errlen);
+
+/* The efficiency a measurement implies: the measured model's FLOPs per
+ * sample times its throughput, over the device's peak. */
+static int measured_efficiency(const char *dir, const struct device *y,
+                               const struct measured *x, bool mixed,
+                               double *eff, char *err, size_t errlen) {
+  char *file = g_strconcat(x->model, ".model", NULL);
+  char *path = g_build_filename(dir, file, NULL);
+  g_free(file);
+  struct model *mm;
+  struct expect ex = {0};
+  int rc = read_model(path, &mm, &ex, err, errlen);
+  g_free(path);
+  if (rc)
+    return rc;
+  *eff = model_flops(mm) * x->rate / (mixed ? y->peak_mixed : y->peak_fp32);
+  model_free(mm);
+  return 0;
+}
+
+/* Time M on device DEV at precision PREC and per-worker batch BATCH. */
+static int time_model(struct model *m, const char *dir, const GArray *devs,
+                      const char *dev, const char *prec, int batch, char *err,
+                      size_t errlen) {
+  const struct device *d = NULL;
+  GString *names = g_string_new(NULL);
+  for (guint i = 0; i < devs->len; i++) {
+    const struct device *x = &g_array_index(devs, struct device, i);
+    g_string_append_printf(names, "%s%s", i ? ", " : "", x->name);
+    if (strcmp(x->name, dev) == 0)
+      d = x;
+  }
+  if (!d) {
+    int rc = fail(err, errlen, -EINVAL, "unknown device '%s' (valid: %s)",
+                  dev, names->str);
+    g_string_free(names, TRUE);
+    return rc;
+  }
+  g_string_free(names, TRUE);
+  bool mixed = strcmp(prec, "mixed") == 0;
+  if (!mixed && strcmp(prec, "fp32") != 0)
+    return fail(err, errlen, -EINVAL,
+                "unknown precision '%s' (valid: fp32, mixed)", prec);
+  double peak = mixed ? d->peak_mixed : d->peak_fp32;
+  if (!(peak > 0) || !(d->memory > 0))
+    return fail(err, errlen, -EINVAL,
+                "device %s has no peak %s rate or memory bandwidth in "
+                "devices.conf",
+                dev, prec);
+  double flops = model_flops(m);
+  if (!(flops > 0))
+    return fail(err, errlen, -EINVAL, "%s: the model has no FLOPs", m->path);
+
+  /* This model measured on this device, else the mean efficiency of the
+   * device's measurements at this precision, else of all devices'. */
+  double t = 0;
+  for (guint i = 0; i < d->measured->len && t == 0; i++) {
+    const struct measured *x =
+        &g_array_index(d->measured, struct measured, i);
+    if (strcmp(x->model, m->name) == 0 && strcmp(x->precision, prec) == 0) {
+      t = batch / x->rate;
+      m->timing_source =
+          g_strdup_printf("measured on %s %s: %g samples/s (%s)", dev, prec,
+                          x->rate, x->source);
+    }
+  }
+  for (int pass = 0; pass < 2 && t == 0; pass++) {
+    double sum = 0;
+    int count = 0;
+    GString *which = g_string_new(NULL);
+    for (guint j = 0; j < devs->len; j++) {
+      const struct device *y = &g_array_index(devs, struct device, j);
+      if (pass == 0 && y != d)
+        continue;
+      for (guint i = 0; i < y->measured->len; i++) {
+        const struct measured *x =
+            &g_array_index(y->measured, struct measured, i);
+        if (strcmp(x->precision, prec) != 0)
+          continue;
+        double e;
+        int rc = measured_efficiency(dir, y, x, mixed, &e, err, errlen);
+        if (rc) {
+          g_string_free(which, TRUE);
+          return rc;
+        }
+        sum += e;
+        count++;
+        g_string_append_printf(which, "%s%s on %s", count > 1 ? ", " : "",
+                               x->model, y->name);
+      }
+    }
+    if (count) {
+      double eff = sum / count;
+      t = flops * batch / (peak * eff);
+      m->timing_source = g_strdup_printf(
+          "%.3g GFLOPs per sample at %.3g of %s's %s peak (the mean "
+          "efficiency of %s)",
+          flops / 1e9, eff, dev, prec, which->str);
+    }
+    g_string_free(which, TRUE);
+  }
+  if (t == 0)
+    return fail(err, errlen, -EINVAL,
+                "devices.conf has no measurement at precision %s to "
+                "calibrate device %s",
+                prec, dev);
+  double scale = t / flops;
+  m->forward_s = 0;
+  m->backward_s = 0;
+  for (size_t i = 0; i < m->nlayers; i++) {
+    struct model_layer *l = &m->layers[i];
+    l->forward_s = scale * l->flops;
+    l->backward_s = i >= m->backward_from ? 2 * scale * l->flops : 0;
+    m->forward_s += l->forward_s;
+    m->backward_s += l->backward_s;
+  }
+  /* Each tensor gets its layer's backward time in proportion to its
+   * elements among the layer's tensors. */
+  for (size_t i = 0; i < m->ntensors; i++) {
+    struct model_tensor *tn = &m->tensors[i];
+    uint64_t layer_elems = 0;
+    for (size_t j = 0; j < m->ntensors; j++)
+      if (m->tensors[j].layer == tn->layer)
+        layer_elems += m->tensors[j].elements;
+    tn->backward_s = m->layers[tn->layer].backward_s *
+                     (double)tn->elements / (double)layer_elems;
+  }
+  /* SGD with momentum: weight, gradient, momentum read, weight and
+   * momentum written. */
+  m->update_s = 20.0 * (double)m->params / d->memory;
+  m->batch = batch;
+  m->device = g_strdup(dev);
+  m->precision = g_strdup(prec);
+  return 0;
+}
+
+static int read_model(const char *path, struct model **out,
+                      struct expect *ex, char *err, size_t errlen) {
+  char *text;
+  GError *ge = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &ge)) {
+    int rc = fail(err, errlen, -ENOENT, "%s", ge->message);
+    g_error_free(ge);
+    return rc;
+  }
+  struct model *m = g_new0(struct model, 1);
+  m->path = g_strdup(path);
+  int rc = parse_model_file(path, text, m, ex, err, errlen);
+  g_free(text);
+  if (rc) {
+    model_free(m);
+    return rc;
+  }
+  for (size_t i = 0; i < m->ntensors; i++)
+    m->params += m->tensors[i].elements;
+  if (!m->dataset)
+    m->dataset = g_strdup("");
+  *out = m;
+  return 0;
+}
+
+int model_load(const char *name, const struct model_opts *opts,
+               struct model **out, char *err, size_t errlen) {
+  *out = NULL;
+  const char *dir = model_dir(opts);
+  char *path;
+  if (is_path(name)) {
+    path = g_strdup(name);
+  } else {
+    for (const char *c = name; *c; c++)
+      if (!g_ascii_isalnum(*c) && *c != '-' && *c != '_') {
+        char *list = model_list(opts);
+        int rc = fail(err, errlen, -EINVAL,
+                      "unknown model '%s' (valid: %s, or a path to a .model "
+                      "file)",
+                      name, list);
+        g_free(list);
+        return rc;
+      }
+    char *file = g_strconcat(name, ".model", NULL);
+    path = g_build_filename(dir, file, NULL);
+    g_free(file);
+    if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+      char *list = model_list(opts);
+      int rc = fail(err, errlen, -ENOENT,
+                    "unknown model '%s' (valid: %s, or a path to a .model "
+                    "file; models are read from %s)",
+                    name, list, dir);
+      g_free(list);
+      g_free(path);
+      return rc;
+    }
+  }
+  struct model *m;
+  struct expect ex = {0};
+  int rc = read_model(path, &m, &ex, err, errlen);
+  if (!rc && ex.params_set &&
+      fabs((double)m->params - ex.params) > ex.tol * ex.params)
+    rc = fail(err, errlen, -EINVAL,
+              "%s:%zu: the tensors hold %" G_GUINT64_FORMAT
+              " parameters, not %.6g within %.3g%%",
+              path, ex.params_line, m->params, ex.params, 100 * ex.tol);
+  if (!rc && ex.tensors_set && m->ntensors != ex.tensors)
+    rc = fail(err, errlen, -EINVAL,
+              "%s:%zu: %zu tensors listed, the file expects %" G_GUINT64_FORMAT,
+              path, ex.tensors_line, m->ntensors, ex.tensors);
+  GArray *devs = NULL;
+  if (!rc)
+    rc = load_devices(dir, &devs, err, errlen);
+  if (!rc) {
+    int batch = opts && opts->batch > 0 ? opts->batch : m->file_batch;
+    const char *dev = opts && opts->device ? opts->device : "P100";
+    const char *prec = opts && opts->precision ? opts->precision : "fp32";
+    rc = time_model(m, dir, devs, dev, prec, batch, err, errlen);
+  }
+  if (devs)
+    g_array_free(devs, TRUE);
+  g_free(path);
+  if (rc) {
+    model_free(m);
+    return rc;
+  }
+  *out = m;
+  return 0;
+}
+
+int model_synthetic(uint64_t params, size_t tensors, double compute_s,
+                    double update_s, struct model **out, char *err,
+                    size_t errlen) {
+  *out = NULL;
+  if (params == 0 || tensors == 0 || tensors > params)
+    return fail(err, errlen, -EINVAL,
+                "synthetic model: params (%" G_GUINT64_FORMAT
+                ") and tensors (%zu) must be >= 1, tensors <= params",
+                params, tensors);
+  if (!(compute_s >= 0) || !(update_s >= 0) || !isfinite(compute_s) ||
+      !isfinite(update_s))
+    return fail(err, errlen, -EINVAL,
+                "synthetic model: compute and update must be seconds >= 0");
+  struct model *m = g_new0(struct model, 1);
+  m->name = g_strdup("synthetic");
+  m->path = g_strdup("");
+  m->dataset = g_strdup("");
+  m->nlayers = m->ntensors = tensors;
+  m->layers = g_new0(struct model_layer, tensors);
+  m->tensors = g_new0(struct model_tensor, tensors);
+  uint64_t each = params / tensors;
+  for (size_t i = 0; i < tensors; i++) {
+    m->layers[i].name = g_strdup_printf("layer%zu", i + 1);
+    m->layers[i].forward_s = compute_s / 3 / (double)tensors;
+    m->layers[i].backward_s = 2 * compute_s / 3 / (double)tensors;
+  }
+  for (size_t i = 0; i < tensors; i++) {
+    /* Backward order: the last layer's tensor first. */
+    struct model_tensor *t = &m->tensors[i];
+    t->layer = tensors - 1 - i;
+    t->name = g_strdup_printf("tensor%zu", t->layer + 1);
+    t->elements = each + (t->layer == tensors - 1 ? params % tensors : 0);
+    t->backward_s = m->layers[t->layer].backward_s;
+  }
+  m->params = params;
+  m->forward_s = compute_s / 3;
+  m->backward_s = 2 * compute_s / 3;
+  m->update_s = update_s;
+  m->file_batch = m->batch = 1;
+  m->device = g_strdup("synthetic");
+  m->precision = g_strdup("fp32");
+  m->timing_source = g_strdup("given: compute and update seconds");
+  *out = m;
+  return 0;
+}

@@ -1,0 +1,84 @@
+/* models/model.h: DNN workloads: the gradient tensors a model's backward
+ * pass produces, and how long forward, backward and update take on a
+ * device.
+ *
+ * A model is read from a data file (models/<name>.model, format in the
+ * README, "Model files") and timed with the device table (models/
+ * devices.conf): a forward + backward iteration at batch b takes b / r
+ * seconds where the table gives a measured throughput r for the model on
+ * that device and precision, else 3 F b / (peak efficiency) with F the
+ * model's forward FLOPs per sample (backward = 2 x forward) and the
+ * device's efficiency the mean of its measured entries. Each layer gets
+ * the share of its FLOPs. The update touches 20 bytes per parameter
+ * (weight, gradient and momentum read, weight and momentum written) at the
+ * device's memory bandwidth. */
+#ifndef GRADSIM_MODELS_MODEL_H
+#define GRADSIM_MODELS_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct model_layer {
+  char *name;
+  double flops;     /* forward FLOPs per sample */
+  double forward_s; /* per iteration, on the chosen device and batch */
+  double backward_s;
+};
+
+struct model_tensor {
+  char *name;
+  uint64_t elements;
+  size_t layer;      /* index into layers */
+  double backward_s; /* backward time of the part of its layer producing it */
+};
+
+struct model {
+  char *name;
+  char *path;    /* file it came from ("" for synthetic) */
+  char *dataset;
+  uint64_t params;   /* sum of the tensors' elements */
+  size_t nlayers;    /* forward order */
+  struct model_layer *layers;
+  size_t ntensors;   /* backward order */
+  struct model_tensor *tensors;
+  size_t backward_from; /* first layer with backward work */
+  int file_batch;       /* the batch the source paper used */
+  /* Timing on the device chosen at load time. */
+  int batch;
+  char *device;
+  char *precision;
+  double forward_s, backward_s, update_s;
+  char *timing_source; /* how the times were obtained, one line */
+};
+
+struct model_opts {
+  const char *device;    /* NULL: the reference device, P100 */
+  const char *precision; /* "fp32" (default) or "mixed" */
+  int batch;             /* 0: the model file's batch */
+  const char *dir;       /* NULL: GRADSIM_MODELS_DIR or the built-in path */
+};
+
+/* Load NAME (a model name, or a path to a .model file) and time it.
+ * Returns 0, or -errno with a message naming the file and line, or the
+ * unknown model, device or precision with the valid choices. */
+int model_load(const char *name, const struct model_opts *opts,
+               struct model **out, char *err, size_t errlen);
+
+/* A synthetic model for formula validation: PARAMS parameters split into
+ * TENSORS equal tensors (the remainder in the last), one layer per
+ * tensor; COMPUTE_S seconds of forward + backward (one third forward)
+ * split evenly, UPDATE_S of update. */
+int model_synthetic(uint64_t params, size_t tensors, double compute_s,
+                    double update_s, struct model **out, char *err,
+                    size_t errlen);
+
+void model_free(struct model *m);
+
+/* The names of the model files in the models directory, sorted, as one
+ * comma-separated string (g_free'd by the caller), for messages. */
+char *model_list(const struct model_opts *opts);
+
+/* The directory model files and devices.conf are read from. */
+const char *model_dir(const struct model_opts *opts);
+
+#endif

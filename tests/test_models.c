@@ -1,0 +1,462 @@
+/* tests/test_models.c: units, the analytic formulas against the papers'
+ * own worked numbers, the synthetic gradient generator, and the model
+ * files. */
+#include <criterion/criterion.h>
+
+#include "formula.h"
+#include "gradgen.h"
+#include "model.h"
+#include "units.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define REL(a, b) (fabs((a) - (b)) / fabs(b))
+
+/* ---- units ------------------------------------------------------------ */
+
+Test(units, bandwidth) {
+  double v;
+  cr_assert_eq(units_bandwidth("10Gbps", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 1.25e9, 1);
+  cr_assert_eq(units_bandwidth("1.25GBps", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 1.25e9, 1);
+  cr_assert_eq(units_bandwidth("56Gbps", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 7e9, 1);
+  cr_assert_eq(units_bandwidth("1KiBps", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 1024, 1e-9);
+  cr_assert_eq(units_bandwidth("1000", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 1000, 1e-9);
+  char err[256];
+  cr_assert_eq(units_bandwidth("10Gbs", &v, err, sizeof err), -EINVAL);
+  cr_assert(strstr(err, "10Gbs") && strstr(err, "bps"));
+  cr_assert_eq(units_bandwidth("0bps", &v, NULL, 0), -EINVAL);
+  cr_assert_eq(units_bandwidth("-1Gbps", &v, NULL, 0), -EINVAL);
+  cr_assert_eq(units_bandwidth("", &v, NULL, 0), -EINVAL);
+  cr_assert_eq(units_bandwidth("inf", &v, NULL, 0), -EINVAL);
+  cr_assert_eq(units_bandwidth("1e400Bps", &v, NULL, 0), -EINVAL);
+}
+
+Test(units, time_and_size) {
+  double v;
+  cr_assert_eq(units_time("5us", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 5e-6, 1e-18);
+  cr_assert_eq(units_time("1.5ms", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 1.5e-3, 1e-15);
+  cr_assert_eq(units_time("2", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 2, 0);
+  cr_assert_eq(units_time("0", &v, NULL, 0), 0);
+  cr_assert_eq(units_time("5 us", &v, NULL, 0), -EINVAL);
+  cr_assert_eq(units_time("5usec", &v, NULL, 0), -EINVAL);
+  cr_assert_eq(units_time("-1s", &v, NULL, 0), -EINVAL);
+  cr_assert_eq(units_size("64MB", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 64e6, 0);
+  cr_assert_eq(units_size("64MiB", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 64.0 * 1048576, 0);
+  cr_assert_eq(units_size("8b", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 1, 0);
+  cr_assert_eq(units_size("64MBps", &v, NULL, 0), -EINVAL);
+  cr_assert_eq(units_time_per_byte("2.5e-10", &v, NULL, 0), 0);
+  cr_assert_float_eq(v, 2.5e-10, 1e-22);
+  cr_assert_eq(units_time_per_byte("abc", &v, NULL, 0), -EINVAL);
+}
+
+/* ---- formulas --------------------------------------------------------- */
+
+static struct formula_out eval(const char *name, struct formula_in *in) {
+  const struct formula *f = formula_find(name);
+  cr_assert_not_null(f, "formula %s", name);
+  struct formula_out o;
+  char err[256];
+  int rc = formula_eval(f, in, &o, err, sizeof err);
+  cr_assert_eq(rc, 0, "%s: %s", name, err);
+  double sum = 0;
+  for (size_t i = 0; i < o.nterms; i++)
+    sum += o.terms[i].value;
+  cr_assert_float_eq(sum, o.total, 1e-12 * fabs(o.total) + 1e-300,
+                     "terms add up");
+  return o;
+}
+
+static struct formula_in net(double p, double n, double alpha, double beta,
+                             double gamma) {
+  struct formula_in in;
+  formula_in_init(&in);
+  in.v[FP_P] = p;
+  in.v[FP_N] = n;
+  in.v[FP_ALPHA] = alpha;
+  in.v[FP_BETA] = beta;
+  in.v[FP_GAMMA] = gamma;
+  return in;
+}
+
+/* GradientFlow Section 1: AlexNet's 61M fp32 parameters put 488 MB
+ * through every GPU per iteration, 69.7 ms even at the full 56 Gbps: the
+ * ring's bandwidth term for large p. */
+Test(formula, gradientflow_alexnet_69ms) {
+  struct formula_in in = net(512, 61e6 * 4, 0, 8.0 / 56e9, 0);
+  struct formula_out o = eval("ring", &in);
+  cr_assert_eq(strcmp(o.terms[1].name, "bandwidth"), 0);
+  cr_assert(REL(o.terms[1].value, 69.7e-3) < 0.003, "%g",
+            o.terms[1].value);
+}
+
+/* INCEPTIONN Section VIII-D, p = 4 by hand: (1 + 2) alpha + (4 + 2) n beta
+ * + 3 n gamma; the ring: 6 alpha + 1.5 n beta + 0.75 n gamma. */
+Test(formula, inceptionn_by_hand) {
+  struct formula_in in = net(4, 1e8, 1e-5, 1e-9, 2e-10);
+  struct formula_out wa = eval("inceptionn-wa", &in);
+  cr_assert_float_eq(wa.total, 3e-5 + 6 * 0.1 + 3 * 0.02, 1e-12);
+  struct formula_out ring = eval("inceptionn-ring", &in);
+  cr_assert_float_eq(ring.total, 6e-5 + 1.5 * 0.1 + 0.75 * 0.02, 1e-12);
+  /* WA grows linearly with p, the ring does not (Fig. 15). */
+  in.v[FP_P] = 8;
+  struct formula_out wa8 = eval("inceptionn-wa", &in);
+  struct formula_out ring8 = eval("inceptionn-ring", &in);
+  cr_assert(wa8.total / wa.total > 1.6);
+  cr_assert(ring8.total / ring.total < 1.2);
+}
+
+/* RedSync Section 2.3: at D = 0.1% and p = 128 the sparse allgather moves
+ * (p - 1) D = 12.7% of the dense M beta ("12.8%" in the text, p D), and
+ * Eq. (1) by hand. */
+Test(formula, redsync_by_hand) {
+  struct formula_in in = net(128, 1e8, 2e-6, 1e-9, 1e-10);
+  in.v[FP_DENSITY] = 0.001;
+  in.v[FP_GAMMA1] = 3e-4;
+  in.v[FP_T_SELECT] = 0.01;
+  struct formula_out s = eval("redsync-sparse", &in);
+  cr_assert_float_eq(s.terms[2].value / (1e8 * 1e-9), 0.127, 1e-12);
+  cr_assert_float_eq(s.total, 0.01 + 7 * 2e-6 + 0.0127 + 128 * 3e-4, 1e-12);
+  struct formula_out d = eval("redsync-dense", &in);
+  cr_assert_float_eq(d.total,
+                     2 * 7 * 2e-6 + 2 * 127.0 / 128 * 0.1 +
+                         127.0 / 128 * 1e8 * 1e-10,
+                     1e-12);
+  /* gamma1 defaults to n D gamma. */
+  in.v[FP_GAMMA1] = NAN;
+  struct formula_out s2 = eval("redsync-sparse", &in);
+  cr_assert_float_eq(s2.terms[3].value, 128 * 1e8 * 0.001 * 1e-10, 1e-15);
+}
+
+/* Thakur et al. 2005 for p = 8 and the fold for p = 6. */
+Test(formula, thakur_collectives) {
+  struct formula_in in = net(8, 1e6, 1e-6, 1e-9, 1e-10);
+  cr_assert_float_eq(eval("rdb", &in).total, 3 * (1e-6 + 1e-3 + 1e-4),
+                     1e-15);
+  cr_assert_float_eq(eval("rabenseifner", &in).total,
+                     6e-6 + 2 * 7.0 / 8 * 1e-3 + 7.0 / 8 * 1e-4, 1e-15);
+  cr_assert_float_eq(eval("bcast-binomial", &in).total, 3 * (1e-6 + 1e-3),
+                     1e-15);
+  cr_assert_float_eq(eval("reduce-binomial", &in).total,
+                     3 * (1e-6 + 1e-3 + 1e-4), 1e-15);
+  cr_assert_float_eq(eval("allgather-rdb", &in).total,
+                     3e-6 + 7 * 1e-3 + 7 * 1e-4, 1e-15);
+  in.v[FP_P] = 6; /* p' = 4 plus the fold */
+  cr_assert_float_eq(eval("rdb", &in).total,
+                     2 * (1e-6 + 1e-3 + 1e-4) + 2e-6 + 2e-3 + 1e-4, 1e-15);
+  cr_assert_float_eq(eval("bcast-binomial", &in).total, 3 * (1e-6 + 1e-3),
+                     1e-15);
+}
+
+Test(formula, ps_and_hierarchical) {
+  struct formula_in in = net(4, 1e6, 1e-6, 1e-9, 1e-10);
+  in.v[FP_AGGR] = 1;
+  /* push: alpha + 4 n beta; sum: 3 n gamma; broadcast over 5 nodes:
+   * 3 rounds. */
+  cr_assert_float_eq(eval("ps", &in).total,
+                     1e-6 + 4e-3 + 3e-4 + 3 * (1e-6 + 1e-3), 1e-15);
+  in.v[FP_AGGR] = 2;
+  cr_assert_float_eq(eval("ps", &in).total,
+                     1e-6 + 2e-3 + 3 * 0.5e6 * 1e-10 + 3 * (1e-6 + 1e-3),
+                     1e-15);
+  struct formula_in h = net(16, 1e6, 2e-6, 1e-9, 1e-10);
+  h.v[FP_GROUP] = 4;
+  h.v[FP_ALPHA_IN] = 1e-6;
+  h.v[FP_BETA_IN] = 1e-10;
+  double intra = 4 * 1e-6 + 2 * 0.75 * 1e6 * 1e-10 + 0.75 * 1e6 * 1e-10;
+  double inter = 6 * 2e-6 + 2 * 0.75 * 1e-3 + 0.75 * 1e-4;
+  double bcast = 2 * (1e-6 + 1e6 * 1e-10);
+  cr_assert_float_eq(eval("hierarchical", &h).total, intra + inter + bcast,
+                     1e-15);
+  /* G = 1 is the plain ring over p. */
+  h.v[FP_GROUP] = 1;
+  struct formula_in r = net(16, 1e6, 2e-6, 1e-9, 1e-10);
+  cr_assert_float_eq(eval("hierarchical", &h).total, eval("ring", &r).total,
+                     1e-15);
+}
+
+/* Pipe-SGD Eqs. (2)-(7) on made-up stage times. */
+Test(formula, pipesgd) {
+  struct formula_in in;
+  formula_in_init(&in);
+  in.v[FP_ITER] = 100;
+  in.v[FP_K] = 2;
+  in.v[FP_T_UP] = 0.01;
+  in.v[FP_T_COMP] = 0.1;
+  in.v[FP_T_COMM] = 0.3;
+  cr_assert_float_eq(eval("pipesgd-sync", &in).total, 41, 1e-12);
+  cr_assert_float_eq(eval("pipesgd-ideal", &in).total, 20.5, 1e-12);
+  cr_assert_float_eq(eval("pipesgd-pipe", &in).total, 30, 1e-12);
+  cr_assert_float_eq(eval("pipesgd-efficiency", &in).total, 0.11 / 0.3,
+                     1e-12);
+  in.v[FP_T_COMM] = 0.05; /* compute bound: SE = 1 */
+  cr_assert_float_eq(eval("pipesgd-efficiency", &in).total, 1, 1e-12);
+  struct formula_in r = net(4, 1e7, 1e-5, 1e-9, 1e-10);
+  r.v[FP_ITER] = 10;
+  r.v[FP_T_UP] = 0.001;
+  r.v[FP_T_FOR] = 0.002;
+  r.v[FP_T_BACK] = 0.004;
+  r.v[FP_T_B] = 0.001;
+  r.v[FP_SYNC] = 1e-4;
+  r.v[FP_SEGMENTS] = 4;
+  double comm = 6e-5 + 1.5e-2 + 0.75e-3 + 1e-4;
+  cr_assert_float_eq(eval("pipesgd-seq", &r).total, 10 * comm, 1e-12);
+  double comm4 = 4 * 6e-5 + 1.5e-2 + 0.75e-3 + 4e-4;
+  cr_assert_float_eq(eval("pipesgd-pipelined", &r).total, 10 * comm4, 1e-12);
+  /* Communication bound: sequential beats pipelined (Section 3.1). */
+  cr_assert(eval("pipesgd-seq", &r).total <
+            eval("pipesgd-pipelined", &r).total);
+}
+
+Test(formula, bad_input) {
+  char err[256];
+  struct formula_out o;
+  struct formula_in in = net(4, 1e6, 1e-6, 1e-9, NAN);
+  cr_assert_eq(formula_eval(formula_find("ring"), &in, &o, err, sizeof err),
+               -EINVAL);
+  cr_assert(strstr(err, "--gamma"), "%s", err);
+  in = net(0, 1e6, 1e-6, 1e-9, 0);
+  cr_assert_eq(formula_eval(formula_find("ring"), &in, &o, err, sizeof err),
+               -EINVAL);
+  in = net(2.5, 1e6, 1e-6, 1e-9, 0);
+  cr_assert_eq(formula_eval(formula_find("ring"), &in, &o, err, sizeof err),
+               -EINVAL);
+  in = net(6, 1e6, 1e-6, 1e-9, 0);
+  cr_assert_eq(formula_eval(formula_find("allgather-rdb"), &in, &o, err,
+                            sizeof err),
+               -EINVAL);
+  cr_assert(strstr(err, "power of two"));
+  in = net(4, -1, 1e-6, 1e-9, 0);
+  cr_assert_eq(formula_eval(formula_find("ring"), &in, &o, err, sizeof err),
+               -EINVAL);
+  in = net(4, 1e6, 1e-6, 0, 0);
+  cr_assert_eq(formula_eval(formula_find("ring"), &in, &o, err, sizeof err),
+               -EINVAL);
+  cr_assert_null(formula_find("nonesuch"));
+}
+
+/* ---- synthetic gradients --------------------------------------------- */
+
+static float *fill(const struct gradgen_params *p, uint32_t w, uint32_t t,
+                   uint64_t it, size_t n) {
+  float *x = malloc(n * sizeof *x);
+  cr_assert_eq(gradgen_fill(p, w, t, it, 1.0, 0, x, n), 0);
+  return x;
+}
+
+Test(gradgen, deterministic_and_chunked) {
+  struct gradgen_params p;
+  gradgen_defaults(&p);
+  p.corr = 0.3;
+  size_t n = 20000;
+  float *a = fill(&p, 1, 2, 3, n), *b = fill(&p, 1, 2, 3, n);
+  cr_assert_eq(memcmp(a, b, n * sizeof *a), 0);
+  /* Chunks at awkward offsets give the same values. */
+  float *c = malloc(n * sizeof *c);
+  size_t cuts[] = {0, 1, 4095, 4097, 9000, 16384, n};
+  for (size_t i = 0; i + 1 < sizeof cuts / sizeof cuts[0]; i++)
+    cr_assert_eq(gradgen_fill(&p, 1, 2, 3, 1.0, cuts[i], c + cuts[i],
+                              cuts[i + 1] - cuts[i]),
+                 0);
+  cr_assert_eq(memcmp(a, c, n * sizeof *a), 0);
+  /* Another worker, tensor, iteration or seed differs. */
+  float *d = fill(&p, 2, 2, 3, n), *e = fill(&p, 1, 3, 3, n);
+  float *f = fill(&p, 1, 2, 4, n);
+  cr_assert_neq(memcmp(a, d, n * sizeof *a), 0);
+  cr_assert_neq(memcmp(a, e, n * sizeof *a), 0);
+  cr_assert_neq(memcmp(a, f, n * sizeof *a), 0);
+  p.seed = 2;
+  float *g = fill(&p, 1, 2, 3, n);
+  cr_assert_neq(memcmp(a, g, n * sizeof *a), 0);
+  free(a), free(b), free(c), free(d), free(e), free(f), free(g);
+}
+
+struct moments {
+  double mean, var, mabs, zeros;
+};
+
+static struct moments moments_of(const float *x, size_t n) {
+  struct moments m = {0, 0, 0, 0};
+  for (size_t i = 0; i < n; i++) {
+    m.mean += x[i];
+    m.mabs += fabs(x[i]);
+    m.zeros += x[i] == 0.0f;
+  }
+  m.mean /= (double)n;
+  m.mabs /= (double)n;
+  m.zeros /= (double)n;
+  for (size_t i = 0; i < n; i++)
+    m.var += (x[i] - m.mean) * (x[i] - m.mean);
+  m.var /= (double)(n - 1);
+  return m;
+}
+
+Test(gradgen, moments) {
+  size_t n = 1 << 20;
+  struct gradgen_params p;
+  gradgen_defaults(&p);
+  p.scale = 0.01;
+  /* Normal: variance scale^2 (relative standard error sqrt(2/n) = 0.14%). */
+  p.dist = GRADGEN_NORMAL;
+  float *x = fill(&p, 0, 0, 0, n);
+  struct moments m = moments_of(x, n);
+  cr_assert(fabs(m.mean) < 5 * 0.01 / sqrt((double)n));
+  cr_assert(REL(m.var, 1e-4) < 0.01, "normal var %g", m.var);
+  free(x);
+  /* Laplace(b): E|x| = b, variance 2 b^2. */
+  p.dist = GRADGEN_LAPLACE;
+  x = fill(&p, 0, 0, 0, n);
+  m = moments_of(x, n);
+  cr_assert(REL(m.mabs, 0.01) < 0.01, "laplace E|x| %g", m.mabs);
+  cr_assert(REL(m.var, 2e-4) < 0.02, "laplace var %g", m.var);
+  free(x);
+  /* Student t, nu = 5: variance nu / (nu - 2). */
+  p.dist = GRADGEN_STUDENT;
+  p.nu = 5;
+  x = fill(&p, 0, 0, 0, n);
+  m = moments_of(x, n);
+  cr_assert(REL(m.var, 1e-4 * 5.0 / 3.0) < 0.05, "student var %g", m.var);
+  free(x);
+  /* Spike and slab: the fraction of exact zeros, within 5 sigma. */
+  p.dist = GRADGEN_SPIKE;
+  p.zeros = 0.7;
+  x = fill(&p, 0, 0, 0, n);
+  m = moments_of(x, n);
+  cr_assert(fabs(m.zeros - 0.7) < 5 * sqrt(0.7 * 0.3 / (double)n),
+            "zeros %g", m.zeros);
+  free(x);
+}
+
+Test(gradgen, correlation_and_decay) {
+  size_t n = 1 << 20;
+  struct gradgen_params p;
+  gradgen_defaults(&p);
+  p.dist = GRADGEN_NORMAL;
+  p.scale = 1;
+  for (double c = 0; c <= 1.0; c += 0.25) {
+    p.corr = c;
+    float *a = fill(&p, 0, 5, 0, n), *b = fill(&p, 1, 5, 0, n);
+    struct moments ma = moments_of(a, n), mb = moments_of(b, n);
+    double cov = 0;
+    for (size_t i = 0; i < n; i++)
+      cov += (a[i] - ma.mean) * (b[i] - mb.mean);
+    double r = cov / (double)(n - 1) / sqrt(ma.var * mb.var);
+    cr_assert(fabs(r - c) < 0.005, "corr %g: measured %g", c, r);
+    cr_assert(REL(ma.var, 1.0) < 0.01);
+    free(a), free(b);
+  }
+  p.corr = 0;
+  p.decay = 0.9;
+  float *x = fill(&p, 0, 0, 10, n);
+  struct moments m = moments_of(x, n);
+  cr_assert(REL(sqrt(m.var), pow(0.9, 10)) < 0.005);
+  free(x);
+}
+
+Test(gradgen, defaults_resemble_the_seeds) {
+  /* Values in [-1, 1] and sharply peaked at zero: INCEPTIONN Fig. 5. */
+  size_t n = 1 << 20;
+  struct gradgen_params p;
+  gradgen_defaults(&p);
+  float *x = fill(&p, 0, 0, 0, n);
+  size_t small = 0, inside = 0;
+  for (size_t i = 0; i < n; i++) {
+    inside += fabs(x[i]) <= 1.0f;
+    small += fabs(x[i]) < 0x1p-10f;
+  }
+  cr_assert_eq(inside, n);
+  cr_assert(small > n / 2, "most values near zero: %zu", small);
+  free(x);
+}
+
+Test(gradgen, validation) {
+  struct gradgen_params p;
+  gradgen_defaults(&p);
+  char err[256];
+  cr_assert_eq(gradgen_validate(&p, err, sizeof err), 0);
+  p.corr = 1.5;
+  cr_assert_eq(gradgen_validate(&p, err, sizeof err), -EINVAL);
+  cr_assert(strstr(err, "corr"));
+  gradgen_defaults(&p);
+  p.scale = 0;
+  cr_assert_eq(gradgen_validate(&p, err, sizeof err), -EINVAL);
+  gradgen_defaults(&p);
+  p.decay = 0;
+  cr_assert_eq(gradgen_validate(&p, err, sizeof err), -EINVAL);
+  gradgen_defaults(&p);
+  p.zeros = 1;
+  cr_assert_eq(gradgen_validate(&p, err, sizeof err), -EINVAL);
+  enum gradgen_dist d;
+  cr_assert_eq(gradgen_dist_parse("student", &d), 0);
+  cr_assert_eq(d, GRADGEN_STUDENT);
+  cr_assert_eq(gradgen_dist_parse("gauss", &d), -EINVAL);
+}
+
+static long max_rss_kb(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+/* A 138M-parameter gradient (VGG-16's size) generated in 1M-value chunks
+ * keeps memory at one chunk. */
+Test(gradgen, bounded_memory, .timeout = 120) {
+  struct gradgen_params p;
+  gradgen_defaults(&p);
+  enum { CHUNK = 1 << 20 };
+  float *buf = malloc(CHUNK * sizeof *buf);
+  cr_assert_eq(gradgen_fill(&p, 0, 0, 0, 1.0, 0, buf, CHUNK), 0);
+  long before = max_rss_kb();
+  uint64_t total = 138357544, done = 0;
+  double sum = 0;
+  while (done < total) {
+    size_t c = total - done < CHUNK ? (size_t)(total - done) : CHUNK;
+    cr_assert_eq(gradgen_fill(&p, 0, 1, 0, 1.0, done, buf, c), 0);
+    sum += buf[c - 1];
+    done += c;
+  }
+  long grew = max_rss_kb() - before;
+  cr_assert(grew < 16 * 1024, "resident memory grew by %ld kB", grew);
+  cr_assert(isfinite(sum));
+  free(buf);
+}
+
+/* ---- models ----------------------------------------------------------- */
+
+Test(model, synthetic) {
+  struct model *m;
+  char err[256];
+  cr_assert_eq(model_synthetic(1000003, 10, 0.3, 0.01, &m, err, sizeof err),
+               0);
+  cr_assert_eq(m->params, 1000003);
+  cr_assert_eq(m->ntensors, 10);
+  uint64_t sum = 0;
+  double back = 0;
+  for (size_t i = 0; i < m->ntensors; i++) {
+    sum += m->tensors[i].elements;
+    back += m->tensors[i].backward_s;
+  }
+  cr_assert_eq(sum, 1000003);
+  cr_assert_float_eq(back, 0.2, 1e-12);
+  cr_assert_float_eq(m->forward_s + m->backward_s, 0.3, 1e-12);
+  /* Backward order: the last layer's tensor first. */
+  cr_assert_eq(m->tensors[0].layer, 9);
+  model_free(m);
+  cr_assert_eq(model_synthetic(0, 1, 1, 0, &m, err, sizeof err), -EINVAL);
+  cr_assert_eq(model_synthetic(5, 6, 1, 0, &m, err, sizeof err), -EINVAL);
+  cr_assert_eq(model_synthetic(5, 1, -1, 0, &m, err, sizeof err), -EINVAL);
+}
