@@ -525,6 +525,7 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
 
 static int read_model(const char *path, struct model **out,
                       struct expect *ex, char *err, size_t errlen) {
+  *out = NULL;
   char *text;
   GError *ge = NULL;
   if (!g_file_get_contents(path, &text, NULL, &ge)) {
@@ -580,7 +581,7 @@ int model_load(const char *name, const struct model_opts *opts,
       return rc;
     }
   }
-  struct model *m;
+  struct model *m = NULL;
   struct expect ex = {0};
   int rc = read_model(path, &m, &ex, err, errlen);
   if (!rc && ex.params_set &&
