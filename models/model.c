@@ -239,7 +239,6 @@ char *model_list(const struct model_opts *opts) {
                            (const char *)g_ptr_array_index(names, i));
   g_ptr_array_add(names, NULL);
   g_ptr_array_free(names, TRUE);
-  g_string_append(s, s->len ? ", synthetic" : "synthetic");
   return g_string_free(s, FALSE);
 }
 

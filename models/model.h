@@ -75,7 +75,8 @@ int model_synthetic(uint64_t params, size_t tensors, double compute_s,
 void model_free(struct model *m);
 
 /* The names of the model files in the models directory, sorted, as one
- * comma-separated string (g_free'd by the caller), for messages. */
+ * comma-separated string (g_free'd by the caller), for messages. (The
+ * synthetic model is not a file: experiments name it separately.) */
 char *model_list(const struct model_opts *opts);
 
 /* The directory model files and devices.conf are read from. */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 
 static void no_extra_args(int argc, char **argv, const char *where) {
   if (argc > 1)
@@ -61,8 +62,10 @@ static GArray *parse_p_list(const char *s) {
     } else {
       ok = ok && *e == '\0' && hi - lo <= 100000;
     }
-    for (double v = lo; ok && v <= hi; v = mul ? ceil(v * mul) : v + 1)
+    for (double v = lo; ok && v <= hi; v = mul ? ceil(v * mul) : v + 1) {
       g_array_append_val(ps, v);
+      ok = ps->len <= 100000; /* a factor barely above 1 counts by ones */
+    }
   }
   g_strfreev(parts);
   if (!ok || ps->len == 0) {
@@ -233,9 +236,16 @@ int cli_formula(int argc, char **argv) {
       printf(",%s", outs[0].terms[t].name);
     printf("\n");
     for (guint i = 0; i < ps->len; i++) {
-      printf("%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", f->name,
-             g_array_index(ps, double, i), in.v[FP_N], in.v[FP_ALPHA],
-             in.v[FP_BETA], in.v[FP_GAMMA], outs[i].total);
+      /* Parameters the formula does not take are empty fields. */
+      double cols[] = {g_array_index(ps, double, i), in.v[FP_N],
+                       in.v[FP_ALPHA], in.v[FP_BETA], in.v[FP_GAMMA]};
+      printf("%s", f->name);
+      for (size_t c = 0; c < G_N_ELEMENTS(cols); c++)
+        if (isnan(cols[c]))
+          printf(",");
+        else
+          printf(",%.17g", cols[c]);
+      printf(",%.17g", outs[i].total);
       for (size_t t = 0; t < outs[i].nterms; t++)
         printf(",%.17g", outs[i].terms[t].value);
       printf("\n");
@@ -380,6 +390,10 @@ int cli_gradients(int argc, char **argv) {
   if (fd < 0)
     cli_env_failure("%s: cannot create a file in %s: %s", where, dir,
                     g_strerror(errno));
+  /* mkstemp makes the file private; give it the mode any new file gets. */
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
   FILE *f = fdopen(fd, "wb");
   bool ok = f != NULL;
   if (ok && npy) {
@@ -454,6 +468,15 @@ int cli_model(int argc, char **argv) {
     no_extra_args(argc - 1, argv + 1, where);
     char *names = model_list(&mo);
     char **list = g_strsplit(names, ", ", -1);
+    /* Load every model first: a bad --device or --precision must stop
+     * before anything is printed. */
+    GPtrArray *ms = g_ptr_array_new_with_free_func((GDestroyNotify)model_free);
+    for (char **n = list; *n; n++) {
+      struct model *m;
+      if (model_load(*n, &mo, &m, err, sizeof err) != 0)
+        cli_bad_input("%s: %s", where, err);
+      g_ptr_array_add(ms, m);
+    }
     if (csv)
       printf("model,dataset,params,mbytes,tensors,batch,forward_s,"
              "backward_s,update_s\n");
@@ -461,12 +484,8 @@ int cli_model(int argc, char **argv) {
       printf("%-18s %-10s %12s %9s %8s %6s %11s %11s %11s\n", "model",
              "dataset", "params", "MB", "tensors", "batch", "forward s",
              "backward s", "update s");
-    for (char **n = list; *n; n++) {
-      if (strcmp(*n, "synthetic") == 0)
-        continue;
-      struct model *m;
-      if (model_load(*n, &mo, &m, err, sizeof err) != 0)
-        cli_bad_input("%s: %s", where, err);
+    for (guint i = 0; i < ms->len; i++) {
+      struct model *m = g_ptr_array_index(ms, i);
       if (csv)
         printf("%s,%s,%" PRIu64 ",%.6g,%zu,%d,%.6g,%.6g,%.6g\n", m->name,
                m->dataset, m->params, 4e-6 * (double)m->params, m->ntensors,
@@ -477,8 +496,8 @@ int cli_model(int argc, char **argv) {
                m->name, m->dataset, m->params, 4e-6 * (double)m->params,
                m->ntensors, m->batch, m->forward_s, m->backward_s,
                m->update_s);
-      model_free(m);
     }
+    g_ptr_array_free(ms, TRUE);
     if (!csv)
       printf("\nTimes per iteration on %s (%s). 'synthetic' takes params, "
              "tensors, compute and update in an experiment.\n",

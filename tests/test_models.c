@@ -604,7 +604,7 @@ Test(model, bad_files) {
   struct model *m;
   char err[512];
   cr_assert_lt(model_load("nonesuch", NULL, &m, err, sizeof err), 0);
-  cr_assert(strstr(err, "alexnet") && strstr(err, "synthetic"), "%s", err);
+  cr_assert(strstr(err, "alexnet") && strstr(err, "vgg16"), "%s", err);
   struct model_opts o = {"K80", NULL, 0, NULL};
   cr_assert_eq(model_load("alexnet", &o, &m, err, sizeof err), -EINVAL);
   cr_assert(strstr(err, "P100"), "%s", err);
