@@ -39,5 +39,6 @@ int cli_codec(int argc, char **argv);
 int cli_formula(int argc, char **argv);
 int cli_gradients(int argc, char **argv);
 int cli_model(int argc, char **argv);
+int cli_run(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@
 #include "container.h"
 #include "gradgen.h"
 #include "inceptionn.h"
+#include "model.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include <glib/gstdio.h>
+#include <unistd.h>
 
 /* The codec settings the seed papers evaluate, for `bench all` and
  * `compare`. */
@@ -691,6 +693,129 @@ static int cmd_compare(int argc, char **argv) {
   return 0;
 }
 
+/* ---- calibrate ------------------------------------------------------ */
+
+/* Codec work as the simulator charges it (models/codec_cost.h): encode
+ * and decode-and-add times on this machine's CPU, per value, or per
+ * payload byte for the sparse codecs, whose decode touches only what was
+ * sent. */
+static int cmd_calibrate(int argc, char **argv) {
+  char *out = NULL;
+  gint64 n64 = 1 << 22, runs = 5, seed = 1;
+  GOptionEntry opts[] = {
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+       "cost table to write (models/codec_costs.conf format)", "FILE"},
+      {"n", 'n', 0, G_OPTION_ARG_INT64, &n64,
+       "values per vector (default 4194304)", "N"},
+      {"runs", 'r', 0, G_OPTION_ARG_INT64, &runs,
+       "timed runs per codec, median kept (default 5, at least 5)", "R"},
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "data seed (default 1)", "N"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "",
+            "Measure the CPU cost of every codec setting of the seed papers "
+            "(encode, and decode added into an accumulator, in nanoseconds "
+            "per value) and write the cost table the simulator reads for "
+            "placement = cpu; the GPU lines of the shipped table are "
+            "copied unchanged.",
+            opts);
+  const char *where = "codec calibrate";
+  no_extra_args(argc, argv, where);
+  if (!out)
+    cli_bad_input("%s: --out FILE is required", where);
+  if (n64 < 1024 || n64 > (gint64)1 << 28)
+    cli_bad_input("%s: --n %" G_GINT64_FORMAT " must be in [1024, 2^28]",
+                  where, n64);
+  if (runs < 5 || runs > 1000)
+    cli_bad_input("%s: --runs %" G_GINT64_FORMAT " must be in [5, 1000]",
+                  where, runs);
+  size_t n = (size_t)n64, R = (size_t)runs;
+  size_t ncodecs;
+  codec_t **codecs = need_codecs(NULL, where, &ncodecs);
+  struct gradgen_params gp;
+  gradgen_defaults(&gp);
+  gp.seed = (uint64_t)seed;
+  float **pool = g_new0(float *, R + 1);
+  for (size_t r = 0; r <= R; r++) {
+    pool[r] = xmalloc(4 * n, "data");
+    gradgen_fill(&gp, 0, 0, r, 1.0, 0, pool[r], n);
+  }
+  float *acc = xmalloc(4 * n, "accumulator");
+  memset(acc, 0, 4 * n);
+  GString *t = g_string_new(NULL);
+  char *date = g_date_time_format(g_date_time_new_now_utc(), "%Y-%m-%d");
+  char host[256] = "this machine";
+  gethostname(host, sizeof host);
+  g_string_append_printf(
+      t,
+      "# Codec cost table for the simulator (models/codec_cost.h).\n"
+      "# cpu lines: written by 'gradsim codec calibrate' on %s (%s), %zu "
+      "values,\n# median of %zu runs: CODEC ENCODE_NS DECODE_NS "
+      "DECODE_NS_PER_BYTE (per value; decode\n# is decode-and-add into an "
+      "accumulator; the sparse codecs' decode is charged per\n# payload "
+      "byte instead).\n",
+      host, date, n, R);
+  double *te = g_new(double, R), *td = g_new(double, R);
+  for (size_t ci = 0; ci < ncodecs; ci++) {
+    codec_t *c = codecs[ci];
+    size_t cap = codec_bound(c, n);
+    codec_state_t *st;
+    if (codec_state_create(c, n, (uint64_t)seed, &st) != 0)
+      cli_env_failure("%s: cannot create a codec state", where);
+    unsigned char *buf = xmalloc(cap, "payload");
+    double bytes = 0;
+    for (size_t r = 0; r <= R; r++) {
+      double t0 = cli_now();
+      size_t len = encode_or_die(st, pool[r], n, buf, cap, "data");
+      double t1 = cli_now();
+      if (codec_decode_add(c, buf, len, acc, n) != 0)
+        cli_env_failure("internal error: %s cannot decode", codec_spec(c));
+      double t2 = cli_now();
+      if (r == 0)
+        continue;
+      te[r - 1] = t1 - t0;
+      td[r - 1] = t2 - t1;
+      bytes += (double)len / (double)R;
+    }
+    double enc = median(te, R) / (double)n * 1e9;
+    double dec = median(td, R) * 1e9;
+    bool sparse = !strcmp(codec_name(c), "topk") || !strcmp(codec_name(c), "rgc");
+    g_string_append_printf(t, "cpu %s %.4g %.4g %.4g\n", codec_spec(c), enc,
+                           sparse ? 0 : dec / (double)n,
+                           sparse ? dec / bytes : 0);
+    g_free(buf);
+    codec_state_free(st);
+  }
+  /* The GPU model and its sources, from the shipped table. */
+  char *shipped = g_build_filename(model_dir(NULL), "codec_costs.conf", NULL);
+  char *text = NULL;
+  if (g_file_get_contents(shipped, &text, NULL, NULL)) {
+    char **lines = g_strsplit(text, "\n", -1);
+    bool gpu = false;
+    for (char **l = lines; *l; l++) {
+      gpu |= g_str_has_prefix(*l, "# GPU");
+      if (gpu)
+        g_string_append_printf(t, "%s\n", *l);
+    }
+    g_strfreev(lines);
+    g_free(text);
+  }
+  g_free(shipped);
+  cli_outputs *outs = cli_outputs_new();
+  size_t tl = t->len;
+  cli_outputs_add(outs, out, g_string_free(t, FALSE), tl);
+  cli_outputs_commit(outs);
+  for (size_t r = 0; r <= R; r++)
+    g_free(pool[r]);
+  g_free(pool);
+  g_free(acc);
+  g_free(te);
+  g_free(td);
+  g_free(date);
+  free_codecs(codecs, ncodecs);
+  g_free(out);
+  return 0;
+}
+
 /* ---- dispatch ------------------------------------------------------- */
 
 static const struct {
@@ -705,6 +830,8 @@ static const struct {
     {"decode", cmd_decode, "a container back to float32"},
     {"bench", cmd_bench, "encode/decode throughput beside memcpy"},
     {"compare", cmd_compare, "codecs on synthetic gradients: size and error"},
+    {"calibrate", cmd_calibrate,
+     "measure codec costs on this CPU into a simulator cost table"},
 };
 
 static void codec_usage(FILE *f) {
@@ -719,7 +846,8 @@ static void codec_usage(FILE *f) {
 int cli_codec(int argc, char **argv) {
   if (argc < 2)
     cli_bad_input("codec: missing subcommand (valid: list, roundtrip, "
-                  "encode, decode, bench, compare; see gradsim codec --help)");
+                  "encode, decode, bench, compare, calibrate; see gradsim "
+                  "codec --help)");
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     codec_usage(stdout);
     return 0;
@@ -732,6 +860,6 @@ int cli_codec(int argc, char **argv) {
       return subcommands[i].run(argc - 1, argv + 1);
     }
   cli_bad_input("codec: unknown subcommand '%s' (valid: list, roundtrip, "
-                "encode, decode, bench, compare)",
+                "encode, decode, bench, compare, calibrate)",
                 argv[1]);
 }

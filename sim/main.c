@@ -9,6 +9,8 @@ static const struct {
   int (*run)(int argc, char **argv);
   const char *summary;
 } commands[] = {
+    {"run", cli_run,
+     "simulate an experiment (a sweep of points) and write its results"},
     {"codec", cli_codec,
      "gradient codecs: list, roundtrip, encode, decode, bench, compare"},
     {"formula", cli_formula,

@@ -1,0 +1,187 @@
+/* models/codec_cost.c: the codec cost table (codec_cost.h). */
+#include "codec_cost.h"
+
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+
+struct cpu_entry {
+  double enc_ns, dec_ns, dec_ns_byte;
+};
+struct gpu_entry {
+  double enc_passes, dec_passes;
+};
+
+struct codec_costs {
+  GHashTable *cpu, *gpu; /* key -> entry */
+  double gpu_bw, gpu_launch;
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return -EINVAL;
+}
+
+void codec_costs_free(struct codec_costs *t) {
+  if (!t)
+    return;
+  g_hash_table_destroy(t->cpu);
+  g_hash_table_destroy(t->gpu);
+  g_free(t);
+}
+
+static bool num(const char *s, double *v) {
+  char *end;
+  double x = g_ascii_strtod(s, &end);
+  if (!*s || *end || !isfinite(x) || x < 0)
+    return false;
+  *v = x;
+  return true;
+}
+
+int codec_costs_load(const char *path, struct codec_costs **out, char *err,
+                     size_t errlen) {
+  *out = NULL;
+  char *own = path ? NULL
+                   : g_build_filename(model_dir(NULL), "codec_costs.conf",
+                                      NULL);
+  const char *file = path ? path : own;
+  char *text;
+  GError *ge = NULL;
+  if (!g_file_get_contents(file, &text, NULL, &ge)) {
+    int rc = fail(err, errlen, "%s", ge->message);
+    g_error_free(ge);
+    g_free(own);
+    return rc;
+  }
+  struct codec_costs *t = g_new0(struct codec_costs, 1);
+  t->cpu = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  t->gpu = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  char **lines = g_strsplit(text, "\n", -1);
+  int rc = 0;
+  for (size_t ln = 0; lines[ln] && !rc; ln++) {
+    char *l = lines[ln];
+    char *hash = strchr(l, '#');
+    char *quote = strchr(l, '"');
+    if (hash && (!quote || hash < quote))
+      *hash = '\0';
+    if (quote)
+      *quote = '\0'; /* the source text is for people */
+    char **w = g_strsplit_set(g_strstrip(l), " \t", -1);
+    GPtrArray *words = g_ptr_array_new();
+    for (char **x = w; *x; x++)
+      if (**x)
+        g_ptr_array_add(words, *x);
+    const char **v = (const char **)words->pdata;
+    guint n = words->len;
+    if (n == 0) {
+    } else if (!strcmp(v[0], "cpu") && n == 5) {
+      struct cpu_entry *e = g_new(struct cpu_entry, 1);
+      if (!num(v[2], &e->enc_ns) || !num(v[3], &e->dec_ns) ||
+          !num(v[4], &e->dec_ns_byte)) {
+        g_free(e);
+        rc = fail(err, errlen,
+                  "%s:%zu: expected 'cpu CODEC ENCODE_NS DECODE_NS "
+                  "DECODE_NS_PER_BYTE \"SOURCE\"' with numbers >= 0",
+                  file, ln + 1);
+      } else {
+        g_hash_table_replace(t->cpu, g_strdup(v[1]), e);
+      }
+    } else if (!strcmp(v[0], "gpu") && n == 4) {
+      struct gpu_entry *e = g_new(struct gpu_entry, 1);
+      if (!num(v[2], &e->enc_passes) || !num(v[3], &e->dec_passes)) {
+        g_free(e);
+        rc = fail(err, errlen,
+                  "%s:%zu: expected 'gpu CODEC ENCODE_PASSES DECODE_PASSES "
+                  "\"SOURCE\"'",
+                  file, ln + 1);
+      } else {
+        g_hash_table_replace(t->gpu, g_strdup(v[1]), e);
+      }
+    } else if (!strcmp(v[0], "gpu_bandwidth") && n == 2) {
+      if (!num(v[1], &t->gpu_bw) || t->gpu_bw <= 0)
+        rc = fail(err, errlen, "%s:%zu: gpu_bandwidth must be > 0", file,
+                  ln + 1);
+    } else if (!strcmp(v[0], "gpu_launch") && n == 2) {
+      if (!num(v[1], &t->gpu_launch))
+        rc = fail(err, errlen, "%s:%zu: gpu_launch must be seconds >= 0",
+                  file, ln + 1);
+    } else {
+      rc = fail(err, errlen,
+                "%s:%zu: unknown line '%s' (expected cpu, gpu, "
+                "gpu_bandwidth or gpu_launch)",
+                file, ln + 1, v[0]);
+    }
+    g_ptr_array_free(words, TRUE);
+    g_strfreev(w);
+  }
+  g_strfreev(lines);
+  g_free(text);
+  if (!rc && !(t->gpu_bw > 0))
+    rc = fail(err, errlen, "%s: no gpu_bandwidth line", file);
+  g_free(own);
+  if (rc) {
+    codec_costs_free(t);
+    return rc;
+  }
+  *out = t;
+  return 0;
+}
+
+/* The canonical spec, then "name/select=..." for rgc, then the name. */
+static gpointer lookup(GHashTable *h, const codec_t *c) {
+  gpointer e = g_hash_table_lookup(h, codec_spec(c));
+  if (e)
+    return e;
+  const char *sel = strstr(codec_spec(c), "select=");
+  if (sel) {
+    const char *end = strchr(sel, ',');
+    char *key = g_strdup_printf("%s/%.*s", codec_name(c),
+                                (int)(end ? end - sel - 7 : (long)strlen(sel + 7)),
+                                sel + 7);
+    e = g_hash_table_lookup(h, key);
+    g_free(key);
+    if (e)
+      return e;
+  }
+  return g_hash_table_lookup(h, codec_name(c));
+}
+
+bool codec_costs_has(const struct codec_costs *t, const codec_t *c,
+                     enum cost_place where) {
+  return lookup(where == COST_GPU ? t->gpu : t->cpu, c) != NULL;
+}
+
+double codec_cost_seconds(const struct codec_costs *t, const codec_t *c,
+                          enum cost_place where, bool encode, uint64_t n,
+                          size_t payload) {
+  if (!t || !c)
+    return 0;
+  if (where == COST_GPU) {
+    const struct gpu_entry *e = lookup(t->gpu, c);
+    if (!e)
+      return 0;
+    double passes = encode ? e->enc_passes : e->dec_passes;
+    return t->gpu_launch + (passes * 4.0 * (double)n + (double)payload) /
+                               t->gpu_bw;
+  }
+  const struct cpu_entry *e = lookup(t->cpu, c);
+  if (!e)
+    return 0;
+  if (encode)
+    return 1e-9 * e->enc_ns * (double)n;
+  return 1e-9 * (e->dec_ns * (double)n + e->dec_ns_byte * (double)payload);
+}

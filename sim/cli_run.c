@@ -1,0 +1,490 @@
+/* sim/cli_run.c: `gradsim run`: expand an experiment into points, run
+ * each in a process of its own (SimGrid starts once per process), keep
+ * every finished point in DIR/points/ so that a sweep resumes where it
+ * stopped, and write runs.csv, iterations.csv, links.csv and the
+ * effective configuration. */
+#include "cli.h"
+
+#include "experiment.h"
+#include "run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+static const char RUNS_HEADER[] =
+    "point,model,nodes,aggregators,topology,bandwidth_bps,latency_s,"
+    "algorithm,codec,placement,payload,mode,iterations,fusion_bytes,k,"
+    "local_steps,seed,exchange_s,iteration_s,compute_s,codec_s,comm_s,"
+    "reduce_s,idle_s,wire_bytes,formula_exchange_s,formula_rel_err,oracle\n";
+static const char ITER_HEADER[] =
+    "point,iteration,worker,start_s,end_s,compute_s,codec_s,comm_s,"
+    "reduce_s,idle_s,exchange_s,wire_bytes\n";
+static const char LINKS_HEADER[] =
+    "point,link,bytes,mean_bytes_per_s,utilisation\n";
+
+static const char *topo_name(const struct point *p) {
+  static const char *const names[] = {"star", "fat-tree", "dragonfly",
+                                      "gpu-cluster", "file"};
+  return names[p->topology];
+}
+
+static void csv_text(GString *s, const char *v) {
+  if (!strpbrk(v, ",\"\n")) {
+    g_string_append(s, v);
+    return;
+  }
+  g_string_append_c(s, '"');
+  for (; *v; v++) {
+    if (*v == '"')
+      g_string_append_c(s, '"');
+    g_string_append_c(s, *v);
+  }
+  g_string_append_c(s, '"');
+}
+
+static void csv_num(GString *s, double v) {
+  if (isfinite(v))
+    g_string_append_printf(s, ",%.9g", v);
+  else
+    g_string_append(s, ",");
+}
+
+/* The row of runs.csv for point P, without its index. */
+static char *runs_row(const struct point *p, const struct run_result *r) {
+  GString *s = g_string_new(NULL);
+  csv_text(s, p->model);
+  g_string_append_printf(s, ",%d,%d,%s", p->nodes, p->aggregators,
+                         topo_name(p));
+  csv_num(s, 8 * p->bandwidth_Bps);
+  csv_num(s, p->latency_s);
+  g_string_append_c(s, ',');
+  csv_text(s, p->algorithm);
+  g_string_append_c(s, ',');
+  csv_text(s, p->codec);
+  static const char *const place[] = {"cpu", "gpu", "nic"};
+  static const char *const pay[] = {"full", "sampled", "none"};
+  static const char *const mode[] = {"sync", "overlap", "pipe"};
+  g_string_append_printf(s, ",%s,%s,%s,%d", place[p->placement],
+                         pay[p->payload], mode[p->mode], p->iterations);
+  if (isinf(p->fusion_bytes))
+    g_string_append(s, ",all");
+  else
+    csv_num(s, p->fusion_bytes);
+  g_string_append_printf(s, ",%d,%d,%" G_GUINT64_FORMAT, p->k,
+                         p->local_steps, p->grad.seed);
+  csv_num(s, r->exchange_s);
+  csv_num(s, r->iteration_s);
+  csv_num(s, r->compute_s);
+  csv_num(s, r->codec_s);
+  csv_num(s, r->comm_s);
+  csv_num(s, r->reduce_s);
+  csv_num(s, r->idle_s);
+  csv_num(s, r->wire_bytes);
+  csv_num(s, r->formula_s);
+  csv_num(s, isfinite(r->formula_s) && r->formula_s > 0
+                 ? fabs(r->exchange_s - r->formula_s) / r->formula_s
+                 : NAN);
+  g_string_append_printf(s, ",%s\n", r->oracle);
+  return g_string_free(s, FALSE);
+}
+
+static char *point_file(const char *dir, const struct point *p,
+                        const char *ext) {
+  char *name = g_strconcat(p->hash, ext, NULL);
+  char *path = g_build_filename(dir, "points", name, NULL);
+  g_free(name);
+  return path;
+}
+
+static bool write_file(const char *path, const char *text) {
+  return g_file_set_contents(path, text, -1, NULL);
+}
+
+/* In a child process: run the point and leave its result files (or a
+ * .err file) in DIR/points. Exit status 0, 2 (bad input) or 1. */
+static G_NORETURN void child(const char *dir, const struct point *p,
+                             bool trace) {
+  char *work = g_build_filename(dir, "points", NULL);
+  char *tmp = g_strconcat(work, "/", p->hash, ".work", NULL);
+  g_mkdir_with_parents(tmp, 0755);
+  struct run_result r;
+  char *err = NULL;
+  int rc = run_point(p, tmp, trace, &r, &err);
+  int status = 0;
+  if (rc != 0) {
+    char *path = point_file(dir, p, ".err");
+    write_file(path, err ? err : "unknown error");
+    g_free(path);
+    status = 2;
+  } else {
+    char *row = runs_row(p, &r);
+    char *paths[] = {point_file(dir, p, ".iter"),
+                     point_file(dir, p, ".links"),
+                     point_file(dir, p, ".note"), point_file(dir, p, ".row")};
+    bool ok = write_file(paths[0], r.iterations->str) &&
+              write_file(paths[1], r.links->str) &&
+              write_file(paths[2], r.note ? r.note : "");
+    if (trace) {
+      char *from = g_build_filename(tmp, "trace.paje", NULL);
+      char *to = point_file(dir, p, ".paje");
+      g_rename(from, to);
+      g_free(from);
+      g_free(to);
+    }
+    /* The row last: its presence marks the point done. */
+    ok = ok && write_file(paths[3], row);
+    status = ok ? 0 : 1;
+    for (int i = 0; i < 4; i++)
+      g_free(paths[i]);
+    g_free(row);
+  }
+  /* The generated platform is rebuilt on demand. */
+  char *xml = g_build_filename(tmp, "platform.xml", NULL);
+  g_unlink(xml);
+  g_rmdir(tmp);
+  fflush(NULL);
+  _exit(status);
+}
+
+static bool point_done(const char *dir, const struct point *p) {
+  char *row = point_file(dir, p, ".row");
+  bool done = g_file_test(row, G_FILE_TEST_EXISTS);
+  g_free(row);
+  return done;
+}
+
+static char *read_text(const char *path) {
+  char *t = NULL;
+  g_file_get_contents(path, &t, NULL, NULL);
+  return t ? t : g_strdup("");
+}
+
+static void prefix_lines(GString *out, guint index, const char *text) {
+  char **lines = g_strsplit(text, "\n", -1);
+  for (char **l = lines; *l; l++)
+    if (**l)
+      g_string_append_printf(out, "%u,%s\n", index, *l);
+  g_strfreev(lines);
+}
+
+static void progress(guint done, guint total, bool tty) {
+  if (!tty)
+    return;
+  int width = 40, fill = total ? (int)((double)done / total * width) : width;
+  fprintf(stderr, "\r[%.*s%*s] %u/%u points", fill,
+          "########################################", width - fill, "", done,
+          total);
+  if (done == total)
+    fprintf(stderr, "\n");
+  fflush(stderr);
+}
+
+/* runs.csv columns (1-based, for gnuplot). */
+enum { COL_EXCHANGE = 18, COL_ITERATION, COL_COMPUTE, COL_CODEC, COL_COMM,
+       COL_REDUCE, COL_IDLE, COL_WIRE, COL_FORMULA };
+
+/* gnuplot: the first swept key on x, the exchange time and its breakdown
+ * on y, into DIR/plot.png and DIR/plot.svg. */
+static void plot(const char *dir, const struct experiment *e) {
+  char *gp = g_find_program_in_path("gnuplot");
+  if (!gp) {
+    fprintf(stderr, "gradsim: run: --plot needs gnuplot (Debian package "
+                    "gnuplot-nox); results are written without plots\n");
+    return;
+  }
+  g_free(gp);
+  static const char *const cols[] = {
+      "point",     "name",       "nodes",      "aggregators", "topology",
+      "bandwidth", "latency",    "algorithm",  "codec",       "placement",
+      "payload",   "mode",       "iterations", "fusion_bytes", "k",
+      "local_steps", "seed"};
+  static const bool numeric[] = {true,  false, true,  true,  false, true,
+                                 true,  false, false, false, false, false,
+                                 true,  true,  true,  true,  true};
+  const char *swept = e->swept->len ? g_ptr_array_index(e->swept, 0) : NULL;
+  const char *key = swept ? strchr(swept, '.') + 1 : "point";
+  int col = 1;
+  for (int i = 0; i < (int)G_N_ELEMENTS(cols); i++)
+    if (!strcmp(cols[i], key))
+      col = i + 1;
+  /* Numeric keys on a linear axis; others as labelled categories. */
+  static const struct {
+    int col;
+    const char *title;
+  } series[] = {{COL_EXCHANGE, "exchange"}, {COL_ITERATION, "iteration"},
+                {COL_COMPUTE, "compute"},   {COL_COMM, "comm"},
+                {COL_CODEC, "codec"},       {COL_REDUCE, "reduce"},
+                {COL_IDLE, "idle"},         {COL_FORMULA, "formula (exchange)"}};
+  GString *s = g_string_new(NULL);
+  for (int t = 0; t < 2; t++) {
+    g_string_append_printf(
+        s,
+        "set terminal %s size 900,560\nset output '%s/plot.%s'\n"
+        "set datafile separator ','\nset key outside right\n"
+        "set title \"%s\" noenhanced\nset ylabel 'simulated seconds per "
+        "iteration'\nset xlabel '%s' noenhanced\nset grid\n"
+        "set style data linespoints\nplot ",
+        t ? "svg" : "pngcairo", dir, t ? "svg" : "png", e->path,
+        swept ? swept : "point");
+    for (size_t i = 0; i < G_N_ELEMENTS(series); i++) {
+      if (numeric[col - 1])
+        g_string_append_printf(s, "%s'%s/runs.csv' skip 1 using %d:%d",
+                               i ? ", \\\n  " : "", dir, col,
+                               series[i].col);
+      else
+        g_string_append_printf(s,
+                               "%s'%s/runs.csv' skip 1 using 0:%d:xtic(%d)",
+                               i ? ", \\\n  " : "", dir, series[i].col,
+                               col);
+      g_string_append_printf(s, " title '%s'", series[i].title);
+    }
+    g_string_append(s, "\n");
+  }
+  char *script = g_build_filename(dir, "plot.gp", NULL);
+  char *cmd = g_strdup_printf("gnuplot '%s' 2>/dev/null", script);
+  if (!g_file_set_contents(script, s->str, -1, NULL) || system(cmd) != 0)
+    fprintf(stderr, "gradsim: run: gnuplot failed on %s\n", script);
+  g_free(cmd);
+  g_free(script);
+  g_string_free(s, TRUE);
+}
+
+int cli_run(int argc, char **argv) {
+  const char *where = "run";
+  char **sets = NULL, *out = NULL;
+  gint64 jobs = 0;
+  gboolean do_plot = FALSE, trace = FALSE, quiet = FALSE;
+  GOptionEntry opts[] = {
+      {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+       "override a key: section.key=value (repeat; commas sweep)", "S.K=V"},
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+       "output directory (default results/<experiment name>)", "DIR"},
+      {"jobs", 'j', 0, G_OPTION_ARG_INT64, &jobs,
+       "points run at once (default: the number of CPUs)", "N"},
+      {"plot", 'p', 0, G_OPTION_ARG_NONE, &do_plot,
+       "draw the sweep with gnuplot into DIR/plot.png and plot.svg", NULL},
+      {"trace", 't', 0, G_OPTION_ARG_NONE, &trace,
+       "write a Paje trace of each point (DIR/points/<hash>.paje)", NULL},
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+       "print no table at the end", NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "EXPERIMENT.ini",
+            "Run an experiment (every combination of its comma-separated "
+            "values) and write runs.csv, iterations.csv, links.csv and "
+            "config.txt into the output directory. Finished points are "
+            "kept in DIR/points/: running again skips them.",
+            opts);
+  if (argc < 2)
+    cli_bad_input("%s: name an experiment file (e.g. experiments/"
+                  "default.ini)",
+                  where);
+  if (argc > 2)
+    cli_bad_input("%s: unexpected argument '%s' (see --help)", where,
+                  argv[2]);
+  if (jobs < 0 || jobs > 4096)
+    cli_bad_input("%s: --jobs %" G_GINT64_FORMAT " must be in 1..4096",
+                  where, jobs);
+  if (jobs == 0)
+    jobs = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN)
+                                              : 1;
+  char *err = NULL;
+  struct experiment *e = experiment_load(argv[1], sets, &err);
+  if (!e)
+    cli_bad_input("%s", err);
+  /* Everything that can be checked without simulating, before anything
+   * is written. */
+  for (guint i = 0; i < e->points->len; i++) {
+    struct point *p = g_ptr_array_index(e->points, i);
+    if (run_check(p, &err) != 0) {
+      if (e->points->len > 1)
+        cli_bad_input("%s: point %u: %s", argv[1], i, err);
+      cli_bad_input("%s: %s", argv[1], err);
+    }
+  }
+  if (!out) {
+    char *base = g_path_get_basename(argv[1]);
+    char *dot = strrchr(base, '.');
+    if (dot)
+      *dot = '\0';
+    out = g_build_filename("results", base, NULL);
+    g_free(base);
+  }
+  if (g_file_test(out, G_FILE_TEST_EXISTS) &&
+      !g_file_test(out, G_FILE_TEST_IS_DIR))
+    cli_bad_input("%s: --out %s exists and is not a directory", where, out);
+  char *pdir = g_build_filename(out, "points", NULL);
+  if (g_mkdir_with_parents(pdir, 0755) != 0)
+    cli_env_failure("%s: cannot create %s: %s", where, pdir,
+                    g_strerror(errno));
+
+  guint total = e->points->len, done = 0, next = 0;
+  bool tty = isatty(2);
+  GHashTable *running = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (guint i = 0; i < total; i++)
+    done += point_done(out, g_ptr_array_index(e->points, i));
+  progress(done, total, tty && !quiet);
+  char *failure = NULL;
+  int fail_status = 0;
+  while (!failure && (next < total || g_hash_table_size(running))) {
+    while (!failure && next < total &&
+           g_hash_table_size(running) < (guint)jobs) {
+      struct point *p = g_ptr_array_index(e->points, next++);
+      if (point_done(out, p))
+        continue;
+      fflush(NULL);
+      pid_t pid = fork();
+      if (pid < 0)
+        cli_env_failure("%s: fork failed: %s", where, g_strerror(errno));
+      if (pid == 0)
+        child(out, p, trace);
+      g_hash_table_insert(running, GINT_TO_POINTER(pid), p);
+    }
+    if (!g_hash_table_size(running))
+      break;
+    int status;
+    pid_t pid = wait(&status);
+    if (pid < 0)
+      continue;
+    struct point *p = g_hash_table_lookup(running, GINT_TO_POINTER(pid));
+    g_hash_table_remove(running, GINT_TO_POINTER(pid));
+    if (!p)
+      continue;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      done++;
+      progress(done, total, tty && !quiet);
+      continue;
+    }
+    char *errf = point_file(out, p, ".err");
+    char *msg = NULL;
+    if (g_file_get_contents(errf, &msg, NULL, NULL)) {
+      failure = msg;
+      fail_status = EXIT_BAD_INPUT;
+      g_unlink(errf);
+    } else {
+      failure = g_strdup_printf(
+          "a simulation process ended abnormally (%s %d)",
+          WIFSIGNALED(status) ? "signal" : "status",
+          WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+      fail_status = EXIT_ENV_FAILURE;
+    }
+    g_free(errf);
+  }
+  if (failure) {
+    /* Let the others finish their point (kept for a later run). */
+    while (g_hash_table_size(running)) {
+      int status;
+      pid_t pid = wait(&status);
+      if (pid > 0)
+        g_hash_table_remove(running, GINT_TO_POINTER(pid));
+    }
+    if (tty && !quiet)
+      fprintf(stderr, "\n");
+    if (fail_status == EXIT_BAD_INPUT)
+      cli_bad_input("%s: %s", argv[1], failure);
+    cli_env_failure("%s: %s", argv[1], failure);
+  }
+
+  /* Assemble the outputs, in sweep order. */
+  GString *runs = g_string_new(RUNS_HEADER);
+  GString *iters = g_string_new(ITER_HEADER);
+  GString *links = g_string_new(LINKS_HEADER);
+  GString *cfg = g_string_new(NULL);
+  GString *notes = g_string_new(NULL);
+  for (guint i = 0; i < total; i++) {
+    struct point *p = g_ptr_array_index(e->points, i);
+    char *paths[] = {point_file(out, p, ".row"), point_file(out, p, ".iter"),
+                     point_file(out, p, ".links"),
+                     point_file(out, p, ".note")};
+    char *row = read_text(paths[0]), *it = read_text(paths[1]),
+         *lk = read_text(paths[2]), *nt = read_text(paths[3]);
+    g_string_append_printf(runs, "%u,%s", i, row);
+    prefix_lines(iters, i, it);
+    prefix_lines(links, i, lk);
+    g_string_append_printf(cfg, "# point %u (%s)\n%s\n", i, p->hash,
+                           p->config);
+    if (*nt)
+      g_string_append_printf(notes, "point %u: oracle: %s\n", i, nt);
+    g_free(row), g_free(it), g_free(lk), g_free(nt);
+    for (int k = 0; k < 4; k++)
+      g_free(paths[k]);
+  }
+  struct {
+    const char *name;
+    GString *text;
+  } files[] = {{"runs.csv", runs},
+               {"iterations.csv", iters},
+               {"links.csv", links},
+               {"config.txt", cfg}};
+  for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+    char *path = g_build_filename(out, files[i].name, NULL);
+    GError *ge = NULL;
+    if (!g_file_set_contents(path, files[i].text->str,
+                             (gssize)files[i].text->len, &ge))
+      cli_env_failure("%s: %s", where, ge->message);
+    g_free(path);
+  }
+  if (do_plot)
+    plot(out, e);
+  if (notes->len)
+    fprintf(stderr, "gradsim: %s", notes->str);
+  if (!quiet) {
+    /* A short table of the headline columns. */
+    printf("%-5s %-12s %6s %-13s %-26s %12s %12s %12s %7s\n", "point",
+           "model", "nodes", "algorithm", "codec", "exchange s",
+           "iteration s", "formula s", "oracle");
+    char **lines = g_strsplit(runs->str, "\n", -1);
+    for (char **l = lines + 1; *l && **l; l++) {
+      /* The CSV fields we show never hold quotes except the codec. */
+      GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+      const char *c = *l;
+      while (*c) {
+        GString *field = g_string_new(NULL);
+        if (*c == '"') {
+          for (c++; *c && !(*c == '"' && c[1] != '"'); c++) {
+            if (*c == '"')
+              c++;
+            g_string_append_c(field, *c);
+          }
+          if (*c)
+            c++;
+        } else {
+          while (*c && *c != ',')
+            g_string_append_c(field, *c++);
+        }
+        if (*c == ',')
+          c++;
+        g_ptr_array_add(f, g_string_free(field, FALSE));
+      }
+      if (f->len >= 28) {
+        const char *const *v = (const char *const *)f->pdata;
+        printf("%-5s %-12s %6s %-13s %-26s %12.6g %12.6g %12s %7s\n", v[0],
+               v[1], v[2], v[7], v[8], g_ascii_strtod(v[17], NULL),
+               g_ascii_strtod(v[18], NULL), *v[25] ? v[25] : "-", v[27]);
+      }
+      g_ptr_array_free(f, TRUE);
+    }
+    g_strfreev(lines);
+    printf("\nresults in %s (runs.csv, iterations.csv, links.csv, "
+           "config.txt)\n",
+           out);
+  }
+  g_string_free(runs, TRUE);
+  g_string_free(iters, TRUE);
+  g_string_free(links, TRUE);
+  g_string_free(cfg, TRUE);
+  g_string_free(notes, TRUE);
+  experiment_free(e);
+  g_hash_table_destroy(running);
+  g_free(pdir);
+  g_free(out);
+  g_strfreev(sets);
+  return 0;
+}

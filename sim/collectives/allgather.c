@@ -1,0 +1,54 @@
+/* sim/collectives/allgather.c: RedSync's sparse synchronisation (seeds/002
+ * Section 2.3, Fig. 4 left): every worker encodes its vector once (with
+ * its error-feedback state, as RGC keeps residuals), the encoded messages
+ * reach every worker by recursive doubling (step k exchanges the 2^k
+ * messages gathered so far), and each worker decodes and sums all p
+ * messages, in rank order. With codec none each worker contributes n
+ * bytes and the sum costs (p - 1) n gamma. */
+#include "common.h"
+
+/* A bundle: references to the messages it carries, its size their sum. */
+static struct msg *bundle(struct msg **parts, int p) {
+  struct msg *b = g_new0(struct msg, 1);
+  b->refs = 1;
+  b->parts = g_new(struct msg *, p);
+  for (int i = 0; i < p; i++)
+    if (parts[i]) {
+      b->parts[b->nparts++] = msg_ref(parts[i]);
+      b->bytes += parts[i]->bytes;
+    }
+  return b;
+}
+
+static void allgather_worker(struct coll_call *c) {
+  int p = c->sim->nworkers;
+  struct msg **have = g_new0(struct msg *, p);
+  codec_state_t *st = c->w->states ? c->w->states[c->bucket] : NULL;
+  have[c->rank] = sim_pack(c, c->v, 0, c->v->n, st);
+  have[c->rank]->src = c->rank; /* parts keep their origin (a bundle's own
+                                   src is set by sim_send) */
+  for (int mask = 1; mask < p; mask *= 2) {
+    int partner = c->rank ^ mask;
+    struct msg *in = sim_sendrecv(c, partner, bundle(have, p), partner);
+    for (size_t i = 0; i < in->nparts; i++)
+      have[in->parts[i]->src] = msg_ref(in->parts[i]);
+    msg_free(in);
+  }
+  for (int r = 0; r < p; r++) {
+    sim_unpack(c, have[r], c->v, 0, c->v->n, r > 0);
+    msg_free(have[r]);
+  }
+  if (!c->sim->codec)
+    sim_reduce(c->w, c->sim, (uint64_t)(p - 1) * c->v->n);
+  g_free(have);
+}
+
+const struct collective coll_allgather = {
+    .name = "allgather-rdb",
+    .description = "RedSync sparse allreduce: recursive-doubling allgather "
+                   "of each worker's encoded vector, then p decodes",
+    .formula = "allgather-rdb",
+    .pow2 = true,
+    .stateful = true,
+    .worker = allgather_worker,
+};

@@ -1,0 +1,40 @@
+/* sim/collectives/common.h: building blocks shared by the collectives:
+ * block partitions and the ring phases over a group of ranks. */
+#ifndef GRADSIM_SIM_COLLECTIVES_COMMON_H
+#define GRADSIM_SIM_COLLECTIVES_COMMON_H
+
+#include "../sim.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Block I of G blocks of [LO, HI): [lo + len i / g, lo + len (i+1) / g). */
+static inline uint64_t block_lo(uint64_t lo, uint64_t hi, int g, int i) {
+  return lo + (hi - lo) * (uint64_t)i / (uint64_t)g;
+}
+
+/* How a ring treats a codec in its allgather leg. */
+enum ring_codec {
+  RING_ENCODE_ONCE, /* encode the reduced block once, forward it as is */
+  RING_EVERY_HOP,   /* decode and re-encode on every hop (INCEPTIONN) */
+};
+
+/* Ring reduce-scatter over GROUP[0..G) (ring order; ME my index) on
+ * V[lo, hi): G - 1 steps; afterwards I hold the full sum of block
+ * (ME + 1) % G (INCEPTIONN Algorithm 1, lines 9-13). */
+void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
+                         uint64_t lo, uint64_t hi);
+
+/* Ring allgather of the blocks left by ring_reduce_scatter (lines 14-18):
+ * G - 1 steps, after which every member holds every block. */
+void ring_allgather(struct coll_call *c, const int *group, int g, int me,
+                    uint64_t lo, uint64_t hi, enum ring_codec mode);
+
+/* Binomial-tree broadcast of V[lo, hi) over GROUP from GROUP[0]: ceil(lg
+ * G) rounds. When CARRY is not NULL the root sends that message (a payload
+ * encoded once, forwarded unchanged down the tree) and receivers decode
+ * it; otherwise the root's V as raw fp32 values. */
+void tree_broadcast(struct coll_call *c, const int *group, int g, int me,
+                    uint64_t lo, uint64_t hi, struct msg *carry);
+
+#endif

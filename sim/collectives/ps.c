@@ -1,0 +1,109 @@
+/* sim/collectives/ps.c: parameter servers. Workers push their gradient
+ * (sharded over A aggregators) concurrently through the aggregators'
+ * links; each aggregator sums the p shards in rank order and sends the
+ * result back down a binomial tree rooted at it over the p workers
+ * (INCEPTIONN seeds/000, Section II and VIII-D: gather, (p - 1) n gamma,
+ * tree broadcast). With a codec, `ps` compresses the push only (the
+ * paper's WA+C: "compression only on gradient communication"); `ps-shared`
+ * also compresses the pull once at the server, with its own
+ * error-feedback state, and every worker receives those same bytes
+ * (3LC's shared compressed pull, seeds/004 Section 2). */
+#include "common.h"
+
+#include <simgrid/comm.h>
+
+static uint64_t shard_lo(uint64_t n, int a, int nshards) {
+  return n * (uint64_t)a / (uint64_t)nshards;
+}
+
+/* The tree of shard A: the aggregator, then the workers in rank order. */
+static int *tree_of(int p, int aggregator) {
+  int *g = g_new(int, p + 1);
+  g[0] = aggregator;
+  for (int i = 0; i < p; i++)
+    g[i + 1] = i;
+  return g;
+}
+
+static void ps_worker(struct coll_call *c) {
+  struct sim *s = c->sim;
+  int p = s->nworkers, na = s->naggr;
+  sg_comm_t *push = g_new(sg_comm_t, na);
+  for (int a = 0; a < na; a++) {
+    codec_state_t *st =
+        c->w->states ? c->w->states[c->bucket * (size_t)na + (size_t)a] : NULL;
+    struct msg *m = sim_pack(c, c->v, shard_lo(c->v->n, a, na),
+                             shard_lo(c->v->n, a + 1, na), st);
+    push[a] = sim_send(c, p + a, m);
+  }
+  for (int a = 0; a < na; a++)
+    sim_wait_send(c, push[a]);
+  g_free(push);
+  for (int a = 0; a < na; a++) {
+    int *g = tree_of(p, p + a);
+    tree_broadcast(c, g, p + 1, c->rank + 1, shard_lo(c->v->n, a, na),
+                   shard_lo(c->v->n, a + 1, na), NULL);
+    g_free(g);
+  }
+}
+
+static void aggregator(struct coll_call *c, bool shared) {
+  struct sim *s = c->sim;
+  int p = s->nworkers, a = c->rank - p;
+  /* All pushes at once, so that they share the aggregator's link. */
+  struct msg **in = g_new0(struct msg *, p);
+  int *srcs = g_new(int, p);
+  for (int w = 0; w < p; w++)
+    srcs[w] = w;
+  sim_recv_all(c, srcs, p, in);
+  g_free(srcs);
+  for (int w = 0; w < p; w++) {
+    sim_unpack(c, in[w], c->v, 0, c->v->n, w > 0);
+    msg_free(in[w]);
+  }
+  g_free(in);
+  sim_reduce(NULL, s, (uint64_t)(p - 1) * c->v->n);
+  int *g = tree_of(p, c->rank);
+  struct msg *carry = NULL;
+  if (shared && s->codec) {
+    codec_state_t *st =
+        s->aggr_states
+            ? s->aggr_states[c->bucket * (size_t)s->naggr + (size_t)a]
+            : NULL;
+    carry = sim_pack(c, c->v, 0, c->v->n, st);
+  }
+  tree_broadcast(c, g, p + 1, 0, 0, c->v->n, carry);
+  msg_free(carry);
+  g_free(g);
+}
+
+static void ps_aggregator(struct coll_call *c) { aggregator(c, false); }
+static void shared_aggregator(struct coll_call *c) { aggregator(c, true); }
+
+static void ps_formula(const struct sim *s, struct formula_in *in) {
+  in->v[FP_AGGR] = s->naggr;
+}
+
+const struct collective coll_ps = {
+    .name = "ps",
+    .description = "parameter server: push (codec on the push only, "
+                   "INCEPTIONN's WA+C), sum, binomial-tree broadcast",
+    .formula = "ps",
+    .aggregators = true,
+    .stateful = true,
+    .worker = ps_worker,
+    .aggregator = ps_aggregator,
+    .formula_params = ps_formula,
+};
+
+const struct collective coll_ps_shared = {
+    .name = "ps-shared",
+    .description = "parameter server whose pull is compressed once at the "
+                   "server and shared by all workers (3LC)",
+    .formula = "ps",
+    .aggregators = true,
+    .stateful = true,
+    .worker = ps_worker,
+    .aggregator = shared_aggregator,
+    .formula_params = ps_formula,
+};

@@ -1,0 +1,717 @@
+/* sim/experiment.c: experiment files, sweeps and validation
+ * (experiment.h). */
+#include "experiment.h"
+
+#include "codec.h"
+#include "units.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- typed parsers ---------------------------------------------------- */
+
+typedef int (*parse_fn)(struct point *p, const char *v, char *err,
+                        size_t errlen);
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+static int bad(char *err, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return -EINVAL;
+}
+
+static int int_in(const char *v, long lo, long hi, int *out, char *err,
+                  size_t errlen) {
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (!*v || *end || errno || x < lo || x > hi)
+    return bad(err, errlen, "must be a whole number in %ld..%ld", lo, hi);
+  *out = (int)x;
+  return 0;
+}
+
+static int num_in(const char *v, double lo, double hi, double *out,
+                  char *err, size_t errlen) {
+  char *end;
+  double x = g_ascii_strtod(v, &end);
+  if (!*v || *end || !isfinite(x) || x < lo || x > hi)
+    return bad(err, errlen, "must be a number in [%g, %g]", lo, hi);
+  *out = x;
+  return 0;
+}
+
+static int boolean(const char *v, bool *out, char *err, size_t errlen) {
+  if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
+    *out = true;
+  else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0"))
+    *out = false;
+  else
+    return bad(err, errlen, "must be true or false");
+  return 0;
+}
+
+static int choice(const char *v, const char *const *names, int n, int *out,
+                  char *err, size_t errlen) {
+  *out = 0;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(v, names[i])) {
+      *out = i;
+      return 0;
+    }
+  GString *s = g_string_new(NULL);
+  for (int i = 0; i < n; i++)
+    g_string_append_printf(s, "%s%s", i ? ", " : "", names[i]);
+  bad(err, errlen, "must be one of %s", s->str);
+  g_string_free(s, TRUE);
+  return -EINVAL;
+}
+
+static int rate(const char *v, double *out, char *err, size_t errlen) {
+  char msg[256];
+  if (units_bandwidth(v, out, msg, sizeof msg) != 0)
+    return bad(err, errlen, "is not a rate: expected e.g. 10Gbps, 1.25GBps");
+  return 0;
+}
+
+static int seconds(const char *v, double *out, char *err, size_t errlen) {
+  char msg[256];
+  if (units_time(v, out, msg, sizeof msg) != 0)
+    return bad(err, errlen, "is not a time: expected e.g. 5us, 1.5ms, 0");
+  return 0;
+}
+
+/* One function per key. */
+static int k_topology(struct point *p, const char *v, char *e, size_t l) {
+  static const char *const names[] = {"star", "fat-tree", "dragonfly",
+                                      "gpu-cluster"};
+  if (g_str_has_prefix(v, "file:")) {
+    if (!v[5])
+      return bad(e, l, "file: needs a path to a SimGrid platform XML");
+    p->topology = TOPO_FILE;
+    g_free(p->platform_file);
+    p->platform_file = g_strdup(v + 5);
+    return 0;
+  }
+  int t;
+  if (choice(v, names, 4, &t, e, l) != 0)
+    return bad(e, l, "must be star, fat-tree, dragonfly, gpu-cluster or "
+                     "file:PATH");
+  p->topology = (enum topology)t;
+  return 0;
+}
+static int k_nodes(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 1 << 20, &p->nodes, e, l);
+}
+static int k_aggregators(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 0, 1 << 16, &p->aggregators, e, l);
+}
+static int k_bandwidth(struct point *p, const char *v, char *e, size_t l) {
+  return rate(v, &p->bandwidth_Bps, e, l);
+}
+static int k_latency(struct point *p, const char *v, char *e, size_t l) {
+  return seconds(v, &p->latency_s, e, l);
+}
+static int k_ideal(struct point *p, const char *v, char *e, size_t l) {
+  return boolean(v, &p->ideal, e, l);
+}
+static int k_gpus(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 1024, &p->gpus_per_node, e, l);
+}
+static int k_gpus_switch(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 1024, &p->gpus_per_switch, e, l);
+}
+static int k_pcie_bw(struct point *p, const char *v, char *e, size_t l) {
+  return rate(v, &p->pcie_Bps, e, l);
+}
+static int k_pcie_lat(struct point *p, const char *v, char *e, size_t l) {
+  return seconds(v, &p->pcie_latency_s, e, l);
+}
+static int k_leaf(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 4096, &p->leaf, e, l);
+}
+static int k_oversub(struct point *p, const char *v, char *e, size_t l) {
+  return num_in(v, 1, 1024, &p->oversubscription, e, l);
+}
+static int k_dfly_group(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 4096, &p->group_size, e, l);
+}
+static int k_model(struct point *p, const char *v, char *e, size_t l) {
+  if (!*v)
+    return bad(e, l, "must name a model (see gradsim model list)");
+  g_free(p->model);
+  p->model = g_strdup(v);
+  return 0;
+}
+static int k_params(struct point *p, const char *v, char *e, size_t l) {
+  double x;
+  char msg[256];
+  if (units_size(v, &x, msg, sizeof msg) != 0 || x < 1 || x > 1e13 ||
+      x != floor(x))
+    return bad(e, l, "must be a whole number of parameters in 1..1e13");
+  p->params = (uint64_t)x;
+  return 0;
+}
+static int k_tensors(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 1 << 20, &p->tensors, e, l);
+}
+static int k_compute(struct point *p, const char *v, char *e, size_t l) {
+  return seconds(v, &p->compute_s, e, l);
+}
+static int k_update(struct point *p, const char *v, char *e, size_t l) {
+  return seconds(v, &p->update_s, e, l);
+}
+static int k_device(struct point *p, const char *v, char *e, size_t l) {
+  if (!*v)
+    return bad(e, l, "must name a device of models/devices.conf");
+  g_free(p->device);
+  p->device = g_strdup(v);
+  return 0;
+}
+static int k_precision(struct point *p, const char *v, char *e, size_t l) {
+  static const char *const names[] = {"fp32", "mixed"};
+  int t;
+  int rc = choice(v, names, 2, &t, e, l);
+  if (!rc) {
+    g_free(p->precision);
+    p->precision = g_strdup(v);
+  }
+  return rc;
+}
+static int k_batch(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 0, 1000000, &p->batch, e, l);
+}
+static int k_algorithm(struct point *p, const char *v, char *e, size_t l) {
+  (void)e;
+  (void)l;
+  g_free(p->algorithm);
+  p->algorithm = g_strdup(v); /* checked against the registry later */
+  return 0;
+}
+static int k_codec(struct point *p, const char *v, char *e, size_t l) {
+  if (strcmp(v, "none") != 0) {
+    codec_t *c;
+    char msg[CODEC_ERR_MAX];
+    if (codec_create(v, &c, msg, sizeof msg) != 0)
+      return bad(e, l, "%s (or none)", msg);
+    codec_free(c);
+  }
+  g_free(p->codec);
+  p->codec = g_strdup(v);
+  return 0;
+}
+static int k_placement(struct point *p, const char *v, char *e, size_t l) {
+  static const char *const names[] = {"cpu", "gpu", "nic"};
+  int t;
+  int rc = choice(v, names, 3, &t, e, l);
+  p->placement = (enum placement)t;
+  return rc;
+}
+static int k_reduce(struct point *p, const char *v, char *e, size_t l) {
+  return rate(v, &p->reduce_Bps, e, l);
+}
+static int k_payload(struct point *p, const char *v, char *e, size_t l) {
+  static const char *const names[] = {"full", "sampled", "none"};
+  int t;
+  int rc = choice(v, names, 3, &t, e, l);
+  p->payload = (enum payload)t;
+  return rc;
+}
+static int k_sample(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 64, 1 << 26, &p->sample, e, l);
+}
+static int k_group(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 0, 1 << 16, &p->group, e, l);
+}
+static int k_chunk(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 1 << 26, &p->chunk, e, l);
+}
+static int k_csc_ratio(struct point *p, const char *v, char *e, size_t l) {
+  int rc = num_in(v, 0, 1, &p->csc_ratio, e, l);
+  if (!rc && p->csc_ratio == 0)
+    return bad(e, l, "must be a number in (0, 1]");
+  return rc;
+}
+static int k_fast_forward(struct point *p, const char *v, char *e,
+                          size_t l) {
+  if (!strcmp(v, "auto")) {
+    p->fast_forward = true;
+    return 0;
+  }
+  if (!strcmp(v, "off")) {
+    p->fast_forward = false;
+    return 0;
+  }
+  return bad(e, l, "must be auto or off");
+}
+static int k_costs(struct point *p, const char *v, char *e, size_t l) {
+  if (*v && !g_file_test(v, G_FILE_TEST_IS_REGULAR))
+    return bad(e, l, "no such file (write one with gradsim codec calibrate "
+                     "--out FILE, or leave empty for the shipped table)");
+  g_free(p->costs);
+  p->costs = g_strdup(v);
+  return 0;
+}
+static int k_mode(struct point *p, const char *v, char *e, size_t l) {
+  static const char *const names[] = {"sync", "overlap", "pipe"};
+  int t;
+  int rc = choice(v, names, 3, &t, e, l);
+  p->mode = (enum mode)t;
+  return rc;
+}
+static int k_iterations(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 1000000, &p->iterations, e, l);
+}
+static int k_k(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 64, &p->k, e, l);
+}
+static int k_fusion(struct point *p, const char *v, char *e, size_t l) {
+  if (!strcmp(v, "all")) {
+    p->fusion_bytes = INFINITY;
+    return 0;
+  }
+  char msg[256];
+  if (units_size(v, &p->fusion_bytes, msg, sizeof msg) != 0)
+    return bad(e, l, "must be a size (e.g. 0, 25MB) or all");
+  return 0;
+}
+static int k_local(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 1000, &p->local_steps, e, l);
+}
+static int k_stragglers(struct point *p, const char *v, char *e, size_t l) {
+  (void)e;
+  (void)l;
+  g_free(p->stragglers);
+  p->stragglers = g_strdup(v); /* parsed once nodes is known */
+  return 0;
+}
+static int k_dist(struct point *p, const char *v, char *e, size_t l) {
+  if (gradgen_dist_parse(v, &p->grad.dist) != 0)
+    return bad(e, l, "must be normal, laplace, student or spike");
+  return 0;
+}
+static int k_scale(struct point *p, const char *v, char *e, size_t l) {
+  int rc = num_in(v, 0, 1e30, &p->grad.scale, e, l);
+  if (!rc && p->grad.scale == 0)
+    return bad(e, l, "must be a positive number");
+  return rc;
+}
+static int k_nu(struct point *p, const char *v, char *e, size_t l) {
+  int rc = num_in(v, 0, 1e9, &p->grad.nu, e, l);
+  if (!rc && p->grad.nu == 0)
+    return bad(e, l, "must be a positive number");
+  return rc;
+}
+static int k_zeros(struct point *p, const char *v, char *e, size_t l) {
+  int rc = num_in(v, 0, 1, &p->grad.zeros, e, l);
+  if (!rc && p->grad.zeros == 1)
+    return bad(e, l, "must be a number in [0, 1)");
+  return rc;
+}
+static int k_corr(struct point *p, const char *v, char *e, size_t l) {
+  return num_in(v, 0, 1, &p->grad.corr, e, l);
+}
+static int k_decay(struct point *p, const char *v, char *e, size_t l) {
+  int rc = num_in(v, 0, 1, &p->grad.decay, e, l);
+  if (!rc && p->grad.decay == 0)
+    return bad(e, l, "must be a number in (0, 1]");
+  return rc;
+}
+static int k_seed(struct point *p, const char *v, char *e, size_t l) {
+  char *end;
+  errno = 0;
+  unsigned long long x = g_ascii_strtoull(v, &end, 10);
+  if (!*v || *end || errno || *v == '-')
+    return bad(e, l, "must be a whole number >= 0");
+  p->grad.seed = x;
+  return 0;
+}
+
+struct key {
+  const char *section, *name, *def;
+  parse_fn parse;
+};
+
+/* Every key, its default (NULL: required), in the order of the
+ * effective configuration. */
+static const struct key keys[] = {
+    {"platform", "topology", "star", k_topology},
+    {"platform", "nodes", NULL, k_nodes},
+    {"platform", "aggregators", "0", k_aggregators},
+    {"platform", "bandwidth", "10Gbps", k_bandwidth},
+    {"platform", "latency", "5us", k_latency},
+    {"platform", "ideal", "false", k_ideal},
+    {"platform", "leaf", "16", k_leaf},
+    {"platform", "oversubscription", "1", k_oversub},
+    {"platform", "hosts_per_router", "4", k_dfly_group},
+    {"platform", "gpus_per_node", "8", k_gpus},
+    {"platform", "gpus_per_switch", "4", k_gpus_switch},
+    {"platform", "pcie_bandwidth", "12GBps", k_pcie_bw},
+    {"platform", "pcie_latency", "1us", k_pcie_lat},
+    {"model", "name", NULL, k_model},
+    {"model", "params", "25000000", k_params},
+    {"model", "tensors", "1", k_tensors},
+    {"model", "compute", "0", k_compute},
+    {"model", "update", "0", k_update},
+    {"model", "device", "P100", k_device},
+    {"model", "precision", "fp32", k_precision},
+    {"model", "batch", "0", k_batch},
+    {"exchange", "algorithm", "ring", k_algorithm},
+    {"exchange", "codec", "none", k_codec},
+    {"exchange", "placement", "cpu", k_placement},
+    {"exchange", "reduce_rate", "5GBps", k_reduce},
+    {"exchange", "payload", "full", k_payload},
+    {"exchange", "sample", "65536", k_sample},
+    {"exchange", "group", "0", k_group},
+    {"exchange", "chunk", "32000", k_chunk},
+    {"exchange", "csc_ratio", "0.1", k_csc_ratio},
+    {"exchange", "fast_forward", "auto", k_fast_forward},
+    {"exchange", "costs", "", k_costs},
+    {"training", "mode", "sync", k_mode},
+    {"training", "iterations", "10", k_iterations},
+    {"training", "k", "2", k_k},
+    {"training", "fusion_bytes", "0", k_fusion},
+    {"training", "local_steps", "1", k_local},
+    {"training", "stragglers", "", k_stragglers},
+    {"gradients", "dist", "laplace", k_dist},
+    {"gradients", "scale", "5e-4", k_scale},
+    {"gradients", "nu", "3", k_nu},
+    {"gradients", "zeros", "0.5", k_zeros},
+    {"gradients", "corr", "0", k_corr},
+    {"gradients", "decay", "1", k_decay},
+    {"gradients", "seed", "1", k_seed},
+};
+enum { NKEYS = sizeof keys / sizeof keys[0] };
+
+static const char *const sections[] = {"platform", "model", "exchange",
+                                       "training", "gradients"};
+
+static const struct key *find_key(const char *section, const char *name) {
+  for (size_t i = 0; i < NKEYS; i++)
+    if (!strcmp(keys[i].section, section) && !strcmp(keys[i].name, name))
+      return &keys[i];
+  return NULL;
+}
+
+static char *keys_of(const char *section) {
+  GString *s = g_string_new(NULL);
+  for (size_t i = 0; i < NKEYS; i++)
+    if (!strcmp(keys[i].section, section))
+      g_string_append_printf(s, "%s%s", s->len ? ", " : "", keys[i].name);
+  return g_string_free(s, FALSE);
+}
+
+/* ---- sweeps ----------------------------------------------------------- */
+
+GPtrArray *experiment_split_values(const char *key, const char *value) {
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  bool codec = g_str_has_suffix(key, "codec");
+  char **parts = g_strsplit(value, ",", -1);
+  for (char **p = parts; *p; p++) {
+    char *item = g_strstrip(g_strdup(*p));
+    if (codec && out->len && strchr(item, '=') && !strchr(item, ':')) {
+      char *prev = g_ptr_array_index(out, out->len - 1);
+      if (strcmp(prev, "none") != 0) {
+        out->pdata[out->len - 1] = g_strconcat(prev, ",", item, NULL);
+        g_free(prev);
+        g_free(item);
+        continue;
+      }
+    }
+    g_ptr_array_add(out, item);
+  }
+  g_strfreev(parts);
+  return out;
+}
+
+/* The line of "NAME =" in SECTION of TEXT, for messages (0: unknown). */
+static int line_of(const char *text, const char *section, const char *name) {
+  if (!text)
+    return 0;
+  char **lines = g_strsplit(text, "\n", -1);
+  int found = 0;
+  bool in = false;
+  for (int i = 0; lines[i] && !found; i++) {
+    char *l = g_strstrip(lines[i]);
+    if (l[0] == '[') {
+      char *end = strchr(l, ']');
+      in = end && (size_t)(end - l - 1) == strlen(section) &&
+           !strncmp(l + 1, section, strlen(section));
+    } else if (in && !strncmp(l, name, strlen(name))) {
+      const char *r = l + strlen(name);
+      while (*r == ' ' || *r == '\t')
+        r++;
+      if (*r == '=')
+        found = i + 1;
+    }
+  }
+  g_strfreev(lines);
+  return found;
+}
+
+void point_free(struct point *p) {
+  if (!p)
+    return;
+  g_free(p->platform_file);
+  g_free(p->model);
+  g_free(p->device);
+  g_free(p->precision);
+  g_free(p->algorithm);
+  g_free(p->codec);
+  g_free(p->stragglers);
+  g_free(p->slowdown);
+  g_free(p->costs);
+  g_free(p->config);
+  g_free(p);
+}
+
+void experiment_free(struct experiment *e) {
+  if (!e)
+    return;
+  g_free(e->path);
+  if (e->points)
+    g_ptr_array_free(e->points, TRUE);
+  if (e->swept)
+    g_ptr_array_free(e->swept, TRUE);
+  g_free(e);
+}
+
+/* Checks that need several keys. */
+static int validate_point(struct point *p, char *e, size_t l) {
+  if (strcmp(p->model, "synthetic") == 0 &&
+      (uint64_t)p->tensors > p->params)
+    return bad(e, l,
+               "[model] tensors = %d exceeds params = %" G_GUINT64_FORMAT,
+               p->tensors, p->params);
+  if (p->topology == TOPO_GPU && p->gpus_per_node % p->gpus_per_switch)
+    return bad(e, l,
+               "[platform] gpus_per_node = %d must be a multiple of "
+               "gpus_per_switch = %d",
+               p->gpus_per_node, p->gpus_per_switch);
+  if (p->topology == TOPO_GPU && p->nodes % p->gpus_per_node)
+    return bad(e, l,
+               "[platform] nodes = %d (workers, one per GPU) must be a "
+               "multiple of gpus_per_node = %d on gpu-cluster",
+               p->nodes, p->gpus_per_node);
+  if (p->k > 1 && p->mode != MODE_PIPE && p->k != 2)
+    return bad(e, l, "[training] k applies to mode = pipe only");
+  /* Stragglers: "W:F,W:F", W a worker, F >= 1 (a slowdown). */
+  p->slowdown = g_new(double, p->nodes);
+  for (int i = 0; i < p->nodes; i++)
+    p->slowdown[i] = 1.0;
+  if (p->stragglers && *p->stragglers) {
+    char **items = g_strsplit(p->stragglers, ";", -1);
+    for (char **it = items; *it; it++) {
+      int w;
+      double f;
+      char tail;
+      if (sscanf(*it, " %d:%lf %c", &w, &f, &tail) != 2 || w < 0 ||
+          w >= p->nodes || !(f >= 1) || !isfinite(f)) {
+        int rc = bad(e, l,
+                     "[training] stragglers item '%s' must be W:F with W a "
+                     "worker in 0..%d and F >= 1 (items separated by ';')",
+                     *it, p->nodes - 1);
+        g_strfreev(items);
+        return rc;
+      }
+      p->slowdown[w] = f;
+    }
+    g_strfreev(items);
+  }
+  return 0;
+}
+
+/* Parse the values of one point (VALS[i] for keys[i]). */
+static struct point *make_point(char **vals, const char *path,
+                                const char *text, bool *is_set, char *e,
+                                size_t l) {
+  struct point *p = g_new0(struct point, 1);
+  gradgen_defaults(&p->grad);
+  p->k = 2;
+  GString *cfg = g_string_new(NULL);
+  const char *section = "";
+  for (size_t i = 0; i < NKEYS; i++) {
+    char msg[512];
+    if (keys[i].parse(p, vals[i], msg, sizeof msg) != 0) {
+      int line = is_set[i] ? 0 : line_of(text, keys[i].section, keys[i].name);
+      if (line)
+        bad(e, l, "%s:%d: [%s] %s = %s: %s", path, line, keys[i].section,
+            keys[i].name, vals[i], msg);
+      else
+        bad(e, l, "%s: [%s] %s = %s: %s", is_set[i] ? "--set" : path,
+            keys[i].section, keys[i].name, vals[i], msg);
+      point_free(p);
+      g_string_free(cfg, TRUE);
+      return NULL;
+    }
+    if (strcmp(section, keys[i].section) != 0) {
+      section = keys[i].section;
+      g_string_append_printf(cfg, "%s[%s]\n", cfg->len ? "\n" : "", section);
+    }
+    g_string_append_printf(cfg, "%s = %s\n", keys[i].name, vals[i]);
+  }
+  char msg[512];
+  if (validate_point(p, msg, sizeof msg) != 0) {
+    bad(e, l, "%s: %s", path, msg);
+    point_free(p);
+    g_string_free(cfg, TRUE);
+    return NULL;
+  }
+  p->config = g_string_free(cfg, FALSE);
+  char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, p->config, -1);
+  memcpy(p->hash, sum, 16);
+  p->hash[16] = '\0';
+  g_free(sum);
+  return p;
+}
+
+struct experiment *experiment_load(const char *path, char **sets,
+                                   char **err) {
+  *err = NULL;
+  char e[1024];
+  GKeyFile *kf = g_key_file_new();
+  GError *ge = NULL;
+  char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &ge) ||
+      !g_key_file_load_from_data(kf, text, (gsize)-1, G_KEY_FILE_NONE,
+                                 &ge)) {
+    *err = g_strdup_printf("%s: %s", path, ge->message);
+    g_error_free(ge);
+    g_key_file_free(kf);
+    g_free(text);
+    return NULL;
+  }
+  char *vals[NKEYS];
+  bool is_set[NKEYS] = {false};
+  for (size_t i = 0; i < NKEYS; i++)
+    vals[i] = keys[i].def ? g_strdup(keys[i].def) : NULL;
+
+  /* Every section and key of the file must be known. */
+  gsize ngroups;
+  char **groups = g_key_file_get_groups(kf, &ngroups);
+  for (gsize gi = 0; gi < ngroups && !*err; gi++) {
+    bool known = false;
+    for (size_t s = 0; s < G_N_ELEMENTS(sections); s++)
+      known |= !strcmp(groups[gi], sections[s]);
+    if (!known) {
+      *err = g_strdup_printf("%s: unknown section [%s] (valid: platform, "
+                             "model, exchange, training, gradients)",
+                             path, groups[gi]);
+      break;
+    }
+    char **ks = g_key_file_get_keys(kf, groups[gi], NULL, NULL);
+    for (char **k = ks; *k && !*err; k++) {
+      const struct key *key = find_key(groups[gi], *k);
+      if (!key) {
+        char *valid = keys_of(groups[gi]);
+        int line = line_of(text, groups[gi], *k);
+        *err = g_strdup_printf("%s:%d: [%s] unknown key '%s' (valid: %s)",
+                               path, line, groups[gi], *k, valid);
+        g_free(valid);
+        break;
+      }
+      size_t idx = (size_t)(key - keys);
+      g_free(vals[idx]);
+      vals[idx] = g_key_file_get_value(kf, groups[gi], *k, NULL);
+      g_strstrip(vals[idx]);
+    }
+    g_strfreev(ks);
+  }
+  g_strfreev(groups);
+  g_key_file_free(kf);
+
+  /* --set section.key=value overrides. */
+  for (char **s = sets; s && *s && !*err; s++) {
+    const char *dot = strchr(*s, '.'), *eq = strchr(*s, '=');
+    if (!dot || !eq || dot > eq || dot == *s || eq == dot + 1) {
+      *err = g_strdup_printf("--set %s: expected section.key=value (e.g. "
+                             "--set platform.nodes=8)",
+                             *s);
+      break;
+    }
+    char *section = g_strndup(*s, (gsize)(dot - *s));
+    char *name = g_strndup(dot + 1, (gsize)(eq - dot - 1));
+    const struct key *key = find_key(section, name);
+    if (!key) {
+      bool known = false;
+      for (size_t i = 0; i < G_N_ELEMENTS(sections); i++)
+        known |= !strcmp(section, sections[i]);
+      char *valid = known ? keys_of(section) : NULL;
+      *err = known ? g_strdup_printf("--set %s: unknown key '%s' in [%s] "
+                                     "(valid: %s)",
+                                     *s, name, section, valid)
+                   : g_strdup_printf("--set %s: unknown section '%s' "
+                                     "(valid: platform, model, exchange, "
+                                     "training, gradients)",
+                                     *s, section);
+      g_free(valid);
+    } else {
+      size_t idx = (size_t)(key - keys);
+      g_free(vals[idx]);
+      vals[idx] = g_strstrip(g_strdup(eq + 1));
+      is_set[idx] = true;
+    }
+    g_free(section);
+    g_free(name);
+  }
+  for (size_t i = 0; i < NKEYS && !*err; i++)
+    if (!vals[i])
+      *err = g_strdup_printf("%s: [%s] %s is required", path,
+                             keys[i].section, keys[i].name);
+
+  struct experiment *ex = NULL;
+  if (!*err) {
+    ex = g_new0(struct experiment, 1);
+    ex->path = g_strdup(path);
+    ex->points = g_ptr_array_new_with_free_func((GDestroyNotify)point_free);
+    ex->swept = g_ptr_array_new_with_free_func(g_free);
+    GPtrArray *items[NKEYS];
+    uint64_t total = 1;
+    for (size_t i = 0; i < NKEYS; i++) {
+      items[i] = experiment_split_values(keys[i].name, vals[i]);
+      if (items[i]->len == 0)
+        g_ptr_array_add(items[i], g_strdup(""));
+      if (items[i]->len > 1)
+        g_ptr_array_add(ex->swept, g_strdup_printf("%s.%s", keys[i].section,
+                                                   keys[i].name));
+      total *= items[i]->len;
+      if (total > 100000 && !*err)
+        *err = g_strdup_printf("%s: the sweep has over 100000 points; "
+                               "split it into several experiments",
+                               path);
+    }
+    /* Odometer over the swept keys, the first varying slowest. */
+    size_t idx[NKEYS] = {0};
+    for (uint64_t n = 0; n < total && !*err; n++) {
+      char *pv[NKEYS];
+      for (size_t i = 0; i < NKEYS; i++)
+        pv[i] = g_ptr_array_index(items[i], idx[i]);
+      struct point *p = make_point(pv, path, text, is_set, e, sizeof e);
+      if (!p) {
+        *err = g_strdup(e);
+        break;
+      }
+      g_ptr_array_add(ex->points, p);
+      for (size_t i = NKEYS; i-- > 0;) {
+        if (++idx[i] < items[i]->len)
+          break;
+        idx[i] = 0;
+      }
+    }
+    for (size_t i = 0; i < NKEYS; i++)
+      g_ptr_array_free(items[i], TRUE);
+  }
+  for (size_t i = 0; i < NKEYS; i++)
+    g_free(vals[i]);
+  g_free(text);
+  if (*err) {
+    experiment_free(ex);
+    return NULL;
+  }
+  return ex;
+}

@@ -1,0 +1,295 @@
+/* sim/sim.c: the primitives collectives are built from (sim.h). */
+#include "sim.h"
+
+#include "codec_cost.h"
+#include "platform.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/mutex.h>
+#include <xbt/asserts.h>
+#include <xbt/log.h>
+#include <xbt/sysdep.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(gs_sim, gradsim, "simulation primitives");
+
+double sim_now(void) { return simgrid_get_clock(); }
+
+void msg_free(struct msg *m) {
+  if (!m)
+    return;
+  if (--m->refs > 0)
+    return;
+  for (size_t i = 0; i < m->nparts; i++)
+    msg_free(m->parts[i]);
+  g_free(m->parts);
+  g_free(m->data);
+  g_free(m->exact);
+  g_free(m);
+}
+
+struct msg *msg_ref(struct msg *m) {
+  m->refs++;
+  return m;
+}
+
+sg_mailbox_t sim_mailbox(struct sim *s, int src, int dst) {
+  gpointer key = GSIZE_TO_POINTER(((gsize)(guint32)src << 32) | (guint32)dst);
+  sg_mailbox_t mb = g_hash_table_lookup(s->mb, key);
+  if (!mb) {
+    char name[48];
+    snprintf(name, sizeof name, "%d>%d", src, dst);
+    mb = sg_mailbox_by_name(name);
+    g_hash_table_insert(s->mb, key, mb);
+  }
+  return mb;
+}
+
+void sim_span(struct worker *w, double t0, double t1, enum state st) {
+  if (!w || t1 <= t0)
+    return;
+  struct span sp = {t0, t1, st};
+  g_array_append_val(w->spans, sp);
+}
+
+void sim_cpu(struct worker *w, double seconds, enum state st) {
+  if (!(seconds > 0))
+    return;
+  double t0 = sim_now();
+  sg_actor_execute(seconds * PLATFORM_SPEED * (w ? w->slowdown : 1.0));
+  sim_span(w, t0, sim_now(), st);
+}
+
+void sim_gpu(struct worker *w, double seconds) {
+  if (!(seconds > 0))
+    return;
+  sg_mutex_lock(w->gpu);
+  sg_actor_sleep_for(seconds * w->slowdown);
+  sg_mutex_unlock(w->gpu);
+}
+
+void sim_reduce(struct worker *w, struct sim *s, uint64_t values) {
+  sim_cpu(w, 4.0 * (double)values * s->gamma, ST_REDUCE);
+}
+
+/* The rank of the calling side: workers 0..P-1, aggregators P.. */
+static int rank_of(const struct coll_call *c) { return c->rank; }
+
+sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
+  m->src = rank_of(c);
+  m->posted = sim_now();
+  if (c->w) {
+    c->w->wire_bytes += (double)m->bytes;
+    if (c->w->first_send < 0)
+      c->w->first_send = m->posted;
+  } else {
+    c->sim->aggr_wire_bytes += (double)m->bytes;
+  }
+  return sg_mailbox_put_async(sim_mailbox(c->sim, m->src, dst), m,
+                              (long)(m->bytes ? m->bytes : 1));
+}
+
+void sim_wait_send(struct coll_call *c, sg_comm_t comm) {
+  double t0 = sim_now();
+  sg_comm_wait(comm);
+  sim_span(c->w, t0, sim_now(), ST_COMM);
+}
+
+struct msg *sim_recv(struct coll_call *c, int src) {
+  double t0 = sim_now();
+  struct msg *m = sg_mailbox_get(sim_mailbox(c->sim, src, rank_of(c)));
+  double t1 = sim_now();
+  /* Until the sender posted the message its side was not ready: idle;
+   * after, the transfer: comm. */
+  double split = m->posted > t0 ? (m->posted < t1 ? m->posted : t1) : t0;
+  sim_span(c->w, t0, split, ST_IDLE);
+  sim_span(c->w, split, t1, ST_COMM);
+  return m;
+}
+
+void sim_recv_all(struct coll_call *c, const int *srcs, int n,
+                  struct msg **out) {
+  double t0 = sim_now();
+  sg_comm_t *gets = g_new(sg_comm_t, n);
+  for (int i = 0; i < n; i++)
+    gets[i] = sg_mailbox_get_async(sim_mailbox(c->sim, srcs[i], c->rank),
+                                   (void **)&out[i]);
+  sg_comm_wait_all(gets, (size_t)n);
+  g_free(gets);
+  double t1 = sim_now(), first = t1;
+  for (int i = 0; i < n; i++)
+    first = out[i]->posted < first ? out[i]->posted : first;
+  double split = first > t0 ? first : t0;
+  sim_span(c->w, t0, split, ST_IDLE);
+  sim_span(c->w, split, t1, ST_COMM);
+}
+
+struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
+                         int src) {
+  sg_comm_t comm = sim_send(c, dst, out);
+  struct msg *in = sim_recv(c, src);
+  sim_wait_send(c, comm);
+  return in;
+}
+
+void vec_held(const struct vec *v, uint64_t lo, uint64_t hi, size_t *a,
+              size_t *b) {
+  if (v->m == v->n) {
+    *a = (size_t)lo;
+    *b = (size_t)hi;
+  } else {
+    /* Held value j stands for position j n / m. */
+    *a = (size_t)((long double)lo * v->m / v->n);
+    *b = (size_t)((long double)hi * v->m / v->n);
+  }
+}
+
+/* Codec work of N simulated values on the caller's side. */
+static void codec_time(struct coll_call *c, bool encode, uint64_t n,
+                       size_t payload) {
+  struct sim *s = c->sim;
+  double t = codec_cost_seconds(s->costs, s->codec,
+                                s->p->placement == PLACE_GPU ? COST_GPU : COST_CPU,
+                                encode,
+                                n, payload);
+  if (!(t > 0))
+    return;
+  if (c->w)
+    c->w->codec_host_s += t;
+  if (s->p->placement == PLACE_GPU && c->w) {
+    double t0 = sim_now();
+    sim_gpu(c->w, t);
+    sim_span(c->w, t0, sim_now(), ST_CODEC);
+  } else {
+    sim_cpu(c->w, t, ST_CODEC);
+  }
+}
+
+/* A message of V[lo, hi) without payload yet: counts, shadow. */
+static struct msg *msg_of(const struct vec *v, uint64_t lo, uint64_t hi,
+                          size_t *a) {
+  struct msg *m = g_new0(struct msg, 1);
+  m->refs = 1;
+  m->n = hi - lo;
+  size_t b;
+  vec_held(v, lo, hi, a, &b);
+  m->m = b - *a;
+  if (v->exact && m->m) {
+    m->exact = g_new(double, m->m);
+    memcpy(m->exact, v->exact + *a, m->m * sizeof(double));
+  }
+  return m;
+}
+
+static void raw_payload(struct msg *m, const struct vec *v, size_t a) {
+  m->raw = true;
+  m->bytes = 4 * m->n;
+  if (m->m) {
+    m->len = 4 * m->m;
+    m->data = g_malloc(m->len);
+    memcpy(m->data, v->x + a, m->len);
+  }
+}
+
+struct msg *sim_pack_raw(struct coll_call *c, const struct vec *v,
+                         uint64_t lo, uint64_t hi) {
+  (void)c;
+  size_t a;
+  struct msg *m = msg_of(v, lo, hi, &a);
+  raw_payload(m, v, a);
+  return m;
+}
+
+struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
+                     uint64_t hi, codec_state_t *state) {
+  struct sim *s = c->sim;
+  size_t a;
+  struct msg *m = msg_of(v, lo, hi, &a);
+  if (!s->codec || c->raw) {
+    raw_payload(m, v, a);
+    return m;
+  }
+  if (m->m == 0) {
+    /* Nothing held: the nominal (worst-case) size, exact for the codecs
+     * whose size does not depend on the data (run.c allows only those
+     * with payload = none). */
+    m->bytes = codec_bound(s->codec, m->n);
+    codec_time(c, true, m->n, m->bytes);
+    return m;
+  }
+  codec_state_t *own = NULL;
+  if (!state) {
+    xbt_assert(codec_state_create(s->codec, m->m,
+                                  s->p->grad.seed ^ (0x9e3779b97f4a7c15u *
+                                                     ++s->pack_count),
+                                  &own) == 0,
+               "codec state for %zu values", m->m);
+    state = own;
+  }
+  size_t cap = codec_bound(s->codec, m->m);
+  m->data = g_malloc(cap ? cap : 1);
+  ptrdiff_t len = codec_encode(state, v->x + a, m->m, m->data, cap);
+  codec_state_free(own);
+  if (len < 0) {
+    /* NaN or infinity in the gradients: stop the run with a message. */
+    if (!s->fatal)
+      s->fatal = g_strdup_printf("codec %s: %s", codec_spec(s->codec),
+                                 codec_strerror((int)len));
+    len = 0;
+  }
+  m->len = (size_t)len;
+  /* Scale the held sample's payload to the simulated values. */
+  m->bytes = m->m == m->n
+                 ? m->len
+                 : (uint64_t)ceill((long double)m->len * m->n / m->m);
+  codec_time(c, true, m->n, m->bytes);
+  return m;
+}
+
+void sim_unpack(struct coll_call *c, const struct msg *m, struct vec *v,
+                uint64_t lo, uint64_t hi, bool add) {
+  struct sim *s = c->sim;
+  size_t a, b;
+  vec_held(v, lo, hi, &a, &b);
+  xbt_assert(b - a == m->m, "message holds %zu values, range %zu", m->m,
+             b - a);
+  if (!m->raw)
+    codec_time(c, false, m->n, m->bytes);
+  if (v->exact && m->exact) {
+    for (size_t i = 0; i < m->m; i++)
+      v->exact[a + i] = add ? v->exact[a + i] + m->exact[i] : m->exact[i];
+  }
+  if (!m->m)
+    return;
+  if (m->raw) {
+    const float *in = (const float *)(const void *)m->data;
+    for (size_t i = 0; i < m->m; i++)
+      v->x[a + i] = add ? v->x[a + i] + in[i] : in[i];
+    return;
+  }
+  int rc = add ? codec_decode_add(s->codec, m->data, m->len, v->x + a, m->m)
+               : codec_decode(s->codec, m->data, m->len, v->x + a, m->m);
+  xbt_assert(rc == 0, "codec %s cannot decode its own payload: %s",
+             codec_spec(s->codec), codec_strerror(rc));
+}
+
+struct msg *sim_forward(const struct msg *m) {
+  struct msg *f = g_new0(struct msg, 1);
+  f->refs = 1;
+  f->raw = m->raw;
+  f->n = m->n;
+  f->m = m->m;
+  f->bytes = m->bytes;
+  f->len = m->len;
+  if (m->len)
+    f->data = g_memdup2(m->data, m->len);
+  if (m->exact)
+    f->exact = g_memdup2(m->exact, m->m * sizeof(double));
+  return f;
+}

@@ -1,0 +1,228 @@
+/* sim/sim.h: the simulation of one experiment point: workers and
+ * aggregators as SimGrid actors, the data they exchange, and the
+ * accounting of where their time goes.
+ *
+ * Time: GPU work (forward, backward, update, codecs placed on the GPU)
+ * is a sleep under the worker's accelerator mutex, so that it serialises
+ * but does not load the host; CPU work (summation, codecs placed on the
+ * CPU) is an execution on the worker's host (PLATFORM_SPEED flop/s, one
+ * core), so that concurrent CPU work shares it; messages are SimGrid
+ * communications through one mailbox per ordered pair of ranks. */
+#ifndef GRADSIM_SIM_SIM_H
+#define GRADSIM_SIM_SIM_H
+
+#include "codec.h"
+#include "experiment.h"
+#include "formula.h"
+#include "model.h"
+
+#include <simgrid/forward.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Where a worker's communication side spends its time. */
+enum state { ST_CODEC, ST_COMM, ST_REDUCE, ST_IDLE, ST_NSTATES };
+
+/* A vector a collective works on: N values simulated, M of them held (N
+ * when payload = full, a sample when sampled, 0 when none). Messages are
+ * timed for N values; codecs run on the M held ones and the payload size
+ * is scaled by N / M. */
+struct vec {
+  uint64_t n;
+  size_t m;
+  float *x;      /* M values, or NULL */
+  double *exact; /* the oracle's shadow: M values summed without loss */
+};
+
+/* What travels through a mailbox; the sender allocates, the receiver
+ * frees (msg_free). Reference counted, so that a bundle (allgather) can
+ * share the messages it carries. */
+struct msg {
+  int refs;
+  int src;
+  bool raw;        /* fp32 values whatever the codec */
+  double posted;   /* simulated time the sender posted it */
+  uint64_t bytes;  /* simulated size */
+  uint64_t n;      /* values it stands for */
+  unsigned char *data; /* encoded payload of the held values, or NULL */
+  size_t len;
+  size_t m;        /* held values encoded in data */
+  double *exact;   /* shadow values (M), or NULL */
+  struct msg **parts; /* a bundle: the messages it carries */
+  size_t nparts;
+};
+
+void msg_free(struct msg *m); /* drops one reference */
+struct msg *msg_ref(struct msg *m);
+
+struct sim;
+
+/* One interval of a worker's communication side. */
+struct span {
+  double t0, t1;
+  enum state st;
+};
+
+struct worker {
+  int rank;
+  struct sim *sim;
+  sg_host_t host;
+  sg_mutex_t gpu;
+  double slowdown;
+  /* Mailboxes, one per ordered pair, looked up lazily. */
+  GHashTable *mb; /* (src << 32 | dst) -> sg_mailbox_t; shared, see sim */
+  /* Codec states for the worker's own vectors, one per bucket (and
+   * aggregator shard), for the codecs with error feedback. */
+  codec_state_t **states;
+  /* A collective's own state per bucket (csc's residuals), or NULL. */
+  void **cstate;
+  /* Accounting of the iteration in progress. */
+  GArray *spans;      /* struct span, communication side */
+  double wire_bytes;  /* bytes this worker sent */
+  double first_send;  /* time of its first send in the iteration, or -1 */
+  double nic_busy_s, nic_stall_cycles; /* NIC engine, placement = nic */
+  double codec_host_s; /* codec time on the host (cpu or gpu placement) */
+};
+
+struct bucket {
+  size_t first, count; /* tensors [first, first + count), backward order */
+  uint64_t n;          /* values */
+};
+
+/* Per-iteration record of one worker. */
+struct iter_rec {
+  double start, end;
+  double compute_s, codec_s, comm_s, reduce_s, idle_s;
+  double wire_bytes;
+  double exchange_start, exchange_end;
+  double nic_busy_s, nic_stall_cycles;
+};
+
+struct codec_costs;
+
+struct sim {
+  const struct point *p;
+  const struct codec_costs *costs;
+  uint64_t pack_count; /* seeds the fresh codec streams of sim_pack */
+  double aggr_wire_bytes;
+  struct model *model;
+  const struct collective *coll;
+  codec_t *codec; /* NULL for none */
+  struct worker *workers;
+  int nworkers;
+  sg_host_t *aggr_hosts;
+  int naggr;
+  codec_state_t **aggr_states; /* [bucket * naggr + a], ps-shared pull */
+  struct bucket *buckets;
+  size_t nbuckets;
+  double gamma;      /* s per byte summed */
+  size_t held_max;   /* values held per bucket (sampled payload) */
+  /* Records, [iteration][worker]. */
+  struct iter_rec *recs;
+  /* Oracle. */
+  bool oracle_run, oracle_ok;
+  double oracle_worst; /* largest error over its bound */
+  GString *oracle_msg;
+  /* Shared mailbox table (all actors run in one thread). */
+  GHashTable *mb;
+  /* Set when a run must stop (an internal check failed). */
+  char *fatal;
+};
+
+/* ---- primitives for collectives ---------------------------------------- */
+
+struct coll_call;
+
+double sim_now(void);
+
+/* The mailbox for messages from SRC to DST (ranks: workers 0..P-1,
+ * aggregators P..). */
+sg_mailbox_t sim_mailbox(struct sim *s, int src, int dst);
+
+/* Log a span of the communication side of W. */
+void sim_span(struct worker *w, double t0, double t1, enum state st);
+
+/* CPU work of SECONDS (before the worker's slowdown) on W's host, logged
+ * as state ST. */
+void sim_cpu(struct worker *w, double seconds, enum state st);
+/* Accelerator work: a sleep under W's GPU mutex. */
+void sim_gpu(struct worker *w, double seconds);
+/* Summation of VALUES dense values: gamma * 4 * VALUES of CPU work on W
+ * (NULL: the calling aggregator). */
+void sim_reduce(struct worker *w, struct sim *s, uint64_t values);
+
+/* Send M (takes ownership) from the caller to rank DST without waiting;
+ * returns the comm to wait on (sim_wait_send). */
+sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m);
+void sim_wait_send(struct coll_call *c, sg_comm_t comm);
+/* Receive the next message from rank SRC, blocking; logs idle (before
+ * the sender posted) and comm time. */
+struct msg *sim_recv(struct coll_call *c, int src);
+/* Receive one message from each of the N ranks SRCS at once (so that the
+ * transfers share the links), into OUT[i]. */
+void sim_recv_all(struct coll_call *c, const int *srcs, int n,
+                  struct msg **out);
+/* Send to DST and receive from SRC at once (the send is posted first). */
+struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
+                         int src);
+
+/* ---- data through codecs -------------------------------------------- */
+
+/* Build a message carrying V[lo, hi) (a range of values of V), encoded
+ * with the simulation's codec (a fresh, stateless stream) or with STATE
+ * when not NULL, timing the encode on the caller. */
+struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
+                     uint64_t hi, codec_state_t *state);
+/* Decode M into V[lo, hi) (ADD: add into it), timing the decode. */
+void sim_unpack(struct coll_call *c, const struct msg *m, struct vec *v,
+                uint64_t lo, uint64_t hi, bool add);
+/* A message of V[lo, hi) as plain fp32 values, whatever the codec (the
+ * uncompressed pull of a parameter server). */
+struct msg *sim_pack_raw(struct coll_call *c, const struct vec *v,
+                         uint64_t lo, uint64_t hi);
+/* A copy of M's payload (no codec work), to pass it on unchanged. */
+struct msg *sim_forward(const struct msg *m);
+
+/* The held values of V in [lo, hi): their index range in V->x. */
+void vec_held(const struct vec *v, uint64_t lo, uint64_t hi, size_t *a,
+              size_t *b);
+
+/* ---- collectives ------------------------------------------------------ */
+
+struct coll_call {
+  struct sim *sim;
+  struct worker *w; /* NULL for an aggregator's side */
+  int rank;         /* the caller's rank */
+  size_t bucket;
+  struct vec *v;    /* the worker's vector: summed in place */
+  bool raw;         /* messages are plain fp32 whatever the codec */
+};
+
+struct collective {
+  const char *name;
+  const char *description;
+  const char *formula; /* the formula.h model it matches, or NULL */
+  bool pow2;           /* needs a power-of-two number of workers */
+  bool aggregators;    /* needs [platform] aggregators >= 1 */
+  bool stateful;       /* takes error-feedback codecs */
+  /* Validate the configuration; may be NULL. */
+  int (*check)(const struct sim *s, char *err, size_t errlen);
+  /* One worker's part of an allreduce of C->v (called by every worker
+   * for the same bucket in the same order). */
+  void (*worker)(struct coll_call *c);
+  /* One aggregator's part (NULL when the collective has none). */
+  void (*aggregator)(struct coll_call *c);
+  /* Fill the formula parameters beyond p, n, alpha, beta, gamma (may be
+   * NULL). */
+  void (*formula_params)(const struct sim *s, struct formula_in *in);
+  /* Its result is not the plain sum (csc keeps chunks local): no oracle. */
+  bool no_oracle;
+  /* Free a worker's per-bucket state (struct worker.cstate); may be NULL. */
+  void (*free_state)(void *state);
+};
+
+const struct collective *coll_find(const char *name);
+/* Names of every collective, comma-separated (g_free). */
+char *coll_names(void);
+
+#endif
