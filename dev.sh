@@ -37,7 +37,8 @@ build() {
 case "${1:-}" in
   run)
     build
-    ./build/gradsim codec compare
+    shift
+    ./build/gradsim run experiments/default.ini --plot "$@"
     ;;
   test)
     build

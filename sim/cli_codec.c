@@ -743,8 +743,21 @@ static int cmd_calibrate(int argc, char **argv) {
   memset(acc, 0, 4 * n);
   GString *t = g_string_new(NULL);
   char *date = g_date_time_format(g_date_time_new_now_utc(), "%Y-%m-%d");
+  /* The CPU the figures belong to: its model name, else the host name. */
   char host[256] = "this machine";
   gethostname(host, sizeof host);
+  gchar *cpuinfo = NULL;
+  if (g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL)) {
+    const char *mn = strstr(cpuinfo, "model name");
+    const char *colon = mn ? strchr(mn, ':') : NULL;
+    if (colon) {
+      colon += 1 + strspn(colon + 1, " \t");
+      size_t len = strcspn(colon, "\n");
+      snprintf(host, sizeof host, "%.*s, %ld cores", (int)len, colon,
+               sysconf(_SC_NPROCESSORS_ONLN));
+    }
+  }
+  g_free(cpuinfo);
   g_string_append_printf(
       t,
       "# Codec cost table for the simulator (models/codec_cost.h).\n"

@@ -187,13 +187,86 @@ static void progress(guint done, guint total, bool tty) {
   fflush(stderr);
 }
 
-/* runs.csv columns (1-based, for gnuplot). */
-enum { COL_EXCHANGE = 18, COL_ITERATION, COL_COMPUTE, COL_CODEC, COL_COMM,
-       COL_REDUCE, COL_IDLE, COL_WIRE, COL_FORMULA };
+/* runs.csv columns (0-based). */
+enum { COL_EXCHANGE = 17, COL_ITERATION, COL_COMPUTE, COL_CODEC, COL_COMM,
+       COL_REDUCE, COL_IDLE, COL_WIRE, COL_FORMULA, COL_RELERR, COL_ORACLE,
+       NCOLS };
 
-/* gnuplot: the first swept key on x, the exchange time and its breakdown
- * on y, into DIR/plot.png and DIR/plot.svg. */
-static void plot(const char *dir, const struct experiment *e) {
+/* The fields of one CSV line (RFC 4180 quoting), g_ptr_array of strings. */
+static GPtrArray *csv_split(const char *c) {
+  GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+  for (;;) {
+    GString *field = g_string_new(NULL);
+    if (*c == '"') {
+      for (c++; *c && !(*c == '"' && c[1] != '"'); c++) {
+        if (*c == '"')
+          c++;
+        g_string_append_c(field, *c);
+      }
+      if (*c)
+        c++;
+    } else {
+      while (*c && *c != ',')
+        g_string_append_c(field, *c++);
+    }
+    g_ptr_array_add(f, g_string_free(field, FALSE));
+    if (*c != ',')
+      break;
+    c++;
+  }
+  return f;
+}
+
+/* The value of KEY ("section.key") in point P's effective configuration. */
+static char *config_value(const struct point *p, const char *key) {
+  GKeyFile *kf = g_key_file_new();
+  char *v = NULL;
+  if (g_key_file_load_from_data(kf, p->config, (gsize)-1, G_KEY_FILE_NONE,
+                                NULL)) {
+    char *sec = g_strdup(key), *dot = strchr(sec, '.');
+    if (dot) {
+      *dot = '\0';
+      v = g_key_file_get_value(kf, sec, dot + 1, NULL);
+    }
+    g_free(sec);
+  }
+  g_key_file_free(kf);
+  return v ? v : g_strdup("");
+}
+
+/* The runs.csv column holding a swept key as a number, or -1. */
+static int numeric_column(const char *key) {
+  static const struct {
+    const char *key;
+    int col;
+  } map[] = {{"platform.nodes", 2},     {"platform.aggregators", 3},
+             {"platform.bandwidth", 5}, {"platform.latency", 6},
+             {"training.iterations", 12}, {"training.fusion_bytes", 13},
+             {"training.k", 14},        {"training.local_steps", 15},
+             {"gradients.seed", 16}};
+  for (size_t i = 0; i < G_N_ELEMENTS(map); i++)
+    if (!strcmp(map[i].key, key))
+      return map[i].col;
+  return -1;
+}
+
+static void gp_quote(GString *s, const char *v) {
+  g_string_append_c(s, '"');
+  for (; *v; v++) {
+    if (*v == '"' || *v == '\\')
+      g_string_append_c(s, '\\');
+    g_string_append_c(s, *v);
+  }
+  g_string_append_c(s, '"');
+}
+
+/* gnuplot: the first swept key on x. One series (nothing else swept):
+ * the exchange time, its critical-path breakdown and the formula. Several
+ * (the other swept keys' combinations): each one's exchange time, and its
+ * formula dashed where one applies. Into DIR/plot.png and DIR/plot.svg;
+ * the data and script stay beside them (plot.dat, plot.gp). */
+static void plot(const char *dir, const struct experiment *e,
+                 GPtrArray *rows) {
   char *gp = g_find_program_in_path("gnuplot");
   if (!gp) {
     fprintf(stderr, "gradsim: run: --plot needs gnuplot (Debian package "
@@ -201,60 +274,181 @@ static void plot(const char *dir, const struct experiment *e) {
     return;
   }
   g_free(gp);
-  static const char *const cols[] = {
-      "point",     "name",       "nodes",      "aggregators", "topology",
-      "bandwidth", "latency",    "algorithm",  "codec",       "placement",
-      "payload",   "mode",       "iterations", "fusion_bytes", "k",
-      "local_steps", "seed"};
-  static const bool numeric[] = {true,  false, true,  true,  false, true,
-                                 true,  false, false, false, false, false,
-                                 true,  true,  true,  true,  true};
-  const char *swept = e->swept->len ? g_ptr_array_index(e->swept, 0) : NULL;
-  const char *key = swept ? strchr(swept, '.') + 1 : "point";
-  int col = 1;
-  for (int i = 0; i < (int)G_N_ELEMENTS(cols); i++)
-    if (!strcmp(cols[i], key))
-      col = i + 1;
-  /* Numeric keys on a linear axis; others as labelled categories. */
-  static const struct {
-    int col;
-    const char *title;
-  } series[] = {{COL_EXCHANGE, "exchange"}, {COL_ITERATION, "iteration"},
-                {COL_COMPUTE, "compute"},   {COL_COMM, "comm"},
-                {COL_CODEC, "codec"},       {COL_REDUCE, "reduce"},
-                {COL_IDLE, "idle"},         {COL_FORMULA, "formula (exchange)"}};
+  const char *xkey = e->swept->len ? g_ptr_array_index(e->swept, 0) : NULL;
+  int xcol = xkey ? numeric_column(xkey) : 0;
+  /* Series: distinct labels of the other swept keys, in sweep order. */
+  GPtrArray *labels = g_ptr_array_new_with_free_func(g_free);
+  GHashTable *series = g_hash_table_new(g_str_hash, g_str_equal);
+  guint *of = g_new(guint, rows->len);
+  GPtrArray *xs = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < rows->len; i++) {
+    const struct point *p = g_ptr_array_index(e->points, i);
+    GString *l = g_string_new(NULL);
+    for (guint k = 1; k < e->swept->len; k++) {
+      char *v = config_value(p, g_ptr_array_index(e->swept, k));
+      const char *key = strchr(g_ptr_array_index(e->swept, k), '.') + 1;
+      g_string_append_printf(l, "%s%s=%s", l->len ? " " : "", key, v);
+      g_free(v);
+    }
+    gpointer idx;
+    if (!g_hash_table_lookup_extended(series, l->str, NULL, &idx)) {
+      idx = GUINT_TO_POINTER(labels->len);
+      g_ptr_array_add(labels, g_strdup(l->str));
+      g_hash_table_insert(series, g_ptr_array_index(labels, labels->len - 1),
+                          idx);
+    }
+    of[i] = GPOINTER_TO_UINT(idx);
+    g_string_free(l, TRUE);
+    g_ptr_array_add(xs, xkey ? config_value(p, xkey) : g_strdup_printf("%u", i));
+  }
+  /* plot.dat: one block per series: x, xtic label, the time columns. */
+  GString *dat = g_string_new("# x label exchange iteration compute codec "
+                              "comm reduce idle formula\n");
+  GHashTable *cats = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint sidx = 0; sidx < labels->len; sidx++) {
+    g_string_append_printf(dat, "# series %u: %s\n", sidx,
+                           (char *)g_ptr_array_index(labels, sidx));
+    for (guint i = 0; i < rows->len; i++) {
+      if (of[i] != sidx)
+        continue;
+      GPtrArray *f = g_ptr_array_index(rows, i);
+      char *xv = g_ptr_array_index(xs, i);
+      double x;
+      if (xcol >= 0) {
+        x = g_ascii_strtod(g_ptr_array_index(f, (guint)xcol), NULL);
+      } else {
+        gpointer c;
+        if (!g_hash_table_lookup_extended(cats, xv, NULL, &c)) {
+          c = GUINT_TO_POINTER(g_hash_table_size(cats));
+          g_hash_table_insert(cats, xv, c);
+        }
+        x = GPOINTER_TO_UINT(c);
+      }
+      g_string_append_printf(dat, "%.9g ", x);
+      gp_quote(dat, xv);
+      static const int cols[] = {COL_EXCHANGE, COL_ITERATION, COL_COMPUTE,
+                                 COL_CODEC,    COL_COMM,      COL_REDUCE,
+                                 COL_IDLE,     COL_FORMULA};
+      for (size_t k = 0; k < G_N_ELEMENTS(cols); k++) {
+        const char *v = g_ptr_array_index(f, (guint)cols[k]);
+        g_string_append_printf(dat, " %s", *v ? v : "NaN");
+      }
+      g_string_append_c(dat, '\n');
+    }
+    g_string_append(dat, "\n\n");
+  }
+  bool single = labels->len == 1;
   GString *s = g_string_new(NULL);
   for (int t = 0; t < 2; t++) {
     g_string_append_printf(
         s,
-        "set terminal %s size 900,560\nset output '%s/plot.%s'\n"
-        "set datafile separator ','\nset key outside right\n"
-        "set title \"%s\" noenhanced\nset ylabel 'simulated seconds per "
-        "iteration'\nset xlabel '%s' noenhanced\nset grid\n"
-        "set style data linespoints\nplot ",
-        t ? "svg" : "pngcairo", dir, t ? "svg" : "png", e->path,
-        swept ? swept : "point");
-    for (size_t i = 0; i < G_N_ELEMENTS(series); i++) {
-      if (numeric[col - 1])
-        g_string_append_printf(s, "%s'%s/runs.csv' skip 1 using %d:%d",
-                               i ? ", \\\n  " : "", dir, col,
-                               series[i].col);
-      else
-        g_string_append_printf(s,
-                               "%s'%s/runs.csv' skip 1 using 0:%d:xtic(%d)",
-                               i ? ", \\\n  " : "", dir, series[i].col,
-                               col);
-      g_string_append_printf(s, " title '%s'", series[i].title);
+        "set terminal %s size 960,560\nset output '%s/plot.%s'\n"
+        "set key %s noenhanced\nset title ",
+        t ? "svg" : "pngcairo", dir, t ? "svg" : "png",
+        single ? "outside right" : "inside top left");
+    gp_quote(s, e->path);
+    g_string_append_printf(s, " noenhanced\nset ylabel 'simulated %sseconds "
+                              "per iteration%s'\nset xlabel ",
+                           single ? "" : "exchange ",
+                           single ? "" : " (dashed: formula)");
+    gp_quote(s, xkey ? xkey : "point");
+    g_string_append(s, " noenhanced\nset grid\nset style data "
+                       "linespoints\nset datafile missing 'NaN'\n");
+    if (xcol < 0)
+      g_string_append(s, "set xrange [-0.5:*]\nset offsets 0, 0.5, 0, 0\n");
+    g_string_append(s, "plot ");
+    const char *xt = xcol < 0 ? ":xtic(2)" : "";
+    if (single) {
+      static const char *const names[] = {
+          "exchange", "iteration", "compute", "codec",
+          "comm",     "reduce",    "idle",    "formula (exchange)"};
+      for (int k = 0; k < 8; k++)
+        g_string_append_printf(s, "%s'%s/plot.dat' index 0 using 1:%d%s "
+                                  "title '%s'%s",
+                               k ? ", \\\n  " : "", dir, k + 3, xt, names[k],
+                               k == 7 ? " dashtype 2 lc rgb 'black'" : "");
+    } else {
+      for (guint k = 0; k < labels->len; k++) {
+        g_string_append_printf(s, "%s'%s/plot.dat' index %u using 1:3%s "
+                                  "title ",
+                               k ? ", \\\n  " : "", dir, k, xt);
+        gp_quote(s, g_ptr_array_index(labels, k));
+        g_string_append_printf(s, " lc %u, \\\n  '%s/plot.dat' index %u "
+                                  "using 1:10 notitle dashtype 2 lc %u",
+                               k + 1, dir, k, k + 1);
+      }
     }
     g_string_append(s, "\n");
   }
+  char *datf = g_build_filename(dir, "plot.dat", NULL);
   char *script = g_build_filename(dir, "plot.gp", NULL);
   char *cmd = g_strdup_printf("gnuplot '%s' 2>/dev/null", script);
-  if (!g_file_set_contents(script, s->str, -1, NULL) || system(cmd) != 0)
+  if (!g_file_set_contents(datf, dat->str, -1, NULL) ||
+      !g_file_set_contents(script, s->str, -1, NULL) || system(cmd) != 0)
     fprintf(stderr, "gradsim: run: gnuplot failed on %s\n", script);
   g_free(cmd);
   g_free(script);
+  g_free(datf);
   g_string_free(s, TRUE);
+  g_string_free(dat, TRUE);
+  g_hash_table_destroy(cats);
+  g_hash_table_destroy(series);
+  g_ptr_array_free(labels, TRUE);
+  g_ptr_array_free(xs, TRUE);
+  g_free(of);
+}
+
+/* The summary on stdout: the swept keys (or the usual identity columns)
+ * and the headline times. */
+static void summary(const struct experiment *e, GPtrArray *rows) {
+  GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+  if (e->swept->len) {
+    for (guint k = 0; k < e->swept->len; k++)
+      g_ptr_array_add(keys, g_strdup(g_ptr_array_index(e->swept, k)));
+  } else {
+    static const char *const dflt[] = {"model.name", "platform.nodes",
+                                       "exchange.algorithm", "exchange.codec"};
+    for (size_t k = 0; k < G_N_ELEMENTS(dflt); k++)
+      g_ptr_array_add(keys, g_strdup(dflt[k]));
+  }
+  guint n = keys->len;
+  int *w = g_new(int, n);
+  char ***cells = g_new(char **, rows->len);
+  for (guint k = 0; k < n; k++)
+    w[k] = (int)strlen(strchr(g_ptr_array_index(keys, k), '.') + 1);
+  for (guint i = 0; i < rows->len; i++) {
+    cells[i] = g_new(char *, n);
+    for (guint k = 0; k < n; k++) {
+      cells[i][k] =
+          config_value(g_ptr_array_index(e->points, i), g_ptr_array_index(keys, k));
+      w[k] = MAX(w[k], (int)strlen(cells[i][k]));
+    }
+  }
+  printf("%-5s", "point");
+  for (guint k = 0; k < n; k++)
+    printf(" %-*s", w[k], strchr(g_ptr_array_index(keys, k), '.') + 1);
+  printf(" %11s %11s %11s %11s %11s %9s %6s\n", "exchange_s", "iteration_s",
+         "comm_s", "codec_s", "formula_s", "rel_err", "oracle");
+  for (guint i = 0; i < rows->len; i++) {
+    GPtrArray *f = g_ptr_array_index(rows, i);
+    const char *const *v = (const char *const *)f->pdata;
+    printf("%-5s", v[0]);
+    for (guint k = 0; k < n; k++)
+      printf(" %-*s", w[k], cells[i][k]);
+    printf(" %11.6g %11.6g %11.6g %11.6g %11s %9s %6s\n",
+           g_ascii_strtod(v[COL_EXCHANGE], NULL),
+           g_ascii_strtod(v[COL_ITERATION], NULL),
+           g_ascii_strtod(v[COL_COMM], NULL),
+           g_ascii_strtod(v[COL_CODEC], NULL),
+           *v[COL_FORMULA] ? v[COL_FORMULA] : "-",
+           *v[COL_RELERR] ? v[COL_RELERR] : "-", v[COL_ORACLE]);
+    for (guint k = 0; k < n; k++)
+      g_free(cells[i][k]);
+    g_free(cells[i]);
+  }
+  g_free(cells);
+  g_free(w);
+  g_ptr_array_free(keys, TRUE);
 }
 
 int cli_run(int argc, char **argv) {
@@ -431,51 +625,31 @@ int cli_run(int argc, char **argv) {
       cli_env_failure("%s: %s", where, ge->message);
     g_free(path);
   }
+  /* The rows, parsed back for the plot and the summary. */
+  GPtrArray *rows = g_ptr_array_new_with_free_func(
+      (GDestroyNotify)g_ptr_array_unref);
+  {
+    char **lines = g_strsplit(runs->str, "\n", -1);
+    for (char **l = lines + 1; *l && **l; l++) {
+      GPtrArray *f = csv_split(*l);
+      if (f->len != NCOLS)
+        cli_env_failure("%s: internal error: a runs.csv row has %u fields",
+                        where, f->len);
+      g_ptr_array_add(rows, f);
+    }
+    g_strfreev(lines);
+  }
   if (do_plot)
-    plot(out, e);
+    plot(out, e, rows);
   if (notes->len)
     fprintf(stderr, "gradsim: %s", notes->str);
   if (!quiet) {
-    /* A short table of the headline columns. */
-    printf("%-5s %-12s %6s %-13s %-26s %12s %12s %12s %7s\n", "point",
-           "model", "nodes", "algorithm", "codec", "exchange s",
-           "iteration s", "formula s", "oracle");
-    char **lines = g_strsplit(runs->str, "\n", -1);
-    for (char **l = lines + 1; *l && **l; l++) {
-      /* The CSV fields we show never hold quotes except the codec. */
-      GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
-      const char *c = *l;
-      while (*c) {
-        GString *field = g_string_new(NULL);
-        if (*c == '"') {
-          for (c++; *c && !(*c == '"' && c[1] != '"'); c++) {
-            if (*c == '"')
-              c++;
-            g_string_append_c(field, *c);
-          }
-          if (*c)
-            c++;
-        } else {
-          while (*c && *c != ',')
-            g_string_append_c(field, *c++);
-        }
-        if (*c == ',')
-          c++;
-        g_ptr_array_add(f, g_string_free(field, FALSE));
-      }
-      if (f->len >= 28) {
-        const char *const *v = (const char *const *)f->pdata;
-        printf("%-5s %-12s %6s %-13s %-26s %12.6g %12.6g %12s %7s\n", v[0],
-               v[1], v[2], v[7], v[8], g_ascii_strtod(v[17], NULL),
-               g_ascii_strtod(v[18], NULL), *v[25] ? v[25] : "-", v[27]);
-      }
-      g_ptr_array_free(f, TRUE);
-    }
-    g_strfreev(lines);
+    summary(e, rows);
     printf("\nresults in %s (runs.csv, iterations.csv, links.csv, "
            "config.txt)\n",
            out);
   }
+  g_ptr_array_free(rows, TRUE);
   g_string_free(runs, TRUE);
   g_string_free(iters, TRUE);
   g_string_free(links, TRUE);
