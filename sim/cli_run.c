@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include "experiment.h"
+#include "platform.h"
 #include "run.h"
 
 #include <errno.h>
@@ -503,6 +504,30 @@ int cli_run(int argc, char **argv) {
       cli_bad_input("%s: %s", argv[1], err);
     }
   }
+  /* Platform files: loadable, and with enough hosts. */
+  GHashTable *xmls = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                            NULL);
+  for (guint i = 0; i < e->points->len; i++) {
+    struct point *p = g_ptr_array_index(e->points, i);
+    if (p->topology != TOPO_FILE)
+      continue;
+    gpointer known;
+    size_t hosts;
+    if (g_hash_table_lookup_extended(xmls, p->platform_file, NULL, &known)) {
+      hosts = GPOINTER_TO_SIZE(known);
+    } else {
+      if (platform_file_check(p->platform_file, &hosts, &err) != 0)
+        cli_bad_input("%s: %s", argv[1], err);
+      g_hash_table_insert(xmls, g_strdup(p->platform_file),
+                          GSIZE_TO_POINTER(hosts));
+    }
+    if (hosts < (size_t)p->nodes + (size_t)p->aggregators)
+      cli_bad_input("%s: platform %s has %zu hosts; [platform] nodes = %d "
+                    "and aggregators = %d need %d",
+                    argv[1], p->platform_file, hosts, p->nodes,
+                    p->aggregators, p->nodes + p->aggregators);
+  }
+  g_hash_table_destroy(xmls);
   if (!out) {
     char *base = g_path_get_basename(argv[1]);
     char *dot = strrchr(base, '.');

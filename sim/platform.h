@@ -32,4 +32,11 @@ char **platform_cfg(const struct point *p);
 int platform_hosts(const struct point *p, sg_host_t **workers,
                    sg_host_t **aggregators, char **err);
 
+/* Check a platform file before anything is simulated or written: that it
+ * is well-formed XML (a line-precise message otherwise) and that SimGrid
+ * loads it (in a child process, as SimGrid starts once per process and
+ * aborts on a platform it rejects). Sets *HOSTS to its host count.
+ * Returns 0, or -1 with *ERR set. */
+int platform_file_check(const char *path, size_t *hosts, char **err);
+
 #endif

@@ -391,6 +391,7 @@ static void compute(struct worker *w, double seconds, struct iter_rec *r) {
   double t0 = sim_now();
   sim_gpu(w, seconds);
   r->compute_s += sim_now() - t0;
+  sim_trace(&S, w->rank, 0, t0, sim_now(), ST_NSTATES);
 }
 
 /* sync: update, forward, backward, then the exchange (Pipe-SGD Eq. 2). */
@@ -742,13 +743,10 @@ int run_point(const struct point *p, const char *workdir, bool trace,
   g_strfreev(cfg);
   g_ptr_array_add(args, g_strdup("--cfg=contexts/stack-size:256"));
   g_ptr_array_add(args, g_strdup("--log=root.thres:critical"));
-  if (trace) {
-    g_ptr_array_add(args, g_strdup("--cfg=tracing:yes"));
-    g_ptr_array_add(args, g_strdup("--cfg=tracing/platform:yes"));
-    g_ptr_array_add(args, g_strdup("--cfg=tracing/actor:yes"));
-    g_ptr_array_add(args, g_strdup_printf("--cfg=tracing/filename:%s/trace.paje",
-                                          workdir));
-  }
+  /* --trace: gradsim writes its own Paje trace of the workers' states
+   * (SimGrid 3.32's tracer aborts on split-duplex links). */
+  if (trace)
+    S.trace = g_array_new(FALSE, FALSE, sizeof(struct trace_ev));
   int argc = (int)args->len;
   g_ptr_array_add(args, NULL);
   char **argv = (char **)args->pdata;
@@ -864,6 +862,15 @@ int run_point(const struct point *p, const char *workdir, bool trace,
     return -1;
   }
   summarize(r);
+  if (S.trace) {
+    char *tpath = g_build_filename(workdir, "trace.paje", NULL);
+    if (sim_trace_write(&S, tpath) != 0) {
+      *err = g_strdup_printf("cannot write %s", tpath);
+      g_free(tpath);
+      return -1;
+    }
+    g_free(tpath);
+  }
   g_free(whosts);
   g_free(ahosts);
   return 0;

@@ -56,6 +56,83 @@ void sim_span(struct worker *w, double t0, double t1, enum state st) {
     return;
   struct span sp = {t0, t1, st};
   g_array_append_val(w->spans, sp);
+  sim_trace(w->sim, w->rank, 1, t0, t1, (int)st);
+}
+
+void sim_trace(struct sim *s, int worker, int side, double t0, double t1,
+               int state) {
+  if (!s->trace || !(t1 > t0))
+    return;
+  struct trace_ev ev = {t0, t1, worker, side, state};
+  g_array_append_val(s->trace, ev);
+}
+
+/* Paje events: a state set at a time; at equal times the ends (back to
+ * "none") come first, so that back-to-back intervals show. */
+struct paje_set {
+  double t;
+  int end, worker, side, state;
+};
+
+static int paje_cmp(const void *a, const void *b) {
+  const struct paje_set *x = a, *y = b;
+  if (x->t != y->t)
+    return x->t < y->t ? -1 : 1;
+  if (x->end != y->end)
+    return y->end - x->end;
+  if (x->worker != y->worker)
+    return x->worker - y->worker;
+  return x->side - y->side;
+}
+
+int sim_trace_write(const struct sim *s, const char *path) {
+  static const char *const names[] = {"codec", "comm", "reduce", "idle",
+                                      "compute"};
+  static const char *const colors[] = {"1 0.6 0", "0 0.4 1", "0.8 0 0.8",
+                                       "0.8 0.8 0.8", "0 0.6 0"};
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return -1;
+  fputs("%EventDef PajeDefineContainerType 0\n% Alias string\n% Type "
+        "string\n% Name string\n%EndEventDef\n"
+        "%EventDef PajeDefineStateType 1\n% Alias string\n% Type string\n"
+        "% Name string\n%EndEventDef\n"
+        "%EventDef PajeDefineEntityValue 2\n% Alias string\n% Type "
+        "string\n% Name string\n% Color color\n%EndEventDef\n"
+        "%EventDef PajeCreateContainer 3\n% Time date\n% Alias string\n"
+        "% Type string\n% Container string\n% Name string\n%EndEventDef\n"
+        "%EventDef PajeDestroyContainer 4\n% Time date\n% Type string\n"
+        "% Name string\n%EndEventDef\n"
+        "%EventDef PajeSetState 5\n% Time date\n% Type string\n"
+        "% Container string\n% Value string\n%EndEventDef\n"
+        "0 W 0 Worker\n0 T W Timeline\n1 S T State\n",
+        f);
+  for (int i = 0; i < 5; i++)
+    fprintf(f, "2 %s S %s \"%s\"\n", names[i], names[i], colors[i]);
+  fprintf(f, "2 none S none \"1 1 1\"\n");
+  for (int w = 0; w < s->nworkers; w++) {
+    fprintf(f, "3 0 w%d W 0 worker%d\n", w, w);
+    fprintf(f, "3 0 w%d-gpu T w%d compute\n3 0 w%d-net T w%d exchange\n",
+            w, w, w, w);
+  }
+  size_t n = s->trace->len;
+  struct paje_set *ev = g_new(struct paje_set, 2 * n);
+  double end = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct trace_ev *e = &g_array_index(s->trace, struct trace_ev, i);
+    ev[2 * i] = (struct paje_set){e->t0, 0, e->worker, e->side, e->state};
+    ev[2 * i + 1] = (struct paje_set){e->t1, 1, e->worker, e->side, 0};
+    end = e->t1 > end ? e->t1 : end;
+  }
+  qsort(ev, 2 * n, sizeof *ev, paje_cmp);
+  for (size_t i = 0; i < 2 * n; i++)
+    fprintf(f, "5 %.9f S w%d-%s %s\n", ev[i].t, ev[i].worker,
+            ev[i].side ? "net" : "gpu",
+            ev[i].end ? "none" : names[ev[i].state]);
+  for (int w = 0; w < s->nworkers; w++)
+    fprintf(f, "4 %.9f W w%d\n", end, w);
+  g_free(ev);
+  return fclose(f) == 0 ? 0 : -1;
 }
 
 void sim_cpu(struct worker *w, double seconds, enum state st) {
@@ -86,8 +163,6 @@ sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
   m->posted = sim_now();
   if (c->w) {
     c->w->wire_bytes += (double)m->bytes;
-    if (c->w->first_send < 0)
-      c->w->first_send = m->posted;
   } else {
     c->sim->aggr_wire_bytes += (double)m->bytes;
   }
@@ -101,6 +176,19 @@ void sim_wait_send(struct coll_call *c, sg_comm_t comm) {
   sim_span(c->w, t0, sim_now(), ST_COMM);
 }
 
+/* M's transfer began at START (the later of the sender's post and the
+ * receiver's request): the exchange of its sender, when a worker, began
+ * no later than that. A message posted before its receiver is ready has
+ * not left yet, so that exchange_s counts no wait for slower peers. */
+static void mark_start(struct coll_call *c, const struct msg *m,
+                       double start) {
+  if (m->src < 0 || m->src >= c->sim->nworkers)
+    return;
+  struct worker *w = &c->sim->workers[m->src];
+  if (w->first_send < 0 || start < w->first_send)
+    w->first_send = start;
+}
+
 struct msg *sim_recv(struct coll_call *c, int src) {
   double t0 = sim_now();
   struct msg *m = sg_mailbox_get(sim_mailbox(c->sim, src, rank_of(c)));
@@ -108,6 +196,7 @@ struct msg *sim_recv(struct coll_call *c, int src) {
   /* Until the sender posted the message its side was not ready: idle;
    * after, the transfer: comm. */
   double split = m->posted > t0 ? (m->posted < t1 ? m->posted : t1) : t0;
+  mark_start(c, m, split);
   sim_span(c->w, t0, split, ST_IDLE);
   sim_span(c->w, split, t1, ST_COMM);
   return m;
@@ -123,8 +212,10 @@ void sim_recv_all(struct coll_call *c, const int *srcs, int n,
   sg_comm_wait_all(gets, (size_t)n);
   g_free(gets);
   double t1 = sim_now(), first = t1;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
     first = out[i]->posted < first ? out[i]->posted : first;
+    mark_start(c, out[i], out[i]->posted > t0 ? out[i]->posted : t0);
+  }
   double split = first > t0 ? first : t0;
   sim_span(c->w, t0, split, ST_IDLE);
   sim_span(c->w, split, t1, ST_COMM);

@@ -127,7 +127,23 @@ struct sim {
   GHashTable *mb;
   /* Set when a run must stop (an internal check failed). */
   char *fatal;
+  /* --trace: state intervals, written as a Paje trace at the end. */
+  GArray *trace; /* struct trace_ev, or NULL */
 };
+
+/* One state interval of a worker's compute (side 0) or communication
+ * (side 1) timeline, for the Paje trace. */
+struct trace_ev {
+  double t0, t1;
+  int worker, side;
+  int state; /* enum state, or ST_NSTATES for compute */
+};
+
+/* Record an interval in the trace (no-op without --trace). */
+void sim_trace(struct sim *s, int worker, int side, double t0, double t1,
+               int state);
+/* Write the recorded intervals to PATH as a Paje trace. */
+int sim_trace_write(const struct sim *s, const char *path);
 
 /* ---- primitives for collectives ---------------------------------------- */
 

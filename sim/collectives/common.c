@@ -61,14 +61,13 @@ void tree_broadcast(struct coll_call *c, const int *group, int g, int me,
   int mask = 1;
   while (me > 0 && mask <= me)
     mask *= 2;
-  GPtrArray *sends = g_ptr_array_new();
+  /* One child per round, in order: round k reaches the nodes below
+   * 2^(k+1), so the children are sent to one after another (sending them
+   * at once would share the sender's link and delay the first). */
   for (; me + mask < g; mask *= 2) {
     struct msg *out = held ? sim_forward(held) : sim_pack_raw(c, c->v, lo, hi);
-    g_ptr_array_add(sends, sim_send(c, group[me + mask], out));
+    sim_wait_send(c, sim_send(c, group[me + mask], out));
   }
-  for (guint i = 0; i < sends->len; i++)
-    sim_wait_send(c, g_ptr_array_index(sends, i));
-  g_ptr_array_free(sends, TRUE);
   if (me > 0)
     msg_free(held);
 }

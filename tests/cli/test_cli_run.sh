@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# tests/cli/test_cli_run.sh: command-line behaviour of `gradsim run`.
+#
+#   test_cli_run.sh GRADSIM SOURCE_ROOT
+#
+# Checks the outputs and their columns, sweeps, the analytic models in
+# runs.csv, determinism (same seed, byte-identical files), resuming,
+# --plot and --trace, the shipped experiments' syntax, and that every kind
+# of bad input exits with status 2, prints one "gradsim: ..." line on
+# stderr and nothing on stdout, and writes nothing.
+set -u
+export LC_ALL=C
+G=$1
+SRC=${2:-.}
+case $G in /*) ;; *) G=$PWD/$G ;; esac
+case $SRC in /*) ;; *) SRC=$PWD/$SRC ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/gradsim-run.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+trap 'exit 1' HUP INT TERM
+W=$T/w
+L=$T/log
+mkdir -p "$W" "$L"
+cd "$W" || exit 1
+. "$SRC/tests/cli/lib.sh"
+
+cat >small.ini <<'EOF'
+[platform]
+nodes = 4
+bandwidth = 10Gbps
+latency = 5us
+ideal = true
+[model]
+name = synthetic
+params = 480000
+tensors = 2
+compute = 0.002
+[exchange]
+algorithm = ring
+payload = none
+[training]
+iterations = 2
+EOF
+
+# ---- help ------------------------------------------------------------------
+if run_ok "run --help exits 0" run --help; then
+  miss=
+  for o in --set --out --jobs --plot --trace --quiet; do
+    grep -q -- "$o" "$L/out" || miss+=" $o"
+  done
+  check "run --help lists its options" "$(isempty "$miss")" "missing:$miss"
+fi
+
+# ---- outputs ----------------------------------------------------------------
+if run_ok "a small ring runs" run small.ini --out o1; then
+  hdr=$(head -1 o1/runs.csv)
+  miss=
+  for c in model nodes algorithm codec placement mode iterations exchange_s \
+    iteration_s compute_s codec_s comm_s reduce_s idle_s wire_bytes \
+    formula_exchange_s formula_rel_err oracle; do
+    echo ",$hdr," | grep -q ",$c," || miss+=" $c"
+  done
+  check "runs.csv has the required columns" "$(isempty "$miss")" \
+    "missing:$miss" "header: $hdr"
+  check "runs.csv has one row" "$([ "$(csv_rows o1/runs.csv)" = 1 ]; echo $?)"
+  rel=$(csv_get o1/runs.csv 1 formula_rel_err)
+  check "ring on an ideal star equals its formula (rel err $rel)" \
+    "$(awk -v r="$rel" 'BEGIN { exit !(r != "" && r + 0 <= 1e-6) }'; echo $?)"
+  # wire bytes: 2 (p-1)/p n per worker, 4 workers.
+  wb=$(csv_get o1/runs.csv 1 wire_bytes)
+  check "wire_bytes = p 2 (p-1)/p 4n ($wb)" \
+    "$(rel_le "$wb" 11520000 1e-9; echo $?)"
+  check "iterations.csv: one row per iteration and worker" \
+    "$([ "$(csv_rows o1/iterations.csv)" = 8 ]; echo $?)"
+  check "links.csv lists loaded links" \
+    "$([ "$(csv_rows o1/links.csv)" -ge 4 ]; echo $?)"
+  check "config.txt holds the effective configuration" \
+    "$(grep -q '^algorithm *= *ring' o1/config.txt; echo $?)"
+  check "the summary names the result directory" \
+    "$(grep -q 'results in o1' "$L/out"; echo $?)"
+fi
+
+# ---- sweeps -------------------------------------------------------------------
+if run_ok "a sweep runs" run small.ini --set platform.nodes=2,3,4 \
+  --set exchange.algorithm=ring,rdb --out o2 --jobs 2; then
+  check "a 3 x 2 sweep gives 6 rows" \
+    "$([ "$(csv_rows o2/runs.csv)" = 6 ]; echo $?)"
+  check "the first swept key varies slowest" \
+    "$([ "$(cut -d, -f3,8 o2/runs.csv | tr '\n' ' ')" = \
+      "nodes,algorithm 2,ring 2,rdb 3,ring 3,rdb 4,ring 4,rdb " ]; echo $?)" \
+    "$(cut -d, -f3,8 o2/runs.csv | tr '\n' ' ')"
+  bad=$(awk -F, 'NR > 1 && !($27 != "" && $27 + 0 <= 1e-6)' o2/runs.csv)
+  check "every point equals its formula" "$(isempty "$bad")" "$bad"
+  # Resume: a second run computes nothing and writes the same files.
+  touch -d '2001-01-01' o2/points/*.row
+  cp o2/runs.csv "$L/runs2.csv"
+  run_ok "a finished sweep resumes" run small.ini --set platform.nodes=2,3,4 \
+    --set exchange.algorithm=ring,rdb --out o2 --quiet
+  fresh=$(find o2/points -name '*.row' -newer small.ini | head -1)
+  check "resuming re-runs no finished point" "$(isempty "$fresh")" "$fresh"
+  check "resuming writes the same runs.csv" \
+    "$(cmp -s o2/runs.csv "$L/runs2.csv"; echo $?)"
+fi
+
+# ---- determinism and the oracle --------------------------------------------
+# rgc keeps error feedback: inceptionn (re-encoding partial sums) refuses
+# it, so the sweep pairs it with ps and allgather-rdb only.
+cat >full.ini <<'EOF'
+[platform]
+nodes = 4
+aggregators = 1
+bandwidth = 10Gbps
+latency = 10us
+[model]
+name = synthetic
+params = 300001
+tensors = 3
+compute = 0.003
+[exchange]
+algorithm = ps, allgather-rdb
+codec = q8, rgc:ratio=0.01
+payload = full
+[training]
+iterations = 3
+mode = sync, overlap
+EOF
+if run_ok "payload = full runs" run full.ini --out d1 --jobs 2 --quiet &&
+  run_ok "the same experiment again" run full.ini --out d2 --jobs 1 --quiet; then
+  for f in runs.csv iterations.csv links.csv config.txt; do
+    check "same seed, byte-identical $f" "$(cmp -s d1/$f d2/$f; echo $?)"
+  done
+  bad=$(awk -F, 'NR > 1 && $28 != "pass"' d1/runs.csv)
+  check "the oracle passes for every point" "$(isempty "$bad")" "$bad"
+  run_ok "another seed" run full.ini --out d3 --set gradients.seed=7 --quiet
+  check "another seed changes the wire bytes of rgc" \
+    "$(cmp -s d1/runs.csv d3/runs.csv; [ $? = 1 ]; echo $?)"
+fi
+
+# ---- plot and trace --------------------------------------------------------
+if command -v gnuplot >/dev/null 2>&1; then
+  if run_ok "--plot" run small.ini --set platform.nodes=2,4 \
+    --set exchange.algorithm=ring,rabenseifner --out p1 --plot --quiet; then
+    check "--plot writes plot.png and plot.svg" \
+      "$([ -s p1/plot.png ] && [ -s p1/plot.svg ]; echo $?)"
+    check "plot.dat has one block per algorithm" \
+      "$([ "$(grep -c '^# series' p1/plot.dat)" = 2 ]; echo $?)"
+  fi
+else
+  echo "note - gnuplot missing: --plot not checked"
+fi
+if run_ok "--trace" run small.ini --out t1 --trace --quiet; then
+  check "--trace writes a Paje trace" \
+    "$(ls t1/points/*.paje >/dev/null 2>&1 && grep -q PajeDefineContainerType t1/points/*.paje; echo $?)"
+fi
+
+# ---- the shipped experiments load --------------------------------------------
+for e in "$SRC"/experiments/*.ini; do
+  run run "$e" --set training.iterations=0 --out never
+  check "$(basename "$e") parses (only the iterations override is refused)" \
+    "$([ $RC = 2 ] && grep -q 'iterations' "$L/err"; echo $?)" "$(err_head)"
+done
+
+# ---- bad input: status 2, one line, nothing written -----------------------
+bad() { # NAME EXPECT-IN-MESSAGE ARGS...
+  local name=$1 want=$2
+  shift 2
+  rm -rf never
+  run "$@"
+  local lines
+  lines=$(nlines "$L/err")
+  if [ "$RC" = 2 ] && [ "$lines" = 1 ] && [ ! -s "$L/out" ] &&
+    [ ! -e never ] && grep -q '^gradsim: ' "$L/err" &&
+    grep -qi -- "$want" "$L/err"; then
+    pass "bad input: $name"
+  else
+    fail "bad input: $name" "command: gradsim $(quote "$@")" \
+      "status $RC, $lines stderr lines, stdout $(wc -c <"$L/out") bytes," \
+      "wrote: $([ -e never ] && echo yes || echo no), wanted '$want'" \
+      "$(err_head)"
+  fi
+}
+cp small.ini e.ini
+printf '[bogus]\nx = 1\n' >>e.ini
+bad "unknown section" "valid: platform" run e.ini --out never
+cp small.ini e.ini
+printf 'foo = 1\n' >>e.ini
+bad "unknown key (with its line)" "e.ini:16" run e.ini --out never
+bad "unknown algorithm" "valid: ring" run small.ini --out never \
+  --set exchange.algorithm=nope
+bad "unknown codec" "valid: fp32" run small.ini --out never \
+  --set exchange.codec=zip
+bad "unknown model" "valid: alexnet" run small.ini --out never \
+  --set model.name=resnet9000
+bad "zero nodes" "nodes" run small.ini --out never --set platform.nodes=0
+bad "negative nodes" "nodes" run small.ini --out never --set platform.nodes=-3
+bad "absurd nodes" "1..1048576" run small.ini --out never \
+  --set platform.nodes=100000000
+bad "non-numeric bandwidth" "rate" run small.ini --out never \
+  --set platform.bandwidth=fast
+bad "negative latency" "time" run small.ini --out never \
+  --set platform.latency=-1us
+bad "zero iterations" "iterations" run small.ini --out never \
+  --set training.iterations=0
+bad "non-numeric iterations" "iterations" run small.ini --out never \
+  --set training.iterations=abc
+bad "unknown mode" "sync" run small.ini --out never --set training.mode=async
+bad "unknown payload" "payload" run small.ini --out never \
+  --set exchange.payload=some
+bad "malformed --set (no value)" "section.key=value" run small.ini \
+  --out never --set platform.nodes
+bad "malformed --set (no section)" "section.key=value" run small.ini \
+  --out never --set nodes=3
+bad "missing experiment file" "no such file" run missing.ini --out never
+printf 'garbage\001\n' >g.ini
+bad "not a key file" "g.ini" run g.ini --out never
+bad "missing platform file" "nonexist.xml" run small.ini --out never \
+  --set platform.topology=file:nonexist.xml
+printf '<?xml version="1.0"?>\n<platform version="4.1"><zone\n' >broken.xml
+bad "malformed platform XML" "malformed XML" run small.ini --out never \
+  --set platform.topology=file:broken.xml
+DT='<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">'
+printf '<?xml version="1.0"?>\n<platform version="4.1"><zone id="z" routing="Full"><host id="a" speed="1Gf"/></zone></platform>\n' >nodt.xml
+bad "platform XML without DOCTYPE" "DOCTYPE" run small.ini \
+  --out never --set platform.topology=file:nodt.xml
+printf '<?xml version="1.0"?>\n%s\n<platform version="4.1"><zone id="z" routing="Full"><hostx id="a" speed="1Gf"/></zone></platform>\n' "$DT" >sem.xml
+bad "platform XML SimGrid rejects" "SimGrid cannot load it: Parse error" \
+  run small.ini --out never --set platform.topology=file:sem.xml
+printf '<?xml version="1.0"?>\n%s\n<platform version="4.1"><zone id="z" routing="Full"><host id="a" speed="1Gf"/></zone></platform>\n' "$DT" >one.xml
+bad "platform file with too few hosts" "has 1 hosts" run small.ini \
+  --out never --set platform.topology=file:one.xml
+bad "allgather-rdb on 5 workers" "power-of-two" run small.ini --out never \
+  --set exchange.algorithm=allgather-rdb --set platform.nodes=5
+bad "ps without aggregators" "aggregators" run small.ini --out never \
+  --set exchange.algorithm=ps
+bad "full payload that cannot fit" "sampled" run small.ini --out never \
+  --set exchange.payload=full --set model.params=100000000000 \
+  --set platform.nodes=1024
+bad "bad --jobs" "jobs" run small.ini --out never --jobs -1
+bad "--out is a file" "not a directory" run small.ini --out small.ini
+
+finish

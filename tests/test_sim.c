@@ -1,0 +1,240 @@
+/* tests/test_sim.c: the simulator against the analytic models and the
+ * oracle. SimGrid starts once per process; Criterion runs every test (and
+ * every parameter of a parameterized test) in a process of its own, so
+ * each test simulates exactly one point. */
+#include "experiment.h"
+#include "run.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Simulate the one point of the experiment TEXT. */
+static void simulate(const char *text, struct run_result *r) {
+  char *dir = g_dir_make_tmp("gstest-XXXXXX", NULL);
+  cr_assert_not_null(dir);
+  char *path = g_build_filename(dir, "e.ini", NULL);
+  cr_assert(g_file_set_contents(path, text, -1, NULL));
+  char *err = NULL;
+  struct experiment *e = experiment_load(path, NULL, &err);
+  cr_assert_not_null(e, "experiment: %s", err ? err : "?");
+  cr_assert_eq(e->points->len, 1);
+  int rc = run_point(g_ptr_array_index(e->points, 0), dir, false, r, &err);
+  cr_assert_eq(rc, 0, "run: %s", err ? err : "?");
+  g_unlink(path);
+  char *xml = g_build_filename(dir, "platform.xml", NULL);
+  g_unlink(xml);
+  g_rmdir(dir);
+  g_free(xml);
+  g_free(path);
+  g_free(dir);
+  experiment_free(e);
+}
+
+/* ---- exchange time against the formulas, ideal network ---------------- */
+
+/* Parameters hold their strings (Criterion copies them into the test's
+ * process, where pointers into the parent would not be valid). */
+struct fcase {
+  char algorithm[24];
+  int p;
+  long params;      /* gradient values */
+  int tensors;
+  char alpha[16], bandwidth[16], reduce[16];
+  double tolerance; /* relative */
+};
+
+static char *fcase_ini(const struct fcase *c) {
+  return g_strdup_printf("[platform]\nnodes = %d\naggregators = %d\n"
+                         "bandwidth = %s\nlatency = %s\nideal = true\n"
+                         "[model]\nname = synthetic\nparams = %ld\n"
+                         "tensors = %d\ncompute = 0.001\n"
+                         "[exchange]\nalgorithm = %s\nreduce_rate = %s\n"
+                         "payload = none\n[training]\niterations = 1\n",
+                         c->p, strncmp(c->algorithm, "ps", 2) ? 0 : 1,
+                         c->bandwidth, c->alpha, c->params, c->tensors,
+                         c->algorithm, c->reduce);
+}
+
+ParameterizedTestParameters(sim, formula) {
+  static struct fcase cases[] = {
+      /* ring, any p; odd element counts leave uneven blocks (the formula
+       * is the even-split model: kept within 1e-6 by large n). */
+      {"ring", 2, 1000000, 1, "5us", "10Gbps", "5GBps", 1e-6},
+      {"ring", 3, 3000000, 1, "1us", "100Gbps", "20GBps", 1e-6},
+      {"ring", 7, 7000000, 2, "50us", "1Gbps", "1GBps", 1e-6},
+      {"ring", 12, 1200000, 1, "2us", "25Gbps", "8GBps", 1e-6},
+      {"ring", 33, 3300000, 1, "10us", "10Gbps", "5GBps", 1e-6},
+      {"inceptionn", 5, 5000000, 1, "10us", "10Gbps", "5GBps", 1e-6},
+      /* Rabenseifner: powers of two and the fold of the others. */
+      {"rabenseifner", 4, 4000000, 1, "5us", "10Gbps", "5GBps", 1e-6},
+      {"rabenseifner", 16, 1572864, 3, "1us", "40Gbps", "10GBps", 1e-6},
+      {"rabenseifner", 6, 4000000, 1, "5us", "10Gbps", "5GBps", 1e-6},
+      {"rabenseifner", 11, 8000000, 1, "20us", "10Gbps", "2GBps", 1e-6},
+      /* RedSync's allgather, powers of two. */
+      {"allgather-rdb", 2, 1000000, 1, "5us", "10Gbps", "5GBps", 1e-6},
+      {"allgather-rdb", 8, 1000000, 1, "3us", "100Gbps", "30GBps", 1e-6},
+      {"allgather-rdb", 32, 500000, 1, "10us", "10Gbps", "5GBps", 1e-6},
+      /* Recursive doubling, with the fold. */
+      {"rdb", 8, 1000000, 1, "5us", "10Gbps", "5GBps", 1e-6},
+      {"rdb", 10, 1000000, 1, "5us", "10Gbps", "5GBps", 1e-6},
+  };
+  return cr_make_param_array(struct fcase, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct fcase *c, sim, formula) {
+  char *ini = fcase_ini(c);
+  struct run_result r;
+  simulate(ini, &r);
+  cr_assert(isfinite(r.formula_s), "%s has a formula", c->algorithm);
+  double rel = fabs(r.exchange_s - r.formula_s) / r.formula_s;
+  cr_expect(rel <= c->tolerance,
+            "%s p=%d: simulated %.12g s, formula %.12g s (rel %.3g)",
+            c->algorithm, c->p, r.exchange_s, r.formula_s, rel);
+  g_free(ini);
+}
+
+/* INCEPTIONN's worker-aggregator formula counts log p broadcast rounds;
+ * the simulated binomial tree over the aggregator and p workers has
+ * ceil(lg(p + 1)): within one round (alpha + n beta) of it. */
+ParameterizedTestParameters(sim, ps_formula) {
+  static struct fcase cases[] = {
+      {"ps", 3, 1000000, 1, "10us", "10Gbps", "5GBps", 0},
+      {"ps", 4, 1000000, 1, "10us", "10Gbps", "5GBps", 0},
+      {"ps", 9, 2000000, 2, "5us", "10Gbps", "2GBps", 0},
+      {"ps", 16, 500000, 1, "1us", "40Gbps", "10GBps", 0},
+  };
+  return cr_make_param_array(struct fcase, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct fcase *c, sim, ps_formula) {
+  char *ini = fcase_ini(c);
+  struct run_result r;
+  simulate(ini, &r);
+  cr_assert(isfinite(r.formula_s));
+  double alpha = strstr(c->alpha, "us") ? atof(c->alpha) * 1e-6 : 0;
+  double bw = atof(c->bandwidth) * 1e9 / 8;
+  double round = c->tensors * alpha + 4.0 * (double)c->params / bw;
+  cr_expect(fabs(r.exchange_s - r.formula_s) <= round * (1 + 1e-9),
+            "ps p=%d: simulated %.9g, formula %.9g, one round %.9g", c->p,
+            r.exchange_s, r.formula_s, round);
+  g_free(ini);
+}
+
+/* ---- Pipe-SGD: the iteration tends to max(compute + update, comm) ------ */
+
+struct pcase {
+  double compute, update; /* seconds */
+  long params;
+};
+
+ParameterizedTestParameters(sim, pipe_bound) {
+  /* 10 Gbps ring over 4 workers: comm = 2 (3/4) 4n / 1.25e9 + 6 alpha
+   * + (3/4) 4n gamma. */
+  static struct pcase cases[] = {
+      {0.050, 0.005, 1000000}, /* compute-bound */
+      {0.002, 0.001, 8000000}, /* communication-bound */
+  };
+  return cr_make_param_array(struct pcase, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct pcase *c, sim, pipe_bound) {
+  char *ini = g_strdup_printf(
+      "[platform]\nnodes = 4\nbandwidth = 10Gbps\nlatency = 5us\n"
+      "ideal = true\n[model]\nname = synthetic\nparams = %ld\n"
+      "tensors = 4\ncompute = %g\nupdate = %g\n[exchange]\nalgorithm = "
+      "ring\npayload = none\n[training]\nmode = pipe\nk = 2\n"
+      "iterations = 60\n",
+      c->params, c->compute, c->update);
+  struct run_result r;
+  simulate(ini, &r);
+  double bound = fmax(c->compute + c->update, r.exchange_s);
+  /* The pipeline fills in about one iteration: the mean over 60 is within
+   * 1/60 of the bound plus a little. */
+  cr_expect(r.iteration_s >= bound * (1 - 1e-9),
+            "pipe cannot beat its bound: %.9g < %.9g", r.iteration_s,
+            bound);
+  cr_expect(r.iteration_s <= bound * (1 + 2.0 / 60),
+            "pipe iteration %.9g, bound max(%.9g, %.9g)", r.iteration_s,
+            c->compute + c->update, r.exchange_s);
+  g_free(ini);
+}
+
+/* ---- the oracle: every collective, fp32 and lossy codecs --------------- */
+
+struct ocase {
+  char algorithm[24], codec[32];
+  int p;
+};
+
+ParameterizedTestParameters(sim, oracle) {
+  static struct ocase cases[] = {
+      {"ring", "fp32", 5},          {"ring", "fp16", 4},
+      {"ring", "inceptionn:eb=-10", 3},
+      {"inceptionn", "fp32", 4},    {"inceptionn", "inceptionn:eb=-8", 6},
+      {"rdb", "fp32", 6},           {"rdb", "q8", 4},
+      {"rabenseifner", "fp32", 7},  {"rabenseifner", "trunc:bits=16", 8},
+      {"allgather-rdb", "fp32", 4}, {"allgather-rdb", "q8", 8},
+      {"allgather-rdb", "3lc", 4},  {"ps", "fp32", 5},
+      {"ps", "fp16", 4},            {"ps", "onebit", 4},
+      {"ps-shared", "fp32", 3},     {"ps-shared", "q8", 4},
+      {"ps-shared", "3lc", 4},      {"hierarchical", "fp32", 8},
+      {"hierarchical", "fp16", 6},
+  };
+  return cr_make_param_array(struct ocase, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct ocase *c, sim, oracle) {
+  char *ini = g_strdup_printf(
+      "[platform]\nnodes = %d\naggregators = 2\nbandwidth = 10Gbps\n"
+      "latency = 5us\n[model]\nname = synthetic\nparams = 100003\n"
+      "tensors = 3\ncompute = 0.001\n[exchange]\nalgorithm = %s\n"
+      "codec = %s\ngroup = 2\npayload = full\n[training]\niterations = 3\n"
+      "[gradients]\ndist = laplace, normal\n",
+      c->p, c->algorithm, c->codec);
+  /* Two distributions make two points: take the first. */
+  char *one = g_strdup(ini);
+  char *comma = strstr(one, "laplace, normal");
+  memcpy(comma, "laplace        ", 15);
+  struct run_result r;
+  simulate(one, &r);
+  cr_expect_str_eq(r.oracle, "pass", "%s with %s: %s", c->algorithm,
+                   c->codec, r.note ? r.note : "");
+  g_free(one);
+  g_free(ini);
+}
+
+/* A sampled payload has no exact sum to check against: na, not pass. */
+Test(sim, oracle_na_without_full_payload) {
+  struct run_result r;
+  simulate("[platform]\nnodes = 4\nbandwidth = 10Gbps\nlatency = 5us\n"
+           "[model]\nname = synthetic\nparams = 1000000\ntensors = 2\n"
+           "compute = 0.001\n[exchange]\nalgorithm = ring\ncodec = fp16\n"
+           "payload = sampled\n[training]\niterations = 2\n",
+           &r);
+  cr_expect_str_eq(r.oracle, "na");
+  cr_expect_gt(r.exchange_s, 0);
+}
+
+/* Stragglers: a worker at half speed makes the synchronous iteration
+ * take its compute time. */
+Test(sim, straggler_slows_the_iteration) {
+  struct run_result r;
+  simulate("[platform]\nnodes = 4\nbandwidth = 10Gbps\nlatency = 5us\n"
+           "ideal = true\n[model]\nname = synthetic\nparams = 1000\n"
+           "tensors = 1\ncompute = 0.1\n[exchange]\nalgorithm = ring\n"
+           "payload = none\n[training]\niterations = 3\n"
+           "stragglers = 2:2\n",
+           &r);
+  cr_expect_gt(r.iteration_s, 0.2, "iteration %.9g", r.iteration_s);
+  cr_expect_lt(r.iteration_s, 0.201, "iteration %.9g", r.iteration_s);
+}
