@@ -36,6 +36,7 @@ double cli_now(void);
 
 /* Subcommands. */
 int cli_codec(int argc, char **argv);
+int cli_platform(int argc, char **argv);
 int cli_formula(int argc, char **argv);
 int cli_gradients(int argc, char **argv);
 int cli_model(int argc, char **argv);

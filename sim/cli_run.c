@@ -24,7 +24,8 @@ static const char RUNS_HEADER[] =
     "point,model,nodes,aggregators,topology,bandwidth_bps,latency_s,"
     "algorithm,codec,placement,payload,mode,iterations,fusion_bytes,k,"
     "local_steps,seed,exchange_s,iteration_s,compute_s,codec_s,comm_s,"
-    "reduce_s,idle_s,wire_bytes,formula_exchange_s,formula_rel_err,oracle\n";
+    "reduce_s,idle_s,wire_bytes,formula_exchange_s,formula_rel_err,oracle,"
+    "fast_forwarded_steps\n";
 static const char ITER_HEADER[] =
     "point,iteration,worker,start_s,end_s,compute_s,codec_s,comm_s,"
     "reduce_s,idle_s,exchange_s,wire_bytes\n";
@@ -93,7 +94,8 @@ static char *runs_row(const struct point *p, const struct run_result *r) {
   csv_num(s, isfinite(r->formula_s) && r->formula_s > 0
                  ? fabs(r->exchange_s - r->formula_s) / r->formula_s
                  : NAN);
-  g_string_append_printf(s, ",%s\n", r->oracle);
+  g_string_append_printf(s, ",%s,%" G_GUINT64_FORMAT "\n", r->oracle,
+                         r->ff_steps);
   return g_string_free(s, FALSE);
 }
 
@@ -191,7 +193,7 @@ static void progress(guint done, guint total, bool tty) {
 /* runs.csv columns (0-based). */
 enum { COL_EXCHANGE = 17, COL_ITERATION, COL_COMPUTE, COL_CODEC, COL_COMM,
        COL_REDUCE, COL_IDLE, COL_WIRE, COL_FORMULA, COL_RELERR, COL_ORACLE,
-       NCOLS };
+       COL_FF, NCOLS };
 
 /* The fields of one CSV line (RFC 4180 quoting), g_ptr_array of strings. */
 static GPtrArray *csv_split(const char *c) {
@@ -683,6 +685,61 @@ int cli_run(int argc, char **argv) {
   experiment_free(e);
   g_hash_table_destroy(running);
   g_free(pdir);
+  g_free(out);
+  g_strfreev(sets);
+  return 0;
+}
+
+/* `gradsim platform EXPERIMENT [--set ...] --out FILE`: the platform XML
+ * of the experiment's point (one point: sweep nothing), so that other
+ * tools (SimGrid SMPI, bench/) can run on exactly the same platform. */
+int cli_platform(int argc, char **argv) {
+  const char *where = "platform";
+  char **sets = NULL, *out = NULL;
+  GOptionEntry opts[] = {
+      {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+       "override a key (section.key=value)", "KEY=V"},
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "XML file to write",
+       "FILE"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "EXPERIMENT",
+            "Write the SimGrid platform of an experiment point (its hosts "
+            "h0, h1, ...: the workers, then the aggregators).",
+            opts);
+  if (argc != 2)
+    cli_bad_input("%s: expected one experiment file (see gradsim platform "
+                  "--help)",
+                  where);
+  if (!out)
+    cli_bad_input("%s: --out FILE is required", where);
+  char *err = NULL;
+  struct experiment *e = experiment_load(argv[1], sets, &err);
+  if (!e)
+    cli_bad_input("%s", err);
+  if (e->points->len != 1)
+    cli_bad_input("%s: %s sweeps %u points; the platform of one point is "
+                  "written: fix the swept keys with --set",
+                  where, argv[1], e->points->len);
+  struct point *p = g_ptr_array_index(e->points, 0);
+  char *tmp = g_dir_make_tmp("gradsim-XXXXXX", NULL);
+  if (!tmp)
+    cli_env_failure("%s: cannot make a temporary directory", where);
+  char *xml = platform_xml(p, tmp, &err);
+  if (!xml)
+    cli_bad_input("%s: %s", argv[1], err);
+  gchar *text = NULL;
+  gsize len = 0;
+  if (!g_file_get_contents(xml, &text, &len, NULL))
+    cli_env_failure("%s: cannot read %s", where, xml);
+  if (p->topology != TOPO_FILE)
+    g_unlink(xml);
+  g_rmdir(tmp);
+  cli_outputs *o = cli_outputs_new();
+  cli_outputs_add(o, out, text, len);
+  cli_outputs_commit(o);
+  g_free(xml);
+  g_free(tmp);
+  experiment_free(e);
   g_free(out);
   g_strfreev(sets);
   return 0;

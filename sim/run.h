@@ -7,6 +7,7 @@
 #include "experiment.h"
 
 #include <glib.h>
+#include <stdint.h>
 
 struct run_result {
   /* Means per iteration, simulated seconds (see the README, "runs.csv"). */
@@ -17,6 +18,7 @@ struct run_result {
   const char *oracle; /* "pass", "fail" or "na" */
   double nic_busy, nic_stall_cycles;
   double simulated_s; /* the whole run */
+  uint64_t ff_steps;  /* ring steps worker 0 fast-forwarded, all phases */
   GString *iterations; /* iterations.csv rows, without header */
   GString *links;      /* links.csv rows, without header */
   char *note;          /* the oracle's finding when it failed, or NULL */

@@ -78,6 +78,10 @@ struct worker {
   void **cstate;
   /* Accounting of the iteration in progress. */
   GArray *spans;      /* struct span, communication side */
+  /* sync schedule: spans are only summed (the attribution window holds
+   * them all), so that memory stays O(1) per worker. */
+  bool direct;
+  double acc[ST_NSTATES];
   double wire_bytes;  /* bytes this worker sent */
   double first_send;  /* time of its first send in the iteration, or -1 */
   double nic_busy_s, nic_stall_cycles; /* NIC engine, placement = nic */
@@ -127,6 +131,15 @@ struct sim {
   GHashTable *mb;
   /* Set when a run must stop (an internal check failed). */
   char *fatal;
+  /* Rank lists shared by every worker (a list per worker would cost
+   * O(p^2) memory while they all run): 0..P-1, and per aggregator A the
+   * broadcast tree order [P + A, 0, 1, ..., P-1]. */
+  int *ranks;
+  int **trees;
+  /* Lockstep fast-forward of ring phases (see collectives/common.c):
+   * allowed for this run, and the steps each worker skipped in total. */
+  bool ff_ok;
+  uint64_t ff_steps;
   /* --trace: state intervals, written as a Paje trace at the end. */
   GArray *trace; /* struct trace_ev, or NULL */
 };

@@ -1,12 +1,58 @@
 /* sim/collectives/common.c: ring phases and the binomial broadcast. */
 #include "common.h"
 
+#include <simgrid/actor.h>
 #include <simgrid/comm.h>
+
+/* Lockstep fast-forward. On a symmetric platform (a generated star, no
+ * stragglers, sync schedule, payload none: run.c sets sim->ff_ok) a ring
+ * over all workers with equal blocks is in lockstep: every worker starts
+ * every step at the same time and every step moves the same bytes over
+ * identical links, so every step lasts the same. Steps 1 and 2 of each
+ * leg are simulated; the rest are the last simulated step again: the
+ * worker sleeps their total and logs their spans and wire bytes as that
+ * step's. (A step's time in SimGrid's models is fixed by its message size
+ * and route, which are the same for all steps.) 0 when it does not
+ * apply. */
+enum { FF_SIMULATED = 2 };
+
+static bool ff_applies(const struct coll_call *c, int g, uint64_t lo,
+                      uint64_t hi) {
+  return c->sim->ff_ok && c->w && g == c->sim->nworkers && g > FF_SIMULATED + 1 &&
+         (hi - lo) % (uint64_t)g == 0;
+}
+
+/* Skip STEPS steps shaped like the one just simulated: [T0, now), whose
+ * spans start at span index FIRST, and which sent BYTES. */
+static void ff_skip(struct coll_call *c, int steps, double t0, guint first,
+                    uint64_t bytes) {
+  struct worker *w = c->w;
+  double d = sim_now() - t0;
+  if (steps <= 0 || !(d > 0))
+    return;
+  guint last = w->spans->len;
+  struct span *sp = g_new(struct span, last - first + 1);
+  for (guint i = first; i < last; i++)
+    sp[i - first] = g_array_index(w->spans, struct span, i);
+  double base = sim_now();
+  for (int k = 0; k < steps; k++)
+    for (guint i = 0; i < last - first; i++)
+      sim_span(w, sp[i].t0 - t0 + base + k * d, sp[i].t1 - t0 + base + k * d,
+               sp[i].st);
+  g_free(sp);
+  w->wire_bytes += (double)bytes * steps;
+  if (c->rank == 0)
+    c->sim->ff_steps += (uint64_t)steps;
+  sg_actor_sleep_for(d * steps);
+}
 
 void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
                          uint64_t lo, uint64_t hi) {
   int next = group[(me + 1) % g], prev = group[(me + g - 1) % g];
+  bool ff = ff_applies(c, g, lo, hi);
   for (int s = 1; s < g; s++) {
+    double t0 = sim_now();
+    guint first = c->w ? c->w->spans->len : 0;
     int sb = (me - s + 1 + g) % g, rb = (me - s + g) % g;
     struct msg *out =
         sim_pack(c, c->v, block_lo(lo, hi, g, sb), block_lo(lo, hi, g, sb + 1),
@@ -15,7 +61,12 @@ void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
     uint64_t a = block_lo(lo, hi, g, rb), b = block_lo(lo, hi, g, rb + 1);
     sim_unpack(c, in, c->v, a, b, true);
     sim_reduce(c->w, c->sim, b - a);
+    uint64_t bytes = in->bytes;
     msg_free(in);
+    if (ff && s == FF_SIMULATED) {
+      ff_skip(c, g - 1 - s, t0, first, bytes);
+      break;
+    }
   }
 }
 
@@ -23,7 +74,10 @@ void ring_allgather(struct coll_call *c, const int *group, int g, int me,
                     uint64_t lo, uint64_t hi, enum ring_codec mode) {
   int next = group[(me + 1) % g], prev = group[(me + g - 1) % g];
   struct msg *carry = NULL; /* RING_ENCODE_ONCE: what to pass on */
+  bool ff = ff_applies(c, g, lo, hi);
   for (int s = g; s <= 2 * g - 2; s++) {
+    double t0 = sim_now();
+    guint first = c->w ? c->w->spans->len : 0;
     int sb = (me - s + 1 + 2 * g) % g, rb = (me - s + 2 * g) % g;
     struct msg *out;
     if (carry) {
@@ -37,10 +91,15 @@ void ring_allgather(struct coll_call *c, const int *group, int g, int me,
     struct msg *in = sim_sendrecv(c, next, out, prev);
     sim_unpack(c, in, c->v, block_lo(lo, hi, g, rb),
                block_lo(lo, hi, g, rb + 1), false);
+    uint64_t bytes = in->bytes;
     if (mode == RING_ENCODE_ONCE && c->sim->codec && s < 2 * g - 2)
       carry = in;
     else
       msg_free(in);
+    if (ff && s == g - 1 + FF_SIMULATED) {
+      ff_skip(c, 2 * g - 2 - s, t0, first, bytes);
+      break;
+    }
   }
   msg_free(carry);
 }

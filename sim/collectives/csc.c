@@ -49,15 +49,12 @@ static int cmp_u32(const void *a, const void *b) {
 /* Ring allreduce of V over all workers (the codec unless RAW). */
 static void ring_all(struct coll_call *c, struct vec *v, bool raw) {
   int p = c->sim->nworkers;
-  int *g = g_new(int, p);
-  for (int i = 0; i < p; i++)
-    g[i] = i;
+  const int *g = c->sim->ranks;
   struct coll_call cc = *c;
   cc.v = v;
   cc.raw = raw;
   ring_reduce_scatter(&cc, g, p, c->rank, 0, v->n);
   ring_allgather(&cc, g, p, c->rank, 0, v->n, RING_ENCODE_ONCE);
-  g_free(g);
 }
 
 /* Norms of the chunks, summed over the workers, and the selection. */

@@ -16,15 +16,6 @@ static uint64_t shard_lo(uint64_t n, int a, int nshards) {
   return n * (uint64_t)a / (uint64_t)nshards;
 }
 
-/* The tree of shard A: the aggregator, then the workers in rank order. */
-static int *tree_of(int p, int aggregator) {
-  int *g = g_new(int, p + 1);
-  g[0] = aggregator;
-  for (int i = 0; i < p; i++)
-    g[i + 1] = i;
-  return g;
-}
-
 static void ps_worker(struct coll_call *c) {
   struct sim *s = c->sim;
   int p = s->nworkers, na = s->naggr;
@@ -40,10 +31,9 @@ static void ps_worker(struct coll_call *c) {
     sim_wait_send(c, push[a]);
   g_free(push);
   for (int a = 0; a < na; a++) {
-    int *g = tree_of(p, p + a);
-    tree_broadcast(c, g, p + 1, c->rank + 1, shard_lo(c->v->n, a, na),
-                   shard_lo(c->v->n, a + 1, na), NULL);
-    g_free(g);
+    tree_broadcast(c, s->trees[a], p + 1, c->rank + 1,
+                   shard_lo(c->v->n, a, na), shard_lo(c->v->n, a + 1, na),
+                   NULL);
   }
 }
 
@@ -63,7 +53,7 @@ static void aggregator(struct coll_call *c, bool shared) {
   }
   g_free(in);
   sim_reduce(NULL, s, (uint64_t)(p - 1) * c->v->n);
-  int *g = tree_of(p, c->rank);
+  const int *g = s->trees[a];
   struct msg *carry = NULL;
   if (shared && s->codec) {
     codec_state_t *st =
@@ -74,7 +64,6 @@ static void aggregator(struct coll_call *c, bool shared) {
   }
   tree_broadcast(c, g, p + 1, 0, 0, c->v->n, carry);
   msg_free(carry);
-  g_free(g);
 }
 
 static void ps_aggregator(struct coll_call *c) { aggregator(c, false); }

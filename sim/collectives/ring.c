@@ -10,19 +10,10 @@
  * decompress every one they receive (Section VI). */
 #include "common.h"
 
-static int *all_ranks(int p) {
-  int *g = g_new(int, p);
-  for (int i = 0; i < p; i++)
-    g[i] = i;
-  return g;
-}
-
 static void run(struct coll_call *c, enum ring_codec mode) {
   int p = c->sim->nworkers;
-  int *g = all_ranks(p);
-  ring_reduce_scatter(c, g, p, c->rank, 0, c->v->n);
-  ring_allgather(c, g, p, c->rank, 0, c->v->n, mode);
-  g_free(g);
+  ring_reduce_scatter(c, c->sim->ranks, p, c->rank, 0, c->v->n);
+  ring_allgather(c, c->sim->ranks, p, c->rank, 0, c->v->n, mode);
 }
 
 static void ring_worker(struct coll_call *c) { run(c, RING_ENCODE_ONCE); }
