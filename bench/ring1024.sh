@@ -19,6 +19,7 @@ W=$(mktemp -d /tmp/gradsim-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 E=bench/ring1024.ini
 now() { date +%s.%N; }
+calc() { awk "BEGIN { printf \"%.9g\\n\", $1 }"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k; exit }' "$1"; }
 
@@ -28,9 +29,9 @@ for i in $(seq 0 1023); do echo "h$i"; done >"$W/hosts"
 # gradsim, fast-forward on.
 for r in $(seq "$RUNS"); do
   t0=$(now)
-  "$G" run "$E" --out "$W/ff$r" --quiet --set platform.topology=star
+  "$G" run "$E" --out "$W/ff$r" --quiet
   t1=$(now)
-  echo "$t1 - $t0" | bc -l
+  calc "$t1 - $t0"
 done >"$W/ff.times"
 ff_wall=$(median <"$W/ff.times")
 ff_sim=$(col "$W/ff1/runs.csv" exchange_s)
@@ -38,7 +39,7 @@ formula=$(col "$W/ff1/runs.csv" formula_exchange_s)
 # gradsim, every step simulated.
 t0=$(now)
 "$G" run "$E" --out "$W/full" --quiet --set exchange.fast_forward=off
-full_wall=$(echo "$(now) - $t0" | bc -l)
+full_wall=$(calc "$(now) - $t0")
 full_sim=$(col "$W/full/runs.csv" exchange_s)
 
 # SMPI on the platform gradsim wrote.
@@ -50,7 +51,7 @@ smpirun -np 1024 -platform "$W/platform.xml" -hostfile "$W/hosts" \
   --cfg=smpi/simulate-computation:no --cfg=smpi/shared-malloc-blocksize:67108864 \
   --cfg=contexts/stack-size:256 --log=root.thres:critical \
   "$W/ar" 16777216 >"$W/smpi.out" 2>"$W/smpi.err"
-smpi_wall=$(echo "$(now) - $t0" | bc -l)
+smpi_wall=$(calc "$(now) - $t0")
 smpi_sim=$(awk '/simulated_allreduce_s/ { print $2 }' "$W/smpi.out")
 
 mem="(no /usr/bin/time)"
@@ -59,7 +60,7 @@ if [ -x /usr/bin/time ]; then
     --set platform.nodes="$1" --set model.params=$(($1 * 16384)) 2>&1 >/dev/null | tail -1; }
   r1=$(rss 1024)
   r4=$(rss 4096)
-  mem=$(echo "($r4 - $r1) * 1024 / 3072" | bc -l | xargs printf '%.0f')
+  mem=$(calc "($r4 - $r1) * 1024 / 3072" | xargs printf '%.0f')
   mem="$mem bytes per worker (peak RSS $r1 KB at 1024, $r4 KB at 4096)"
 fi
 
@@ -70,8 +71,8 @@ printf '%-36s %12.3f %14.9f\n' "SimGrid SMPI MPI_Allreduce lr" "$smpi_wall" "$sm
 printf '%-36s %12s %14.9f\n' "formula (ring)" "" "$formula"
 echo
 printf 'speed-up over SMPI: %.1fx (fast-forward), %.1fx (every step)\n' \
-  "$(echo "$smpi_wall / $ff_wall" | bc -l)" "$(echo "$smpi_wall / $full_wall" | bc -l)"
+  "$(calc "$smpi_wall / $ff_wall")" "$(calc "$smpi_wall / $full_wall")"
 printf 'simulated time vs SMPI: %+.4f%% (fast-forward), %+.4f%% (every step)\n' \
-  "$(echo "($ff_sim - $smpi_sim) / $smpi_sim * 100" | bc -l)" \
-  "$(echo "($full_sim - $smpi_sim) / $smpi_sim * 100" | bc -l)"
+  "$(calc "($ff_sim - $smpi_sim) / $smpi_sim * 100")" \
+  "$(calc "($full_sim - $smpi_sim) / $smpi_sim * 100")"
 echo "memory (payload none): $mem"

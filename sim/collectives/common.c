@@ -3,6 +3,7 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <xbt/asserts.h>
 
 /* Lockstep fast-forward. On a symmetric platform (a generated star, no
  * stragglers, sync schedule, payload none: run.c sets sim->ff_ok) a ring
@@ -22,24 +23,36 @@ static bool ff_applies(const struct coll_call *c, int g, uint64_t lo,
          (hi - lo) % (uint64_t)g == 0;
 }
 
-/* Skip STEPS steps shaped like the one just simulated: [T0, now), whose
- * spans start at span index FIRST, and which sent BYTES. */
-static void ff_skip(struct coll_call *c, int steps, double t0, guint first,
+/* Where a worker's accounting stood when a step began. Fast-forward runs
+ * in sync mode only, where a worker's spans are summed (worker.direct). */
+struct ff_mark {
+  double t0;
+  double acc[ST_NSTATES];
+};
+
+static void ff_mark(const struct coll_call *c, struct ff_mark *m) {
+  m->t0 = sim_now();
+  if (c->w)
+    memcpy(m->acc, c->w->acc, sizeof m->acc);
+}
+
+/* Skip STEPS steps shaped like the one just simulated since MK, which
+ * sent BYTES: the step's time per state, STEPS more times (in the trace,
+ * one interval per state), its bytes, and a sleep for their length. */
+static void ff_skip(struct coll_call *c, int steps, const struct ff_mark *mk,
                     uint64_t bytes) {
   struct worker *w = c->w;
-  double d = sim_now() - t0;
+  double d = sim_now() - mk->t0;
   if (steps <= 0 || !(d > 0))
     return;
-  guint last = w->spans->len;
-  struct span *sp = g_new(struct span, last - first + 1);
-  for (guint i = first; i < last; i++)
-    sp[i - first] = g_array_index(w->spans, struct span, i);
-  double base = sim_now();
-  for (int k = 0; k < steps; k++)
-    for (guint i = 0; i < last - first; i++)
-      sim_span(w, sp[i].t0 - t0 + base + k * d, sp[i].t1 - t0 + base + k * d,
-               sp[i].st);
-  g_free(sp);
+  xbt_assert(w->direct, "fast-forward needs summed spans (sync mode)");
+  double at = sim_now();
+  for (int st = 0; st < ST_NSTATES; st++) {
+    double add = (w->acc[st] - mk->acc[st]) * steps;
+    w->acc[st] += add;
+    sim_trace(w->sim, w->rank, 1, at, at + add, st);
+    at += add;
+  }
   w->wire_bytes += (double)bytes * steps;
   if (c->rank == 0)
     c->sim->ff_steps += (uint64_t)steps;
@@ -51,8 +64,8 @@ void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
   int next = group[(me + 1) % g], prev = group[(me + g - 1) % g];
   bool ff = ff_applies(c, g, lo, hi);
   for (int s = 1; s < g; s++) {
-    double t0 = sim_now();
-    guint first = c->w ? c->w->spans->len : 0;
+    struct ff_mark mk;
+    ff_mark(c, &mk);
     int sb = (me - s + 1 + g) % g, rb = (me - s + g) % g;
     struct msg *out =
         sim_pack(c, c->v, block_lo(lo, hi, g, sb), block_lo(lo, hi, g, sb + 1),
@@ -64,7 +77,7 @@ void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
     uint64_t bytes = in->bytes;
     msg_free(in);
     if (ff && s == FF_SIMULATED) {
-      ff_skip(c, g - 1 - s, t0, first, bytes);
+      ff_skip(c, g - 1 - s, &mk, bytes);
       break;
     }
   }
@@ -76,8 +89,8 @@ void ring_allgather(struct coll_call *c, const int *group, int g, int me,
   struct msg *carry = NULL; /* RING_ENCODE_ONCE: what to pass on */
   bool ff = ff_applies(c, g, lo, hi);
   for (int s = g; s <= 2 * g - 2; s++) {
-    double t0 = sim_now();
-    guint first = c->w ? c->w->spans->len : 0;
+    struct ff_mark mk;
+    ff_mark(c, &mk);
     int sb = (me - s + 1 + 2 * g) % g, rb = (me - s + 2 * g) % g;
     struct msg *out;
     if (carry) {
@@ -97,7 +110,7 @@ void ring_allgather(struct coll_call *c, const int *group, int g, int me,
     else
       msg_free(in);
     if (ff && s == g - 1 + FF_SIMULATED) {
-      ff_skip(c, 2 * g - 2 - s, t0, first, bytes);
+      ff_skip(c, 2 * g - 2 - s, &mk, bytes);
       break;
     }
   }

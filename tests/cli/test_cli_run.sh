@@ -135,6 +135,24 @@ if run_ok "payload = full runs" run full.ini --out d1 --jobs 2 --quiet &&
     "$(cmp -s d1/runs.csv d3/runs.csv; [ $? = 1 ]; echo $?)"
 fi
 
+# ---- fast-forward: the same times as simulating every step ----------------
+if run_ok "fast-forward on" run small.ini --set platform.nodes=16 \
+  --set model.params=1600000 --set platform.ideal=false --out f1 --quiet &&
+  run_ok "fast-forward off" run small.ini --set platform.nodes=16 \
+    --set model.params=1600000 --set platform.ideal=false \
+    --set exchange.fast_forward=off --out f2 --quiet; then
+  ff=$(csv_get f1/runs.csv 1 fast_forwarded_steps)
+  check "fast-forward skipped steps ($ff)" "$([ "$ff" -gt 0 ]; echo $?)"
+  check "fast_forward = off skips none" \
+    "$([ "$(csv_get f2/runs.csv 1 fast_forwarded_steps)" = 0 ]; echo $?)"
+  for c in exchange_s iteration_s comm_s reduce_s wire_bytes; do
+    a=$(csv_get f1/runs.csv 1 $c)
+    b=$(csv_get f2/runs.csv 1 $c)
+    check "fast-forward gives the simulated $c ($a vs $b)" \
+      "$(rel_le "$a" "$b" 1e-9; echo $?)"
+  done
+fi
+
 # ---- plot and trace --------------------------------------------------------
 if command -v gnuplot >/dev/null 2>&1; then
   if run_ok "--plot" run small.ini --set platform.nodes=2,4 \
