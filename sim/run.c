@@ -231,15 +231,19 @@ static void prepare(struct wstate *ws, size_t b, int it) {
   }
 }
 
-/* A local step without exchange: keep the gradient for later. */
+/* A local step without exchange: keep the gradient for later. It is
+ * generated aside, not in the bucket's vector, which an exchange of an
+ * earlier iteration may still be using (overlap, pipe). */
 static void accumulate(struct wstate *ws, int it) {
   for (size_t b = 0; b < S.nbuckets; b++) {
     struct vec *v = &ws->vecs[b];
     if (!v->m)
       continue;
-    generate(ws->w->rank, b, it, v->x, v->m);
+    float *g = g_new(float, v->m);
+    generate(ws->w->rank, b, it, g, v->m);
     for (size_t i = 0; i < v->m; i++)
-      ws->accum[b][i] += v->x[i];
+      ws->accum[b][i] += g[i];
+    g_free(g);
   }
 }
 

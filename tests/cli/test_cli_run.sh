@@ -135,6 +135,17 @@ if run_ok "payload = full runs" run full.ini --out d1 --jobs 2 --quiet &&
     "$(cmp -s d1/runs.csv d3/runs.csv; [ $? = 1 ]; echo $?)"
 fi
 
+# Local steps under pipe: the local step's gradient must not overwrite the
+# vector an exchange still uses (a bug the oracle caught once).
+if run_ok "pipe with local steps" run full.ini --out ls1 --quiet \
+  --set exchange.algorithm=ring,rdb --set exchange.codec=none,fp16 \
+  --set training.mode=pipe,overlap --set training.local_steps=2 \
+  --set training.iterations=5 --set platform.nodes=3; then
+  bad=$(awk -F, 'NR > 1 && $28 != "pass"' ls1/runs.csv)
+  check "the oracle passes with local steps under pipe and overlap" \
+    "$(isempty "$bad")" "$bad"
+fi
+
 # ---- fast-forward: the same times as simulating every step ----------------
 if run_ok "fast-forward on" run small.ini --set platform.nodes=16 \
   --set model.params=1600000 --set platform.ideal=false --out f1 --quiet &&
