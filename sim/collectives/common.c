@@ -13,14 +13,14 @@
  * leg are simulated; the rest are the last simulated step again: the
  * worker sleeps their total and logs their spans and wire bytes as that
  * step's. (A step's time in SimGrid's models is fixed by its message size
- * and route, which are the same for all steps.) 0 when it does not
- * apply. */
+ * and route, which are the same for all steps.) Anywhere else every
+ * step is simulated. */
 enum { FF_SIMULATED = 2 };
 
 static bool ff_applies(const struct coll_call *c, int g, uint64_t lo,
                       uint64_t hi) {
-  return c->sim->ff_ok && c->w && g == c->sim->nworkers && g > FF_SIMULATED + 1 &&
-         (hi - lo) % (uint64_t)g == 0;
+  return c->sim->ff_ok && c->w && g == c->sim->nworkers &&
+         g > FF_SIMULATED + 1 && (hi - lo) % (uint64_t)g == 0;
 }
 
 /* Where a worker's accounting stood when a step began. Fast-forward runs
