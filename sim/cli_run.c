@@ -5,6 +5,7 @@
  * effective configuration. */
 #include "cli.h"
 
+#include "estimate.h"
 #include "experiment.h"
 #include "platform.h"
 #include "run.h"
@@ -15,8 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include <glib/gstdio.h>
 
@@ -111,16 +116,35 @@ static bool write_file(const char *path, const char *text) {
   return g_file_set_contents(path, text, -1, NULL);
 }
 
-/* In a child process: run the point and leave its result files (or a
- * .err file) in DIR/points. Exit status 0, 2 (bad input) or 1. */
+/* The scratch directory of a point's process: its platform XML, and its
+ * result files until they are complete. */
+static char *work_dir(const char *dir, const struct point *p) {
+  char *name = g_strconcat(p->hash, ".work", NULL);
+  char *path = g_build_filename(dir, "points", name, NULL);
+  g_free(name);
+  return path;
+}
+
+/* The point files, the row last: its presence marks the point done. */
+static const char *const POINT_EXTS[] = {".iter", ".links", ".note",
+                                         ".paje", ".row"};
+
+/* In a child process: run the point, write its result files into its
+ * work directory, then move them into DIR/points (the row last); or
+ * leave a .err file. A stop (SIGTERM) ends the simulation at once but
+ * waits for the moves, so that a point's files are all there or none.
+ * Exit status 0, 2 (bad input) or 1. */
 static G_NORETURN void child(const char *dir, const struct point *p,
                              bool trace) {
-  char *work = g_build_filename(dir, "points", NULL);
-  char *tmp = g_strconcat(work, "/", p->hash, ".work", NULL);
+  char *tmp = work_dir(dir, p);
   g_mkdir_with_parents(tmp, 0755);
   struct run_result r;
   char *err = NULL;
   int rc = run_point(p, tmp, trace, &r, &err);
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigprocmask(SIG_BLOCK, &term, NULL);
   int status = 0;
   if (rc != 0) {
     char *path = point_file(dir, p, ".err");
@@ -129,24 +153,22 @@ static G_NORETURN void child(const char *dir, const struct point *p,
     status = 2;
   } else {
     char *row = runs_row(p, &r);
-    char *paths[] = {point_file(dir, p, ".iter"),
-                     point_file(dir, p, ".links"),
-                     point_file(dir, p, ".note"), point_file(dir, p, ".row")};
-    bool ok = write_file(paths[0], r.iterations->str) &&
-              write_file(paths[1], r.links->str) &&
-              write_file(paths[2], r.note ? r.note : "");
-    if (trace) {
-      char *from = g_build_filename(tmp, "trace.paje", NULL);
-      char *to = point_file(dir, p, ".paje");
-      g_rename(from, to);
+    const char *text[] = {r.iterations->str, r.links->str,
+                          r.note ? r.note : "", NULL, row};
+    bool ok = true;
+    for (size_t i = 0; i < G_N_ELEMENTS(POINT_EXTS) && ok; i++) {
+      char *name = g_strconcat(p->hash, POINT_EXTS[i], NULL);
+      char *from = g_build_filename(tmp, i == 3 ? "trace.paje" : name, NULL);
+      char *to = point_file(dir, p, POINT_EXTS[i]);
+      if (text[i])
+        ok = write_file(from, text[i]);
+      if (ok && (text[i] || trace))
+        ok = g_rename(from, to) == 0;
+      g_free(name);
       g_free(from);
       g_free(to);
     }
-    /* The row last: its presence marks the point done. */
-    ok = ok && write_file(paths[3], row);
     status = ok ? 0 : 1;
-    for (int i = 0; i < 4; i++)
-      g_free(paths[i]);
     g_free(row);
   }
   /* The generated platform is rebuilt on demand. */
@@ -162,6 +184,101 @@ static bool point_done(const char *dir, const struct point *p) {
   bool done = g_file_test(row, G_FILE_TEST_EXISTS);
   g_free(row);
   return done;
+}
+
+/* Remove what a stopped or killed process left of a point that is not
+ * done: its work directory and any of its files. */
+static void point_clean(const char *dir, const struct point *p) {
+  char *work = work_dir(dir, p);
+  GDir *d = g_dir_open(work, 0, NULL);
+  if (d) {
+    const char *name;
+    while ((name = g_dir_read_name(d))) {
+      char *path = g_build_filename(work, name, NULL);
+      g_unlink(path);
+      g_free(path);
+    }
+    g_dir_close(d);
+    g_rmdir(work);
+  }
+  g_free(work);
+  if (point_done(dir, p))
+    return;
+  for (size_t i = 0; i < G_N_ELEMENTS(POINT_EXTS); i++) {
+    char *path = point_file(dir, p, POINT_EXTS[i]);
+    g_unlink(path);
+    g_free(path);
+  }
+}
+
+/* ---- stopping a sweep ---------------------------------------------------
+ * SIGINT and SIGTERM ask a sweep to stop: the handler records the signal,
+ * the loop that runs the points stops the running ones (SIGTERM), removes
+ * their partial files and exits with 128 + the signal. The signals are
+ * blocked except while the loop waits (sigsuspend), so none is missed
+ * between a check and the wait. A signal ignored when gradsim started
+ * (a background job of a shell) stays ignored. */
+
+/* The stopping signal, or 0: written by the handler only. */
+static volatile sig_atomic_t Stop_signal;
+
+static void on_stop(int sig) { Stop_signal = sig; }
+static void on_child(int sig) { (void)sig; }
+
+static const int CAUGHT[] = {SIGINT, SIGTERM, SIGCHLD};
+
+struct catcher {
+  sigset_t mask;      /* the mask before */
+  sigset_t wait_mask; /* the mask while waiting: the caught ones open */
+  struct sigaction old[G_N_ELEMENTS(CAUGHT)];
+  pid_t parent;
+};
+
+static void catch_signals(struct catcher *c) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (size_t i = 0; i < G_N_ELEMENTS(CAUGHT); i++)
+    sigaddset(&set, CAUGHT[i]);
+  sigprocmask(SIG_BLOCK, &set, &c->mask);
+  c->wait_mask = c->mask;
+  for (size_t i = 0; i < G_N_ELEMENTS(CAUGHT); i++)
+    sigdelset(&c->wait_mask, CAUGHT[i]);
+  c->parent = getpid();
+  Stop_signal = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(CAUGHT); i++) {
+    sigaction(CAUGHT[i], NULL, &c->old[i]);
+    if (CAUGHT[i] != SIGCHLD && c->old[i].sa_handler == SIG_IGN)
+      continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = CAUGHT[i] == SIGCHLD ? on_child : on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(CAUGHT[i], &sa, NULL);
+  }
+}
+
+/* A stop that arrived after the last point (while the outputs were
+ * written) is delivered to the handler, and so ignored: the sweep is
+ * complete. */
+static void release_signals(const struct catcher *c) {
+  sigprocmask(SIG_SETMASK, &c->mask, NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(CAUGHT); i++)
+    sigaction(CAUGHT[i], &c->old[i], NULL);
+}
+
+/* In a child: the parent decides about interrupts (SIGINT from a
+ * terminal reaches the whole process group) and stops it with SIGTERM,
+ * which is also sent if the parent dies (killed with SIGKILL). */
+static void child_signals(const struct catcher *c) {
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_DFL);
+  sigaction(SIGCHLD, &c->old[2], NULL);
+  sigprocmask(SIG_SETMASK, &c->mask, NULL);
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+  if (getppid() != c->parent)
+    _exit(1);
 }
 
 static char *read_text(const char *path) {
@@ -454,6 +571,250 @@ static void summary(const struct experiment *e, GPtrArray *rows) {
   g_ptr_array_free(keys, TRUE);
 }
 
+/* Everything about E that can be checked without simulating, before
+ * anything is written: each point (run_check(), the size limits of
+ * estimate.h), the joined iterations.csv against the memory that holds
+ * it, and the platform files (loadable, with enough hosts). */
+static void check_points(const struct experiment *e, const char *path) {
+  char *err = NULL;
+  double rows_bytes = 0;
+  for (guint i = 0; i < e->points->len; i++) {
+    struct point *p = g_ptr_array_index(e->points, i);
+    struct estimate est;
+    if (run_check(p, &err) != 0 || estimate_check(p, &est, &err) != 0) {
+      if (e->points->len > 1)
+        cli_bad_input("%s: point %u: %s", path, i, err);
+      cli_bad_input("%s: %s", path, err);
+    }
+    rows_bytes += est.rows_bytes;
+  }
+  double limit = ESTIMATE_MEMORY_FRACTION * estimate_physical_memory();
+  if (rows_bytes > limit) {
+    char *need = estimate_bytes_text(rows_bytes);
+    char *lim = estimate_bytes_text(limit);
+    cli_bad_input("%s: the sweep's %u points would write about %s of "
+                  "iterations.csv, which is joined in memory; the limit is "
+                  "%s (%.0f%% of this machine's memory): split the sweep "
+                  "or reduce [training] iterations or [platform] nodes",
+                  path, e->points->len, need, lim,
+                  100 * ESTIMATE_MEMORY_FRACTION);
+  }
+  GHashTable *xmls = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                            NULL);
+  for (guint i = 0; i < e->points->len; i++) {
+    struct point *p = g_ptr_array_index(e->points, i);
+    if (p->topology != TOPO_FILE)
+      continue;
+    gpointer known;
+    size_t hosts;
+    if (g_hash_table_lookup_extended(xmls, p->platform_file, NULL, &known)) {
+      hosts = GPOINTER_TO_SIZE(known);
+    } else {
+      if (platform_file_check(p->platform_file, &hosts, &err) != 0)
+        cli_bad_input("%s: %s", path, err);
+      g_hash_table_insert(xmls, g_strdup(p->platform_file),
+                          GSIZE_TO_POINTER(hosts));
+    }
+    if (hosts < (size_t)p->nodes + (size_t)p->aggregators)
+      cli_bad_input("%s: platform %s has %zu hosts; [platform] nodes = %d "
+                    "and aggregators = %d need %d",
+                    path, p->platform_file, hosts, p->nodes,
+                    p->aggregators, p->nodes + p->aggregators);
+  }
+  g_hash_table_destroy(xmls);
+}
+
+/* config.txt: every point's effective configuration with its hash. */
+static GString *config_text(const struct experiment *e) {
+  GString *cfg = g_string_new(NULL);
+  for (guint i = 0; i < e->points->len; i++) {
+    const struct point *p = g_ptr_array_index(e->points, i);
+    g_string_append_printf(cfg, "# point %u (%s)\n%s\n", i, p->hash,
+                           p->config);
+  }
+  return cfg;
+}
+
+/* ---- running the points ------------------------------------------------ */
+
+/* Run the points [FIRST, LAST) of E that are not done in OUT, JOBS at a
+ * time, each in a process of its own. Returns when all are done. A point
+ * that fails ends the sweep with its message (status 2 for bad input, 1
+ * otherwise) once the running points have finished; a stop signal (C)
+ * ends it at once: the running points are stopped, their partial files
+ * removed, and the finished ones counted ("run again to finish"), status
+ * 128 + the signal. */
+static void run_points(const char *out, const struct experiment *e,
+                       guint first, guint last, guint jobs, bool trace,
+                       bool bar, const struct catcher *c) {
+  const char *where = e->path;
+  guint total = last - first, done = 0, next = first;
+  for (guint i = first; i < last; i++)
+    done += point_done(out, g_ptr_array_index(e->points, i));
+  progress(done, total, bar);
+  GHashTable *running = g_hash_table_new(g_direct_hash, g_direct_equal);
+  char *failure = NULL;
+  int fail_status = 0;
+  bool stopping = false;
+  for (;;) {
+    if (Stop_signal && !stopping) {
+      stopping = true;
+      GHashTableIter it;
+      gpointer pid;
+      g_hash_table_iter_init(&it, running);
+      while (g_hash_table_iter_next(&it, &pid, NULL))
+        kill(GPOINTER_TO_INT(pid), SIGTERM);
+    }
+    while (!stopping && !failure && next < last &&
+           g_hash_table_size(running) < jobs) {
+      struct point *p = g_ptr_array_index(e->points, next++);
+      if (point_done(out, p))
+        continue;
+      point_clean(out, p); /* what a killed run left */
+      fflush(NULL);
+      pid_t pid = fork();
+      if (pid < 0)
+        cli_env_failure("%s: fork failed: %s", where, g_strerror(errno));
+      if (pid == 0) {
+        child_signals(c);
+        child(out, p, trace);
+      }
+      g_hash_table_insert(running, GINT_TO_POINTER(pid), p);
+    }
+    if (!g_hash_table_size(running))
+      break;
+    int status;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid == 0) {
+      sigsuspend(&c->wait_mask);
+      continue;
+    }
+    if (pid < 0) {
+      if (errno == EINTR)
+        continue;
+      cli_env_failure("%s: wait failed: %s", where, g_strerror(errno));
+    }
+    struct point *p = g_hash_table_lookup(running, GINT_TO_POINTER(pid));
+    g_hash_table_remove(running, GINT_TO_POINTER(pid));
+    if (!p)
+      continue;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      done++;
+      progress(done, total, bar && !stopping);
+      continue;
+    }
+    char *errf = point_file(out, p, ".err");
+    char *msg = NULL;
+    if (g_file_get_contents(errf, &msg, NULL, NULL)) {
+      g_unlink(errf);
+      if (!failure) {
+        failure = msg;
+        fail_status = EXIT_BAD_INPUT;
+      } else {
+        g_free(msg);
+      }
+    } else if (!failure && !(stopping && WIFSIGNALED(status) &&
+                             WTERMSIG(status) == SIGTERM)) {
+      failure = g_strdup_printf(
+          "a simulation process ended abnormally (%s %d)",
+          WIFSIGNALED(status) ? "signal" : "status",
+          WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+      fail_status = EXIT_ENV_FAILURE;
+    }
+    g_free(errf);
+    point_clean(out, p);
+  }
+  g_hash_table_destroy(running);
+  if ((failure || stopping) && bar)
+    fprintf(stderr, "\n");
+  if (failure) {
+    if (fail_status == EXIT_BAD_INPUT)
+      cli_bad_input("%s: %s", where, failure);
+    cli_env_failure("%s: %s", where, failure);
+  }
+  if (stopping) {
+    fprintf(stderr, "gradsim: interrupted: %u of %u points done; run "
+                    "again to finish\n",
+            done, total);
+    exit(128 + Stop_signal);
+  }
+}
+
+/* ---- the outputs ----------------------------------------------------------- */
+
+/* Join the point files of E in OUT/points into runs.csv, iterations.csv,
+ * links.csv and config.txt, in sweep order; then the plot and the
+ * summary. The old outputs are removed first and runs.csv is written
+ * last, so that a run killed in between leaves no runs.csv rather than a
+ * mixture. */
+static void assemble(const char *out, const struct experiment *e,
+                     bool do_plot, bool quiet) {
+  const char *where = e->path;
+  GString *runs = g_string_new(RUNS_HEADER);
+  GString *iters = g_string_new(ITER_HEADER);
+  GString *links = g_string_new(LINKS_HEADER);
+  GString *cfg = config_text(e);
+  GString *notes = g_string_new(NULL);
+  for (guint i = 0; i < e->points->len; i++) {
+    struct point *p = g_ptr_array_index(e->points, i);
+    char *paths[] = {point_file(out, p, ".row"), point_file(out, p, ".iter"),
+                     point_file(out, p, ".links"),
+                     point_file(out, p, ".note")};
+    char *row = read_text(paths[0]), *it = read_text(paths[1]),
+         *lk = read_text(paths[2]), *nt = read_text(paths[3]);
+    g_string_append_printf(runs, "%u,%s", i, row);
+    prefix_lines(iters, i, it);
+    prefix_lines(links, i, lk);
+    if (*nt)
+      g_string_append_printf(notes, "point %u: oracle: %s\n", i, nt);
+    g_free(row), g_free(it), g_free(lk), g_free(nt);
+    for (int k = 0; k < 4; k++)
+      g_free(paths[k]);
+  }
+  /* The rows, parsed back for the plot and the summary. */
+  GPtrArray *rows = g_ptr_array_new_with_free_func(
+      (GDestroyNotify)g_ptr_array_unref);
+  {
+    char **lines = g_strsplit(runs->str, "\n", -1);
+    for (char **l = lines + 1; *l && **l; l++) {
+      GPtrArray *f = csv_split(*l);
+      if (f->len != NCOLS)
+        cli_env_failure("%s: internal error: a runs.csv row has %u fields",
+                        where, f->len);
+      g_ptr_array_add(rows, f);
+    }
+    g_strfreev(lines);
+  }
+  struct {
+    const char *name;
+    GString *text;
+  } files[] = {{"iterations.csv", iters},
+               {"links.csv", links},
+               {"config.txt", cfg},
+               {"runs.csv", runs}};
+  cli_outputs *o = cli_outputs_new();
+  for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+    char *path = g_build_filename(out, files[i].name, NULL);
+    g_unlink(path);
+    size_t len = files[i].text->len;
+    cli_outputs_add(o, path, g_string_free(files[i].text, FALSE), len);
+    g_free(path);
+  }
+  cli_outputs_commit(o);
+  if (do_plot)
+    plot(out, e, rows);
+  if (notes->len)
+    fprintf(stderr, "gradsim: %s", notes->str);
+  if (!quiet) {
+    summary(e, rows);
+    printf("\nresults in %s (runs.csv, iterations.csv, links.csv, "
+           "config.txt)\n",
+           out);
+  }
+  g_ptr_array_free(rows, TRUE);
+  g_string_free(notes, TRUE);
+}
+
 int cli_run(int argc, char **argv) {
   const char *where = "run";
   char **sets = NULL, *out = NULL;
@@ -477,7 +838,9 @@ int cli_run(int argc, char **argv) {
             "Run an experiment (every combination of its comma-separated "
             "values) and write runs.csv, iterations.csv, links.csv and "
             "config.txt into the output directory. Finished points are "
-            "kept in DIR/points/: running again skips them.",
+            "kept in DIR/points/: running again skips them. SIGINT or "
+            "SIGTERM stops the running points and keeps the finished "
+            "ones.",
             opts);
   if (argc < 2)
     cli_bad_input("%s: name an experiment file (e.g. experiments/"
@@ -496,40 +859,7 @@ int cli_run(int argc, char **argv) {
   struct experiment *e = experiment_load(argv[1], sets, &err);
   if (!e)
     cli_bad_input("%s", err);
-  /* Everything that can be checked without simulating, before anything
-   * is written. */
-  for (guint i = 0; i < e->points->len; i++) {
-    struct point *p = g_ptr_array_index(e->points, i);
-    if (run_check(p, &err) != 0) {
-      if (e->points->len > 1)
-        cli_bad_input("%s: point %u: %s", argv[1], i, err);
-      cli_bad_input("%s: %s", argv[1], err);
-    }
-  }
-  /* Platform files: loadable, and with enough hosts. */
-  GHashTable *xmls = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                            NULL);
-  for (guint i = 0; i < e->points->len; i++) {
-    struct point *p = g_ptr_array_index(e->points, i);
-    if (p->topology != TOPO_FILE)
-      continue;
-    gpointer known;
-    size_t hosts;
-    if (g_hash_table_lookup_extended(xmls, p->platform_file, NULL, &known)) {
-      hosts = GPOINTER_TO_SIZE(known);
-    } else {
-      if (platform_file_check(p->platform_file, &hosts, &err) != 0)
-        cli_bad_input("%s: %s", argv[1], err);
-      g_hash_table_insert(xmls, g_strdup(p->platform_file),
-                          GSIZE_TO_POINTER(hosts));
-    }
-    if (hosts < (size_t)p->nodes + (size_t)p->aggregators)
-      cli_bad_input("%s: platform %s has %zu hosts; [platform] nodes = %d "
-                    "and aggregators = %d need %d",
-                    argv[1], p->platform_file, hosts, p->nodes,
-                    p->aggregators, p->nodes + p->aggregators);
-  }
-  g_hash_table_destroy(xmls);
+  check_points(e, argv[1]);
   if (!out) {
     char *base = g_path_get_basename(argv[1]);
     char *dot = strrchr(base, '.');
@@ -546,144 +876,13 @@ int cli_run(int argc, char **argv) {
     cli_env_failure("%s: cannot create %s: %s", where, pdir,
                     g_strerror(errno));
 
-  guint total = e->points->len, done = 0, next = 0;
-  bool tty = isatty(2);
-  GHashTable *running = g_hash_table_new(g_direct_hash, g_direct_equal);
-  for (guint i = 0; i < total; i++)
-    done += point_done(out, g_ptr_array_index(e->points, i));
-  progress(done, total, tty && !quiet);
-  char *failure = NULL;
-  int fail_status = 0;
-  while (!failure && (next < total || g_hash_table_size(running))) {
-    while (!failure && next < total &&
-           g_hash_table_size(running) < (guint)jobs) {
-      struct point *p = g_ptr_array_index(e->points, next++);
-      if (point_done(out, p))
-        continue;
-      fflush(NULL);
-      pid_t pid = fork();
-      if (pid < 0)
-        cli_env_failure("%s: fork failed: %s", where, g_strerror(errno));
-      if (pid == 0)
-        child(out, p, trace);
-      g_hash_table_insert(running, GINT_TO_POINTER(pid), p);
-    }
-    if (!g_hash_table_size(running))
-      break;
-    int status;
-    pid_t pid = wait(&status);
-    if (pid < 0)
-      continue;
-    struct point *p = g_hash_table_lookup(running, GINT_TO_POINTER(pid));
-    g_hash_table_remove(running, GINT_TO_POINTER(pid));
-    if (!p)
-      continue;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-      done++;
-      progress(done, total, tty && !quiet);
-      continue;
-    }
-    char *errf = point_file(out, p, ".err");
-    char *msg = NULL;
-    if (g_file_get_contents(errf, &msg, NULL, NULL)) {
-      failure = msg;
-      fail_status = EXIT_BAD_INPUT;
-      g_unlink(errf);
-    } else {
-      failure = g_strdup_printf(
-          "a simulation process ended abnormally (%s %d)",
-          WIFSIGNALED(status) ? "signal" : "status",
-          WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-      fail_status = EXIT_ENV_FAILURE;
-    }
-    g_free(errf);
-  }
-  if (failure) {
-    /* Let the others finish their point (kept for a later run). */
-    while (g_hash_table_size(running)) {
-      int status;
-      pid_t pid = wait(&status);
-      if (pid > 0)
-        g_hash_table_remove(running, GINT_TO_POINTER(pid));
-    }
-    if (tty && !quiet)
-      fprintf(stderr, "\n");
-    if (fail_status == EXIT_BAD_INPUT)
-      cli_bad_input("%s: %s", argv[1], failure);
-    cli_env_failure("%s: %s", argv[1], failure);
-  }
-
-  /* Assemble the outputs, in sweep order. */
-  GString *runs = g_string_new(RUNS_HEADER);
-  GString *iters = g_string_new(ITER_HEADER);
-  GString *links = g_string_new(LINKS_HEADER);
-  GString *cfg = g_string_new(NULL);
-  GString *notes = g_string_new(NULL);
-  for (guint i = 0; i < total; i++) {
-    struct point *p = g_ptr_array_index(e->points, i);
-    char *paths[] = {point_file(out, p, ".row"), point_file(out, p, ".iter"),
-                     point_file(out, p, ".links"),
-                     point_file(out, p, ".note")};
-    char *row = read_text(paths[0]), *it = read_text(paths[1]),
-         *lk = read_text(paths[2]), *nt = read_text(paths[3]);
-    g_string_append_printf(runs, "%u,%s", i, row);
-    prefix_lines(iters, i, it);
-    prefix_lines(links, i, lk);
-    g_string_append_printf(cfg, "# point %u (%s)\n%s\n", i, p->hash,
-                           p->config);
-    if (*nt)
-      g_string_append_printf(notes, "point %u: oracle: %s\n", i, nt);
-    g_free(row), g_free(it), g_free(lk), g_free(nt);
-    for (int k = 0; k < 4; k++)
-      g_free(paths[k]);
-  }
-  struct {
-    const char *name;
-    GString *text;
-  } files[] = {{"runs.csv", runs},
-               {"iterations.csv", iters},
-               {"links.csv", links},
-               {"config.txt", cfg}};
-  for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
-    char *path = g_build_filename(out, files[i].name, NULL);
-    GError *ge = NULL;
-    if (!g_file_set_contents(path, files[i].text->str,
-                             (gssize)files[i].text->len, &ge))
-      cli_env_failure("%s: %s", where, ge->message);
-    g_free(path);
-  }
-  /* The rows, parsed back for the plot and the summary. */
-  GPtrArray *rows = g_ptr_array_new_with_free_func(
-      (GDestroyNotify)g_ptr_array_unref);
-  {
-    char **lines = g_strsplit(runs->str, "\n", -1);
-    for (char **l = lines + 1; *l && **l; l++) {
-      GPtrArray *f = csv_split(*l);
-      if (f->len != NCOLS)
-        cli_env_failure("%s: internal error: a runs.csv row has %u fields",
-                        where, f->len);
-      g_ptr_array_add(rows, f);
-    }
-    g_strfreev(lines);
-  }
-  if (do_plot)
-    plot(out, e, rows);
-  if (notes->len)
-    fprintf(stderr, "gradsim: %s", notes->str);
-  if (!quiet) {
-    summary(e, rows);
-    printf("\nresults in %s (runs.csv, iterations.csv, links.csv, "
-           "config.txt)\n",
-           out);
-  }
-  g_ptr_array_free(rows, TRUE);
-  g_string_free(runs, TRUE);
-  g_string_free(iters, TRUE);
-  g_string_free(links, TRUE);
-  g_string_free(cfg, TRUE);
-  g_string_free(notes, TRUE);
+  struct catcher c;
+  catch_signals(&c);
+  run_points(out, e, 0, e->points->len, (guint)jobs, trace,
+             isatty(2) && !quiet, &c);
+  assemble(out, e, do_plot, quiet);
+  release_signals(&c);
   experiment_free(e);
-  g_hash_table_destroy(running);
   g_free(pdir);
   g_free(out);
   g_strfreev(sets);
