@@ -624,6 +624,19 @@ static void check_points(const struct experiment *e, const char *path) {
   g_hash_table_destroy(xmls);
 }
 
+/* ---- the sweep manifest ---------------------------------------------------
+ * DIR/points/ID.sweep names the sweep a directory's points belong to, so
+ * that `gradsim merge` can join directories written on several machines:
+ *
+ *   gradsim-sweep 1
+ *   id ID                     the first 16 hex digits of the SHA-256 of
+ *                             the configuration text below
+ *   experiment PATH           as given to gradsim run (C-escaped)
+ *   points N
+ *   swept KEY KEY ...         the swept keys, in sweep order
+ *   # point 0 (HASH)          then config.txt, verbatim
+ *   ...                                                                  */
+
 /* config.txt: every point's effective configuration with its hash. */
 static GString *config_text(const struct experiment *e) {
   GString *cfg = g_string_new(NULL);
@@ -633,6 +646,133 @@ static GString *config_text(const struct experiment *e) {
                            p->config);
   }
   return cfg;
+}
+
+static char *sweep_id(const char *config) {
+  char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, config, -1);
+  sum[16] = '\0';
+  return sum;
+}
+
+static char *manifest_path(const char *dir, const char *id) {
+  char *name = g_strconcat(id, ".sweep", NULL);
+  char *path = g_build_filename(dir, "points", name, NULL);
+  g_free(name);
+  return path;
+}
+
+static void write_manifest(const char *dir, const struct experiment *e) {
+  GString *cfg = config_text(e);
+  char *id = sweep_id(cfg->str);
+  char *path = g_strescape(e->path, NULL);
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "gradsim-sweep 1\nid %s\nexperiment %s\npoints "
+                            "%u\nswept",
+                         id, path, e->points->len);
+  for (guint k = 0; k < e->swept->len; k++)
+    g_string_append_printf(s, " %s", (char *)g_ptr_array_index(e->swept, k));
+  g_string_append_printf(s, "\n%s", cfg->str);
+  char *file = manifest_path(dir, id);
+  GError *ge = NULL;
+  if (!g_file_set_contents(file, s->str, (gssize)s->len, &ge))
+    cli_env_failure("%s", ge->message);
+  g_free(file);
+  g_string_free(s, TRUE);
+  g_free(path);
+  g_free(id);
+  g_string_free(cfg, TRUE);
+}
+
+/* Read a manifest back into an experiment whose points hold only their
+ * configuration and hash (what the outputs need). NULL with *ERR when the
+ * file is not one, or does not match its own id and hashes. */
+static struct experiment *manifest_load(const char *file, char **id,
+                                        char **err) {
+  char *text = NULL;
+  *err = NULL;
+  *id = NULL;
+  if (!g_file_get_contents(file, &text, NULL, NULL)) {
+    *err = g_strdup("cannot be read");
+    return NULL;
+  }
+  struct experiment *e = g_new0(struct experiment, 1);
+  e->points = g_ptr_array_new_with_free_func((GDestroyNotify)point_free);
+  e->swept = g_ptr_array_new_with_free_func(g_free);
+  const char *c = text, *body = NULL;
+  guint n = 0;
+  bool have_n = false;
+  for (int line = 0; *c && !body; line++) {
+    const char *eol = strchr(c, '\n');
+    if (!eol)
+      break;
+    char *l = g_strndup(c, (gsize)(eol - c));
+    if (line == 0 && strcmp(l, "gradsim-sweep 1") != 0) {
+      *err = g_strdup("is not a gradsim sweep manifest (version 1)");
+    } else if (g_str_has_prefix(l, "id ")) {
+      *id = g_strdup(l + 3);
+    } else if (g_str_has_prefix(l, "experiment ")) {
+      e->path = g_strcompress(l + 11);
+    } else if (g_str_has_prefix(l, "points ")) {
+      n = (guint)g_ascii_strtoull(l + 7, NULL, 10);
+      have_n = true;
+    } else if (g_str_has_prefix(l, "swept")) {
+      char **keys = g_strsplit(l + 5, " ", -1);
+      for (char **k = keys; *k; k++)
+        if (**k)
+          g_ptr_array_add(e->swept, g_strdup(*k));
+      g_strfreev(keys);
+      body = eol + 1;
+    }
+    g_free(l);
+    if (*err)
+      break;
+    c = eol + 1;
+  }
+  if (!*err && (!body || !*id || !e->path || !have_n || n == 0))
+    *err = g_strdup("is truncated (no id, experiment, points or swept line)");
+  /* The body: N blocks "# point I (HASH)\n" CONFIG "\n". */
+  for (guint i = 0; !*err && i < n; i++) {
+    char head[64];
+    int len = snprintf(head, sizeof head, "# point %u (", i);
+    const char *h = body + len, *cfg = h + 18;
+    if (strncmp(body, head, (size_t)len) != 0 || strlen(h) < 18 ||
+        strncmp(h + 16, ")\n", 2) != 0) {
+      *err = g_strdup_printf("is malformed at point %u", i);
+      break;
+    }
+    /* The configuration ends with a newline, the block with another. */
+    const char *next = strstr(cfg, "\n\n# point ");
+    const char *end = next ? next + 1 : cfg + strlen(cfg) - (*cfg != 0);
+    struct point *p = g_new0(struct point, 1);
+    memcpy(p->hash, h, 16);
+    p->hash[16] = '\0';
+    p->config = g_strndup(cfg, (gsize)(end - cfg));
+    g_ptr_array_add(e->points, p);
+    char *sum =
+        g_compute_checksum_for_string(G_CHECKSUM_SHA256, p->config, -1);
+    if (strncmp(sum, p->hash, 16) != 0)
+      *err = g_strdup_printf("does not match itself: point %u's "
+                             "configuration is not its hash %s",
+                             i, p->hash);
+    g_free(sum);
+    body = end + 1;
+  }
+  if (!*err) {
+    GString *cfg = config_text(e);
+    char *sum = sweep_id(cfg->str);
+    if (strcmp(sum, *id) != 0 || strcmp(cfg->str, strstr(text, "# point 0 (")))
+      *err = g_strdup_printf("does not match its id %s", *id);
+    g_free(sum);
+    g_string_free(cfg, TRUE);
+  }
+  g_free(text);
+  if (*err) {
+    experiment_free(e);
+    g_free(*id);
+    *id = NULL;
+    return NULL;
+  }
+  return e;
 }
 
 /* ---- running the points ------------------------------------------------ */
@@ -733,9 +873,14 @@ static void run_points(const char *out, const struct experiment *e,
     cli_env_failure("%s: %s", where, failure);
   }
   if (stopping) {
-    fprintf(stderr, "gradsim: interrupted: %u of %u points done; run "
-                    "again to finish\n",
-            done, total);
+    if (total == 1 && e->points->len > 1)
+      fprintf(stderr, "gradsim: interrupted: point %u is not done; run "
+                      "again to finish\n",
+              first);
+    else
+      fprintf(stderr, "gradsim: interrupted: %u of %u points done; run "
+                      "again to finish\n",
+              done, total);
     exit(128 + Stop_signal);
   }
 }
@@ -815,11 +960,26 @@ static void assemble(const char *out, const struct experiment *e,
   g_string_free(notes, TRUE);
 }
 
+/* --list-points: index, hash and the swept keys' values, tab-separated. */
+static void list_points(const struct experiment *e) {
+  for (guint i = 0; i < e->points->len; i++) {
+    const struct point *p = g_ptr_array_index(e->points, i);
+    printf("%u\t%s", i, p->hash);
+    for (guint k = 0; k < e->swept->len; k++) {
+      const char *key = g_ptr_array_index(e->swept, k);
+      char *v = config_value(p, key);
+      printf("\t%s=%s", key, v);
+      g_free(v);
+    }
+    printf("\n");
+  }
+}
+
 int cli_run(int argc, char **argv) {
   const char *where = "run";
   char **sets = NULL, *out = NULL;
-  gint64 jobs = 0;
-  gboolean do_plot = FALSE, trace = FALSE, quiet = FALSE;
+  gint64 jobs = 0, point = G_MININT64;
+  gboolean do_plot = FALSE, trace = FALSE, quiet = FALSE, list = FALSE;
   GOptionEntry opts[] = {
       {"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &sets,
        "override a key: section.key=value (repeat; commas sweep)", "S.K=V"},
@@ -833,6 +993,14 @@ int cli_run(int argc, char **argv) {
        "write a Paje trace of each point (DIR/points/<hash>.paje)", NULL},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
        "print no table at the end", NULL},
+      {"list-points", 'l', 0, G_OPTION_ARG_NONE, &list,
+       "print the sweep's points (index, hash, swept values; tab-separated) "
+       "and write nothing",
+       NULL},
+      {"point", 'i', 0, G_OPTION_ARG_INT64, &point,
+       "run only point I (an index of --list-points) into DIR/points; "
+       "gradsim merge joins the directories",
+       "I"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   cli_parse(&argc, &argv, "EXPERIMENT.ini",
             "Run an experiment (every combination of its comma-separated "
@@ -855,11 +1023,30 @@ int cli_run(int argc, char **argv) {
   if (jobs == 0)
     jobs = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN)
                                               : 1;
+  bool one = point != G_MININT64;
+  if (list && one)
+    cli_bad_input("%s: --list-points and --point exclude each other", where);
+  if (one && do_plot)
+    cli_bad_input("%s: --plot draws a whole sweep: not with --point (plot "
+                  "the joined directories with gradsim merge --plot)",
+                  where);
   char *err = NULL;
   struct experiment *e = experiment_load(argv[1], sets, &err);
   if (!e)
     cli_bad_input("%s", err);
+  guint total = e->points->len;
+  if (one && (point < 0 || point >= total))
+    cli_bad_input("%s: --point %" G_GINT64_FORMAT ": %s has %u point%s "
+                  "(0..%u; see --list-points)",
+                  where, point, argv[1], total, total == 1 ? "" : "s",
+                  total - 1);
   check_points(e, argv[1]);
+  if (list) {
+    list_points(e);
+    experiment_free(e);
+    g_strfreev(sets);
+    return 0;
+  }
   if (!out) {
     char *base = g_path_get_basename(argv[1]);
     char *dot = strrchr(base, '.');
@@ -875,17 +1062,240 @@ int cli_run(int argc, char **argv) {
   if (g_mkdir_with_parents(pdir, 0755) != 0)
     cli_env_failure("%s: cannot create %s: %s", where, pdir,
                     g_strerror(errno));
+  write_manifest(out, e);
 
+  guint first = one ? (guint)point : 0, last = one ? first + 1 : total;
+  bool was_done = one && point_done(out, g_ptr_array_index(e->points, first));
   struct catcher c;
   catch_signals(&c);
-  run_points(out, e, 0, e->points->len, (guint)jobs, trace,
-             isatty(2) && !quiet, &c);
-  assemble(out, e, do_plot, quiet);
+  run_points(out, e, first, last, (guint)jobs, trace,
+             isatty(2) && !quiet && !one, &c);
+  if (one) {
+    if (!quiet)
+      printf("point %u of %u (%s) %s in %s; gradsim merge joins the "
+             "directories of a sweep\n",
+             first, total,
+             ((struct point *)g_ptr_array_index(e->points, first))->hash,
+             was_done ? "was already done" : "done", pdir);
+  } else {
+    assemble(out, e, do_plot, quiet);
+  }
   release_signals(&c);
   experiment_free(e);
   g_free(pdir);
   g_free(out);
   g_strfreev(sets);
+  return 0;
+}
+
+/* The indices of MISSING (ascending) as "3, 5-7, 9". */
+static char *ranges_text(GArray *missing) {
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < missing->len;) {
+    guint a = g_array_index(missing, guint, i), b = a;
+    while (++i < missing->len && g_array_index(missing, guint, i) == b + 1)
+      b++;
+    g_string_append_printf(s, "%s%u", s->len ? ", " : "", a);
+    if (b > a)
+      g_string_append_printf(s, "-%u", b);
+  }
+  return g_string_free(s, FALSE);
+}
+
+static gint by_name(gconstpointer a, gconstpointer b) {
+  return strcmp(a, b);
+}
+
+static bool same_dir(const char *a, const char *b) {
+  GStatBuf sa, sb;
+  return g_stat(a, &sa) == 0 && g_stat(b, &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* `gradsim merge OUTDIR DIR...`: join the point files of one sweep spread
+ * over several result directories (one per machine) into OUTDIR, as one
+ * `gradsim run` of the whole sweep would have written it. */
+int cli_merge(int argc, char **argv) {
+  const char *where = "merge";
+  char *want = NULL;
+  gboolean do_plot = FALSE, quiet = FALSE;
+  GOptionEntry opts[] = {
+      {"sweep", 0, 0, G_OPTION_ARG_STRING, &want,
+       "the sweep to join, where the directories hold several", "ID"},
+      {"plot", 'p', 0, G_OPTION_ARG_NONE, &do_plot,
+       "draw the sweep with gnuplot into OUTDIR/plot.png and plot.svg", NULL},
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+       "print no table at the end", NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "OUTDIR DIR...",
+            "Join the points of one sweep from several result directories "
+            "(of gradsim run, or gradsim run --point on several machines) "
+            "into OUTDIR: its points/ and runs.csv, iterations.csv, "
+            "links.csv and config.txt, in sweep order, as one gradsim run "
+            "would have written them.",
+            opts);
+  if (argc < 3)
+    cli_bad_input("%s: expected OUTDIR and at least one result directory "
+                  "(see gradsim merge --help)",
+                  where);
+  const char *out = argv[1];
+  int ndirs = argc - 2;
+  char **dirs = argv + 2;
+  if (g_file_test(out, G_FILE_TEST_EXISTS) &&
+      !g_file_test(out, G_FILE_TEST_IS_DIR))
+    cli_bad_input("%s: %s exists and is not a directory", where, out);
+  /* Every directory's sweeps, by id. */
+  GHashTable **sweeps = g_new0(GHashTable *, ndirs);
+  GHashTable *count = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                            NULL);
+  for (int d = 0; d < ndirs; d++) {
+    if (!g_file_test(dirs[d], G_FILE_TEST_IS_DIR))
+      cli_bad_input("%s: %s is not a directory", where, dirs[d]);
+    sweeps[d] = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                      (GDestroyNotify)experiment_free);
+    char *pdir = g_build_filename(dirs[d], "points", NULL);
+    GDir *dir = g_dir_open(pdir, 0, NULL);
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    const char *name;
+    while (dir && (name = g_dir_read_name(dir)))
+      if (g_str_has_suffix(name, ".sweep"))
+        g_ptr_array_add(names, g_strdup(name));
+    if (dir)
+      g_dir_close(dir);
+    for (guint i = 0; i < names->len; i++) {
+      char *file = g_build_filename(pdir, g_ptr_array_index(names, i), NULL);
+      char *id, *err;
+      struct experiment *e = manifest_load(file, &id, &err);
+      if (!e)
+        cli_bad_input("%s: %s %s", where, file, err);
+      g_free(file);
+      guint seen = GPOINTER_TO_UINT(g_hash_table_lookup(count, id));
+      g_hash_table_replace(count, g_strdup(id), GUINT_TO_POINTER(seen + 1));
+      g_hash_table_insert(sweeps[d], id, e);
+    }
+    if (!names->len)
+      cli_bad_input("%s: %s holds no sweep (no %s/*.sweep): not a result "
+                    "directory of gradsim run",
+                    where, dirs[d], pdir);
+    g_ptr_array_free(names, TRUE);
+    g_free(pdir);
+  }
+  /* The sweep: the one every directory holds, or --sweep. */
+  GPtrArray *common = g_ptr_array_new();
+  GHashTableIter it;
+  gpointer key, val;
+  g_hash_table_iter_init(&it, count);
+  while (g_hash_table_iter_next(&it, &key, &val))
+    if (GPOINTER_TO_UINT(val) == (guint)ndirs &&
+        (!want || !strcmp(want, key)))
+      g_ptr_array_add(common, key);
+  if (common->len != 1) {
+    GString *s = g_string_new(NULL);
+    for (int d = 0; d < ndirs; d++) {
+      g_string_append_printf(s, "%s%s holds", d ? "; " : "", dirs[d]);
+      GList *ids = g_list_sort(g_hash_table_get_keys(sweeps[d]), by_name);
+      for (GList *l = ids; l; l = l->next) {
+        const struct experiment *e = g_hash_table_lookup(sweeps[d], l->data);
+        g_string_append_printf(s, "%s sweep %s (%s, %u points)",
+                               l != ids ? "," : "", (char *)l->data,
+                               e->path, e->points->len);
+      }
+      g_list_free(ids);
+    }
+    if (want)
+      cli_bad_input("%s: sweep %s is not in every directory: %s", where,
+                    want, s->str);
+    if (!common->len)
+      cli_bad_input("%s: the directories hold no common sweep (points of "
+                    "different experiments or --set): %s",
+                    where, s->str);
+    cli_bad_input("%s: every directory holds several sweeps: %s; choose "
+                  "one with --sweep ID",
+                  where, s->str);
+  }
+  const char *id = g_ptr_array_index(common, 0);
+  const struct experiment *e = g_hash_table_lookup(sweeps[0], id);
+  /* Each point from the first directory that has it. */
+  guint total = e->points->len;
+  int *src = g_new(int, total);
+  GArray *missing = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint i = 0; i < total; i++) {
+    const struct point *p = g_ptr_array_index(e->points, i);
+    char *row = NULL;
+    src[i] = -1;
+    for (int d = 0; d < ndirs; d++) {
+      char *path = point_file(dirs[d], p, ".row"), *text = NULL;
+      if (g_file_get_contents(path, &text, NULL, NULL)) {
+        if (src[i] < 0) {
+          src[i] = d;
+          row = text;
+          text = NULL;
+        } else if (strcmp(row, text) != 0) {
+          cli_bad_input("%s: point %u (%s) differs between %s and %s "
+                        "(simulated by different versions of gradsim?)",
+                        where, i, p->hash, dirs[src[i]], dirs[d]);
+        }
+      }
+      g_free(text);
+      g_free(path);
+    }
+    if (src[i] < 0) {
+      g_array_append_val(missing, i);
+    } else {
+      GPtrArray *f = csv_split(row);
+      if (f->len + 1 != NCOLS)
+        cli_bad_input("%s: point %u (%s) in %s has %u result fields, this "
+                      "gradsim writes %d (simulated by another version?)",
+                      where, i, p->hash, dirs[src[i]], f->len, NCOLS - 1);
+      g_ptr_array_unref(f);
+    }
+    g_free(row);
+  }
+  if (missing->len) {
+    char *list = ranges_text(missing);
+    GString *d = g_string_new(NULL);
+    for (int k = 0; k < ndirs; k++)
+      g_string_append_printf(d, "%s%s", k ? ", " : "", dirs[k]);
+    cli_bad_input("%s: %u of %u points of sweep %s (%s) are in none of %s: "
+                  "%s (run them with gradsim run %s --point I)",
+                  where, missing->len, total, id, e->path, d->str, list,
+                  e->path);
+  }
+  /* Copy the points into OUTDIR/points, then the outputs. */
+  char *pdir = g_build_filename(out, "points", NULL);
+  if (g_mkdir_with_parents(pdir, 0755) != 0)
+    cli_env_failure("%s: cannot create %s: %s", where, pdir,
+                    g_strerror(errno));
+  for (guint i = 0; i < total; i++) {
+    const struct point *p = g_ptr_array_index(e->points, i);
+    char *from_dir = g_build_filename(dirs[src[i]], "points", NULL);
+    bool same = same_dir(from_dir, pdir);
+    g_free(from_dir);
+    for (size_t k = 0; k < G_N_ELEMENTS(POINT_EXTS) && !same; k++) {
+      char *from = point_file(dirs[src[i]], p, POINT_EXTS[k]);
+      char *to = point_file(out, p, POINT_EXTS[k]);
+      char *text = NULL;
+      gsize len = 0;
+      GError *ge = NULL;
+      if (g_file_get_contents(from, &text, &len, NULL) &&
+          !g_file_set_contents(to, text, (gssize)len, &ge))
+        cli_env_failure("%s: %s", where, ge->message);
+      g_free(text);
+      g_free(from);
+      g_free(to);
+    }
+  }
+  write_manifest(out, e);
+  assemble(out, e, do_plot, quiet);
+  g_free(pdir);
+  g_array_free(missing, TRUE);
+  g_free(src);
+  g_ptr_array_free(common, TRUE);
+  g_hash_table_destroy(count);
+  for (int d = 0; d < ndirs; d++)
+    g_hash_table_destroy(sweeps[d]);
+  g_free(sweeps);
+  g_free(want);
   return 0;
 }
 
