@@ -3,6 +3,7 @@
 #include "experiment.h"
 
 #include "codec.h"
+#include "estimate.h"
 #include "units.h"
 
 #include <errno.h>
@@ -106,7 +107,17 @@ static int k_topology(struct point *p, const char *v, char *e, size_t l) {
   return 0;
 }
 static int k_nodes(struct point *p, const char *v, char *e, size_t l) {
-  return int_in(v, 1, 1 << 20, &p->nodes, e, l);
+  int rc = int_in(v, 1, 1 << 20, &p->nodes, e, l);
+  char *end;
+  double x = g_ascii_strtod(v, &end);
+  if (rc && *v && !*end && x > (1 << 20) && x == floor(x)) {
+    char *mem = estimate_bytes_text(x * ESTIMATE_HOST_BYTES);
+    rc = bad(e, l, "must be a whole number in 1..%d: %.0f workers would "
+                   "need at least %s of memory (%.0f KB each)",
+             1 << 20, x, mem, ESTIMATE_HOST_BYTES / 1e3);
+    g_free(mem);
+  }
+  return rc;
 }
 static int k_aggregators(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 0, 1 << 16, &p->aggregators, e, l);
@@ -151,9 +162,17 @@ static int k_model(struct point *p, const char *v, char *e, size_t l) {
 static int k_params(struct point *p, const char *v, char *e, size_t l) {
   double x;
   char msg[256];
-  if (units_size(v, &x, msg, sizeof msg) != 0 || x < 1 || x > 1e13 ||
-      x != floor(x))
+  if (units_size(v, &x, msg, sizeof msg) != 0 || x < 1 || x != floor(x))
     return bad(e, l, "must be a whole number of parameters in 1..1e13");
+  if (x > 1e13) {
+    char *mem = estimate_bytes_text(4 * x);
+    int rc = bad(e, l, "must be a whole number of parameters in 1..1e13: "
+                       "%g parameters are %s of float32 gradients per "
+                       "worker",
+                 x, mem);
+    g_free(mem);
+    return rc;
+  }
   p->params = (uint64_t)x;
   return 0;
 }

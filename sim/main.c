@@ -11,6 +11,8 @@ static const struct {
 } commands[] = {
     {"run", cli_run,
      "simulate an experiment (a sweep of points) and write its results"},
+    {"merge", cli_merge,
+     "join the result directories of a sweep run on several machines"},
     {"platform", cli_platform,
      "write the SimGrid platform XML an experiment point simulates on"},
     {"codec", cli_codec,

@@ -1,0 +1,347 @@
+#!/usr/bin/env bash
+# tests/cli/test_cli_sweep.sh: sweeps that stop and resume, size limits,
+# and sweeps split across machines (`gradsim run --list-points`,
+# `--point`, `gradsim merge`).
+#
+#   test_cli_sweep.sh GRADSIM SOURCE_ROOT
+#
+# Checks that a sweep killed with SIGKILL resumes with only its missing
+# points and ends byte-identical to an uninterrupted one; that SIGINT and
+# SIGTERM stop it cleanly (status 128 + signal, the count of finished
+# points, no partial files, no half outputs); determinism across runs and
+# --jobs; that absurd sizes are refused with the memory or time they would
+# need; and that the points of a sweep run one by one into several
+# directories merge into the files of one whole run, byte for byte, while
+# directories of another experiment or with missing points are refused.
+set -u
+export LC_ALL=C
+G=$1
+SRC=${2:-.}
+case $G in /*) ;; *) G=$PWD/$G ;; esac
+case $SRC in /*) ;; *) SRC=$PWD/$SRC ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/gradsim-sweep.XXXXXX") || exit 1
+BG=
+cleanup() {
+  [ -n "$BG" ] && kill -9 "$BG" 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+W=$T/w
+L=$T/log
+mkdir -p "$W" "$L"
+cd "$W" || exit 1
+. "$SRC/tests/cli/lib.sh"
+# Background jobs get their own process group and a SIGINT that is not
+# ignored (a non-interactive shell ignores it in background jobs, and
+# gradsim keeps an ignored SIGINT ignored).
+set -m
+
+# Six points of about half a second each: slow enough to stop midway.
+cat >slow.ini <<'EOF'
+[platform]
+nodes = 64
+ideal = true
+[model]
+name = synthetic
+params = 480000
+tensors = 2
+compute = 0.002
+[exchange]
+algorithm = ring
+payload = none
+fast_forward = off
+[training]
+iterations = 3, 4, 5, 6, 7, 8
+EOF
+# A quick sweep with real values, lossy and error-feedback codecs.
+cat >quick.ini <<'EOF'
+[platform]
+nodes = 2, 4
+aggregators = 1
+latency = 10us
+[model]
+name = synthetic
+params = 200001
+tensors = 3
+compute = 0.003
+[exchange]
+algorithm = ps, allgather-rdb
+codec = q8, rgc:ratio=0.01
+payload = full
+[training]
+iterations = 3
+mode = sync, overlap
+EOF
+
+nrows() { find "$1/points" -name '*.row' 2>/dev/null | wc -l; }
+# wait_rows DIR N: wait (at most 60 s) until DIR has N finished points.
+wait_rows() {
+  local i
+  for i in $(seq 600); do
+    [ "$(nrows "$1")" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# partial DIR: point files without their row, and work directories.
+partial() {
+  local f
+  for f in "$1"/points/*.iter "$1"/points/*.links "$1"/points/*.note; do
+    [ -e "$f" ] || continue
+    [ -e "${f%.*}.row" ] || echo "$f"
+  done
+  find "$1/points" -name '*.work*'
+}
+same_outputs() { # NAME DIR-A DIR-B: the three CSV files and config.txt
+  local f bad=
+  for f in runs.csv iterations.csv links.csv config.txt; do
+    cmp -s "$2/$f" "$3/$f" || bad+=" $f"
+  done
+  check "$1" "$(isempty "$bad")" "differ:$bad"
+}
+
+# ---- help -------------------------------------------------------------------
+if run_ok "run --help exits 0" run --help; then
+  miss=
+  for o in --list-points --point; do
+    grep -q -- "$o" "$L/out" || miss+=" $o"
+  done
+  check "run --help lists --list-points and --point" "$(isempty "$miss")" \
+    "missing:$miss"
+fi
+run_ok "merge --help exits 0" merge --help &&
+  check "merge --help names its arguments" \
+    "$(grep -q 'OUTDIR DIR' "$L/out"; echo $?)"
+run_ok "gradsim --help lists merge" --help &&
+  check "gradsim --help lists merge" "$(grep -q '^  merge' "$L/out"; echo $?)"
+
+# ---- the uninterrupted reference -------------------------------------------
+run_ok "the slow sweep runs" run slow.ini --out ref --jobs 2 --quiet ||
+  { finish; }
+
+# ---- SIGKILL mid-sweep, then resume -------------------------------------------
+"$G" run slow.ini --out killed --jobs 2 --quiet >"$L/k.out" 2>"$L/k.err" &
+BG=$!
+wait_rows killed 1
+kill -9 "$BG"
+wait "$BG" 2>/dev/null
+BG=
+n1=$(nrows killed)
+sleep 1.5
+n2=$(nrows killed)
+check "SIGKILL stopped the sweep midway ($n1 of 6 points done)" \
+  "$([ "$n1" -ge 1 ] && [ "$n1" -lt 6 ]; echo $?)"
+check "no point finishes after the parent is killed ($n1, then $n2)" \
+  "$([ "$n1" = "$n2" ]; echo $?)"
+check "a killed sweep writes no runs.csv" "$([ ! -e killed/runs.csv ]; echo $?)"
+touch -d '2001-01-01' killed/points/*.row
+touch -d '2001-01-02' "$L/mark"
+if run_ok "a killed sweep resumes" run slow.ini --out killed --jobs 2 --quiet
+then
+  old=$(find killed/points -name '*.row' ! -newer "$L/mark" | wc -l)
+  new=$(find killed/points -name '*.row' -newer "$L/mark" | wc -l)
+  check "resuming keeps the $n1 finished points" "$([ "$old" = "$n1" ]; echo $?)" \
+    "old rows: $old"
+  check "resuming runs only the $((6 - n1)) missing points" \
+    "$([ "$new" = $((6 - n1)) ]; echo $?)" "new rows: $new"
+  same_outputs "killed and resumed equals uninterrupted, byte for byte" \
+    ref killed
+  p=$(partial killed)
+  check "no partial files remain after resuming" "$(isempty "$p")" "$p"
+fi
+
+# ---- SIGINT and SIGTERM ------------------------------------------------------------
+stop_test() { # SIGNAL STATUS
+  local sig=$1 want=$2 dir=stop-$1
+  "$G" run slow.ini --out "$dir" --jobs 2 --quiet >"$L/s.out" 2>"$L/s.err" &
+  BG=$!
+  wait_rows "$dir" 1
+  kill -"$sig" "$BG"
+  wait "$BG"
+  local rc=$?
+  BG=
+  local n
+  n=$(nrows "$dir")
+  check "SIG$sig: exit status $want ($rc)" "$([ "$rc" = "$want" ]; echo $?)" \
+    "$(cat "$L/s.err")"
+  check "SIG$sig: says what is done ($n of 6 points)" \
+    "$(grep -qx "gradsim: interrupted: $n of 6 points done; run again to finish" \
+      "$L/s.err"; echo $?)" "$(cat "$L/s.err")"
+  check "SIG$sig: stopped midway" "$([ "$n" -lt 6 ]; echo $?)"
+  local p
+  p=$(partial "$dir")
+  check "SIG$sig: no partial point files remain" "$(isempty "$p")" "$p"
+  check "SIG$sig: no outputs are written" \
+    "$([ ! -e "$dir/runs.csv" ] && [ ! -e "$dir/iterations.csv" ]; echo $?)"
+  sleep 1
+  check "SIG$sig: the running points were stopped" \
+    "$([ "$(nrows "$dir")" = "$n" ]; echo $?)"
+  if run_ok "SIG$sig: the sweep resumes" run slow.ini --out "$dir" --quiet; then
+    same_outputs "SIG$sig: stopped and resumed equals uninterrupted" ref "$dir"
+  fi
+}
+stop_test INT 130
+stop_test TERM 143
+
+# ---- determinism ------------------------------------------------------------------
+if run_ok "quick sweep, --jobs 2" run quick.ini --out q1 --jobs 2 --quiet &&
+  run_ok "quick sweep again, --jobs 1" run quick.ini --out q2 --jobs 1 --quiet &&
+  run_ok "quick sweep again, --jobs 2" run quick.ini --out q3 --jobs 2 --quiet
+then
+  for f in runs.csv iterations.csv; do
+    check "same seed, --jobs 2 twice: byte-identical $f" \
+      "$(cmp -s q1/$f q3/$f; echo $?)"
+    check "same seed, --jobs 1 and 2: byte-identical $f" \
+      "$(cmp -s q1/$f q2/$f; echo $?)"
+  done
+  check "the quick sweep has 16 points" \
+    "$([ "$(csv_rows q1/runs.csv)" = 16 ]; echo $?)"
+fi
+
+# ---- --list-points ------------------------------------------------------------------
+if run_ok "--list-points" run quick.ini --list-points --out never; then
+  cp "$L/out" "$L/list1"
+  check "--list-points: one line per point" \
+    "$([ "$(nlines "$L/list1")" = 16 ]; echo $?)"
+  check "--list-points: indices 0..15 in order" \
+    "$([ "$(cut -f1 "$L/list1" | tr '\n' ' ')" = "$(seq -s ' ' 0 15) " ]; echo $?)"
+  check "--list-points: index, hash, then the swept keys" \
+    "$(awk -F '\t' 'NF != 6 || length($2) != 16 || $2 ~ /[^0-9a-f]/ || $3 !~ /^platform.nodes=/ ||
+        $6 !~ /^training.mode=(sync|overlap)$/ { bad = 1 } END { exit bad }' \
+      "$L/list1"; echo $?)" "$(head -2 "$L/list1")"
+  check "--list-points writes nothing" "$([ ! -e never ]; echo $?)"
+  # The hashes are those of the point files.
+  miss=
+  for h in $(cut -f2 "$L/list1"); do [ -e q1/points/$h.row ] || miss+=" $h"; done
+  check "--list-points: hashes name the point files" "$(isempty "$miss")" "$miss"
+  run_ok "--list-points again" run quick.ini --list-points
+  check "--list-points is stable" "$(cmp -s "$L/out" "$L/list1"; echo $?)"
+  run_ok "--list-points with --set" run quick.ini --list-points \
+    --set platform.nodes=4 --set training.mode=sync
+  check "--list-points follows --set (4 points left)" \
+    "$([ "$(nlines "$L/out")" = 4 ] && [ "$(head -c 2 "$L/out")" = "0$(printf '\t')" ]; echo $?)" \
+    "$(cat "$L/out")"
+fi
+
+# ---- --point, and a sweep split across machines ---------------------------------
+if run_ok "--point 5" run quick.ini --point 5 --out one; then
+  h=$(sed -n 6p "$L/list1" | cut -f2)
+  check "--point runs that point only" \
+    "$([ "$(nrows one)" = 1 ] && [ -e one/points/$h.row ]; echo $?)"
+  check "--point writes no runs.csv" "$([ ! -e one/runs.csv ]; echo $?)"
+  check "--point says which point it ran" \
+    "$(grep -q "^point 5 of 16 ($h) done" "$L/out"; echo $?)" "$(cat "$L/out")"
+  cmp -s one/points/$h.row q1/points/$h.row
+  check "--point gives the row of the whole run" "$?"
+  run_ok "--point 5 again" run quick.ini --point 5 --out one &&
+    check "--point again: already done" \
+      "$(grep -q 'already done' "$L/out"; echo $?)"
+fi
+# GNU parallel style: every index into the directory of one of 3 "hosts"
+# (one point at a time: the merge below also compares --jobs 1 with the
+# --jobs 2 of the reference).
+"$G" run slow.ini --list-points | cut -f1 >"$L/idx"
+ok=0
+while read -r i; do
+  run run slow.ini --point "$i" --out "host$((i % 3))" --quiet
+  [ "$RC" = 0 ] || ok=1
+done <"$L/idx"
+check "every --point of the split sweep runs" "$ok" "$(err_head)"
+if run_ok "merge the three hosts" merge merged host0 host1 host2 --quiet; then
+  same_outputs "merged split sweep equals one whole run, byte for byte" ref merged
+  touch -d '2001-01-01' merged/points/*.row
+  run_ok "a merged directory resumes as a whole run" run slow.ini \
+    --out merged --quiet
+  check "... with nothing left to run" \
+    "$([ -z "$(find merged/points -name '*.row' -newer "$L/mark")" ]; echo $?)"
+fi
+run_ok "merge a whole run into another directory" merge m2 ref --quiet &&
+  same_outputs "merge of one whole directory equals it" ref m2
+run_ok "merge with overlapping directories" merge m3 host0 ref host1 --quiet &&
+  same_outputs "overlapping directories merge to the same files" ref m3
+run_ok "merge prints the summary" merge m4 host2 host1 host0 &&
+  check "merge's summary names the directory" \
+    "$(grep -q 'results in m4' "$L/out"; echo $?)"
+
+# ---- limits: refused before anything is written ---------------------------------
+bad() { # NAME EXPECT-IN-MESSAGE ARGS...
+  local name=$1 want=$2
+  shift 2
+  rm -rf never
+  run "$@"
+  local lines
+  lines=$(nlines "$L/err")
+  if [ "$RC" = 2 ] && [ "$lines" = 1 ] && [ ! -s "$L/out" ] &&
+    [ ! -e never ] && grep -q '^gradsim: ' "$L/err" &&
+    grep -qi -- "$want" "$L/err"; then
+    pass "bad input: $name"
+  else
+    fail "bad input: $name" "command: gradsim $(quote "$@")" \
+      "status $RC, $lines stderr lines, stdout $(wc -c <"$L/out") bytes," \
+      "wrote: $([ -e never ] && echo yes || echo no), wanted '$want'" \
+      "$(err_head)"
+  fi
+}
+bad "a billion workers: the memory they need" "TB of memory" \
+  run slow.ini --out never --set platform.nodes=1000000000
+bad "10^15 parameters: the memory they need" "PB of float32" \
+  run slow.ini --out never --set model.name=synthetic --set model.params=1e15
+bad "a million workers: more memory than the machine" "of memory" \
+  run slow.ini --out never --set platform.nodes=1048576 \
+  --set training.iterations=1
+bad "the memory message states the limit" "of this machine's" \
+  run slow.ini --out never --set platform.nodes=1048576 \
+  --set training.iterations=1
+bad "a sampled payload larger than memory" "gradient values" \
+  run slow.ini --out never --set platform.nodes=65536 \
+  --set exchange.algorithm=allgather-rdb --set exchange.payload=sampled \
+  --set exchange.sample=67108864 --set model.params=1e12 \
+  --set training.iterations=1
+bad "a point too long to simulate: its message count" \
+  "too long to simulate: 3.6e+10 simulated messages" \
+  run slow.ini --out never --set platform.nodes=30000 \
+  --set training.iterations=10
+bad "the time message states the limit" "limit is 1e+10 messages" \
+  run slow.ini --out never --set platform.nodes=30000 \
+  --set training.iterations=10
+bad "--list-points refuses what run refuses" "too long" \
+  run slow.ini --list-points --set platform.nodes=30000 \
+  --set training.iterations=10
+# The same size fast-forwarded is fine: four ring steps per exchange.
+run_ok "30000 workers fast-forwarded are within the limits" run slow.ini \
+  --list-points --set platform.nodes=30000 --set training.iterations=10 \
+  --set exchange.fast_forward=auto --set model.params=30000000
+
+# ---- bad input: --point and merge --------------------------------------------
+bad "--point out of range" "has 6 points (0..5" \
+  run slow.ini --out never --point 6
+bad "--point negative" "has 6 points" run slow.ini --out never --point -1
+bad "--point with --plot" "--plot" run slow.ini --out never --point 0 --plot
+bad "--point with --list-points" "exclude" \
+  run slow.ini --out never --point 0 --list-points
+bad "merge without directories" "OUTDIR" merge never
+bad "merge of a missing directory" "nope is not a directory" \
+  merge never nope
+mkdir -p empty
+bad "merge of a directory without a sweep" "holds no sweep" \
+  merge never empty
+bad "merge with points missing (says which)" \
+  "2 of 6 points of sweep [0-9a-f]* (slow.ini) are in none of host0, host1: 2, 5" \
+  merge never host0 host1
+bad "merge of another experiment" "no common sweep" merge never host0 q1
+run_ok "one point of the slow sweep with another --set" run slow.ini \
+  --set training.iterations=3 --out other --quiet &&
+  bad "merge of the same experiment with another --set" "no common sweep" \
+    merge never ref other
+cp -r host0 tampered
+r=$(ls tampered/points/*.row | head -1)
+sed -i 's/,na,/,pass,/' "$r"
+bad "merge of a point that differs between directories" "differs between" \
+  merge never tampered ref
+cp -r host1 corrupt
+sed -i 's/^nodes = 64/nodes = 65/' corrupt/points/*.sweep
+bad "merge of a corrupted manifest" "does not match" merge never corrupt
+bad "merge into a file" "not a directory" merge slow.ini ref
+
+finish
