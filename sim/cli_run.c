@@ -187,9 +187,16 @@ static G_NORETURN void child(const char *dir, const struct point *p,
   _exit(status);
 }
 
+static GPtrArray *csv_split(const char *c);
+static bool row_current(const char *text);
+
+/* A point is done when its row exists and has this version's columns: a
+ * row an older gradsim wrote (fewer columns) is simulated again. */
 static bool point_done(const char *dir, const struct point *p) {
-  char *row = point_file(dir, p, ".row");
-  bool done = g_file_test(row, G_FILE_TEST_EXISTS);
+  char *row = point_file(dir, p, ".row"), *text = NULL;
+  bool done = g_file_get_contents(row, &text, NULL, NULL) &&
+              row_current(text);
+  g_free(text);
   g_free(row);
   return done;
 }
@@ -322,6 +329,15 @@ enum { COL_EXCHANGE = 17, COL_ITERATION, COL_COMPUTE, COL_CODEC, COL_COMM,
        COL_NIC_STALLS, NCOLS };
 
 /* The fields of one CSV line (RFC 4180 quoting), g_ptr_array of strings. */
+static bool row_current(const char *text) {
+  char *line = g_strndup(text, strcspn(text, "\n"));
+  GPtrArray *f = csv_split(line);
+  bool ok = f->len + 1 == NCOLS;
+  g_ptr_array_unref(f);
+  g_free(line);
+  return ok;
+}
+
 static GPtrArray *csv_split(const char *c) {
   GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
   for (;;) {
