@@ -430,14 +430,16 @@ GPtrArray *experiment_split_values(const char *key, const char *value) {
   return out;
 }
 
-/* The line of "NAME =" in SECTION of TEXT, for messages (0: unknown). */
+/* The line of "NAME =" in SECTION of TEXT, for messages (0: unknown):
+ * the last one, as GKeyFile keeps the last of repeated keys (also across
+ * repeated sections). */
 static int line_of(const char *text, const char *section, const char *name) {
   if (!text)
     return 0;
   char **lines = g_strsplit(text, "\n", -1);
   int found = 0;
   bool in = false;
-  for (int i = 0; lines[i] && !found; i++) {
+  for (int i = 0; lines[i]; i++) {
     char *l = g_strstrip(lines[i]);
     if (l[0] == '[') {
       char *end = strchr(l, ']');

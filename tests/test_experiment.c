@@ -171,3 +171,13 @@ Test(experiment, config_reads_back) {
   experiment_free(e);
   g_free(text);
 }
+
+Test(experiment, line_of_repeated_key) {
+  /* GKeyFile keeps the last value of a repeated key, even in a repeated
+   * section: the message points at that line. */
+  fails_with("[platform]\nnodes = 4\nnodes = 0\n[model]\nname = a\n", NULL,
+             "t.ini:3: [platform] nodes = 0:");
+  fails_with("[platform]\nnodes = 4\n[model]\nname = a\n[platform]\n"
+             "nodes = 0\n",
+             NULL, "t.ini:6: [platform] nodes = 0:");
+}
