@@ -257,6 +257,7 @@ static int parse_model_file(const char *path, const char *text,
   GHashTable *layer_ix = g_hash_table_new(g_str_hash, g_str_equal);
   char *backward_from = NULL;
   size_t backward_line = 0;
+  uint64_t params = 0;
   char **lines = g_strsplit(text, "\n", -1);
   int rc = 0;
   for (size_t ln = 0; lines[ln] && !rc; ln++) {
@@ -294,10 +295,11 @@ static int parse_model_file(const char *path, const char *text,
       backward_line = ln + 1;
     } else if (strcmp(kw, "layer") == 0 && w->len == 3) {
       struct model_layer l = {g_strdup(W(1)), 0, 0, 0};
-      if (!parse_number(W(2), &l.flops))
+      if (!parse_number(W(2), &l.flops) || l.flops > MODEL_MAX_LAYER_FLOPS)
         rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: layer %s: FLOPs '%s' must be a number >= 0", path,
-                  ln + 1, W(1), W(2));
+                  "%s:%zu: layer %s: FLOPs '%s' must be a number in "
+                  "0..%g",
+                  path, ln + 1, W(1), W(2), MODEL_MAX_LAYER_FLOPS);
       else if (g_hash_table_contains(layer_ix, l.name))
         rc = fail(err, errlen, -EINVAL, "%s:%zu: layer %s declared twice",
                   path, ln + 1, l.name);
@@ -317,12 +319,19 @@ static int parse_model_file(const char *path, const char *text,
                   "%s:%zu: tensor %s: elements '%s' must be a whole number "
                   ">= 1",
                   path, ln + 1, W(1), W(2));
+      else if (tp->elements > MODEL_MAX_PARAMS - params)
+        rc = fail(err, errlen, -EINVAL,
+                  "%s:%zu: tensor %s: elements '%s' bring the model over "
+                  "%" G_GUINT64_FORMAT " parameters",
+                  path, ln + 1, W(1), W(2), MODEL_MAX_PARAMS);
       else if (!ix)
         rc = fail(err, errlen, -EINVAL,
                   "%s:%zu: tensor %s: layer '%s' is not declared above", path,
                   ln + 1, W(1), W(3));
       else
         tp->layer = GPOINTER_TO_SIZE(ix) - 1;
+      if (!rc)
+        params += tp->elements;
     } else if (strcmp(kw, "expect") == 0 && w->len == 5 &&
                strcmp(W(1), "params") == 0) {
       ex->params_set = true;
@@ -504,15 +513,15 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
   }
   /* Each tensor gets its layer's backward time in proportion to its
    * elements among the layer's tensors. */
+  uint64_t *layer_elems = g_new0(uint64_t, m->nlayers);
+  for (size_t i = 0; i < m->ntensors; i++)
+    layer_elems[m->tensors[i].layer] += m->tensors[i].elements;
   for (size_t i = 0; i < m->ntensors; i++) {
     struct model_tensor *tn = &m->tensors[i];
-    uint64_t layer_elems = 0;
-    for (size_t j = 0; j < m->ntensors; j++)
-      if (m->tensors[j].layer == tn->layer)
-        layer_elems += m->tensors[j].elements;
     tn->backward_s = m->layers[tn->layer].backward_s *
-                     (double)tn->elements / (double)layer_elems;
+                     (double)tn->elements / (double)layer_elems[tn->layer];
   }
+  g_free(layer_elems);
   /* SGD with momentum: weight, gradient, momentum read, weight and
    * momentum written. */
   m->update_s = 20.0 * (double)m->params / d->memory;
@@ -522,16 +531,16 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
   return 0;
 }
 
-static int read_model(const char *path, struct model **out,
-                      struct expect *ex, char *err, size_t errlen) {
+/* Parse the LEN bytes at DATA, model file PATH. */
+static int read_model_data(const char *path, const char *data, size_t len,
+                           struct model **out, struct expect *ex, char *err,
+                           size_t errlen) {
   *out = NULL;
-  char *text;
-  GError *ge = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &ge)) {
-    int rc = fail(err, errlen, -ENOENT, "%s", ge->message);
-    g_error_free(ge);
-    return rc;
-  }
+  /* The parser reads a C string: a NUL byte would end the file early. */
+  if (memchr(data, '\0', len))
+    return fail(err, errlen, -EINVAL, "%s: holds a NUL byte (not a text file)",
+                path);
+  char *text = g_strndup(data, len);
   struct model *m = g_new0(struct model, 1);
   m->path = g_strdup(path);
   int rc = parse_model_file(path, text, m, ex, err, errlen);
@@ -546,6 +555,67 @@ static int read_model(const char *path, struct model **out,
     m->dataset = g_strdup("");
   *out = m;
   return 0;
+}
+
+static int read_model(const char *path, struct model **out,
+                      struct expect *ex, char *err, size_t errlen) {
+  *out = NULL;
+  char *text;
+  gsize len;
+  GError *ge = NULL;
+  if (!g_file_get_contents(path, &text, &len, &ge)) {
+    int rc = fail(err, errlen, -ENOENT, "%s", ge->message);
+    g_error_free(ge);
+    return rc;
+  }
+  int rc = read_model_data(path, text, len, out, ex, err, errlen);
+  g_free(text);
+  return rc;
+}
+
+/* Check model file PATH's expect lines and time it. Frees M on error. */
+static int check_and_time(const char *path, struct model *m,
+                          const struct expect *ex,
+                          const struct model_opts *opts, char *err,
+                          size_t errlen) {
+  int rc = 0;
+  if (ex->params_set &&
+      fabs((double)m->params - ex->params) > ex->tol * ex->params)
+    rc = fail(err, errlen, -EINVAL,
+              "%s:%zu: the tensors hold %" G_GUINT64_FORMAT
+              " parameters, not %.6g within %.3g%%",
+              path, ex->params_line, m->params, ex->params, 100 * ex->tol);
+  if (!rc && ex->tensors_set && m->ntensors != ex->tensors)
+    rc = fail(err, errlen, -EINVAL,
+              "%s:%zu: %zu tensors listed, the file expects %" G_GUINT64_FORMAT,
+              path, ex->tensors_line, m->ntensors, ex->tensors);
+  const char *dir = model_dir(opts);
+  GArray *devs = NULL;
+  if (!rc)
+    rc = load_devices(dir, &devs, err, errlen);
+  if (!rc) {
+    int batch = opts && opts->batch > 0 ? opts->batch : m->file_batch;
+    const char *dev = opts && opts->device ? opts->device : "P100";
+    const char *prec = opts && opts->precision ? opts->precision : "fp32";
+    rc = time_model(m, dir, devs, dev, prec, batch, err, errlen);
+  }
+  if (devs)
+    g_array_free(devs, TRUE);
+  if (rc)
+    model_free(m);
+  return rc;
+}
+
+int model_load_data(const char *path, const char *data, size_t len,
+                    const struct model_opts *opts, struct model **out,
+                    char *err, size_t errlen) {
+  struct model *m;
+  struct expect ex = {0};
+  int rc = read_model_data(path, data, len, &m, &ex, err, errlen);
+  if (!rc)
+    rc = check_and_time(path, m, &ex, opts, err, errlen);
+  *out = rc ? NULL : m;
+  return rc;
 }
 
 int model_load(const char *name, const struct model_opts *opts,
@@ -583,34 +653,11 @@ int model_load(const char *name, const struct model_opts *opts,
   struct model *m = NULL;
   struct expect ex = {0};
   int rc = read_model(path, &m, &ex, err, errlen);
-  if (!rc && ex.params_set &&
-      fabs((double)m->params - ex.params) > ex.tol * ex.params)
-    rc = fail(err, errlen, -EINVAL,
-              "%s:%zu: the tensors hold %" G_GUINT64_FORMAT
-              " parameters, not %.6g within %.3g%%",
-              path, ex.params_line, m->params, ex.params, 100 * ex.tol);
-  if (!rc && ex.tensors_set && m->ntensors != ex.tensors)
-    rc = fail(err, errlen, -EINVAL,
-              "%s:%zu: %zu tensors listed, the file expects %" G_GUINT64_FORMAT,
-              path, ex.tensors_line, m->ntensors, ex.tensors);
-  GArray *devs = NULL;
   if (!rc)
-    rc = load_devices(dir, &devs, err, errlen);
-  if (!rc) {
-    int batch = opts && opts->batch > 0 ? opts->batch : m->file_batch;
-    const char *dev = opts && opts->device ? opts->device : "P100";
-    const char *prec = opts && opts->precision ? opts->precision : "fp32";
-    rc = time_model(m, dir, devs, dev, prec, batch, err, errlen);
-  }
-  if (devs)
-    g_array_free(devs, TRUE);
+    rc = check_and_time(path, m, &ex, opts, err, errlen);
   g_free(path);
-  if (rc) {
-    model_free(m);
-    return rc;
-  }
-  *out = m;
-  return 0;
+  *out = rc ? NULL : m;
+  return rc;
 }
 
 int model_synthetic(uint64_t params, size_t tensors, double compute_s,

@@ -58,11 +58,23 @@ struct model_opts {
   const char *dir;       /* NULL: GRADSIM_MODELS_DIR or the built-in path */
 };
 
+/* Limits of a model file: the tensors' elements summed, and one layer's
+ * forward FLOPs per sample. */
+#define MODEL_MAX_PARAMS UINT64_C(10000000000000) /* 1e13 */
+#define MODEL_MAX_LAYER_FLOPS 1e18
+
 /* Load NAME (a model name, or a path to a .model file) and time it.
  * Returns 0, or -errno with a message naming the file and line, or the
  * unknown model, device or precision with the valid choices. */
 int model_load(const char *name, const struct model_opts *opts,
                struct model **out, char *err, size_t errlen);
+
+/* model_load() of a model file's LEN bytes at DATA (no NUL needed at the
+ * end; one inside is an error), named PATH in messages and in m->path.
+ * The device table is read from model_dir(OPTS) as by model_load(). */
+int model_load_data(const char *path, const char *data, size_t len,
+                    const struct model_opts *opts, struct model **out,
+                    char *err, size_t errlen);
 
 /* A synthetic model for formula validation: PARAMS parameters split into
  * TENSORS equal tensors (the remainder in the last), one layer per

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- typed parsers ---------------------------------------------------- */
@@ -522,14 +523,16 @@ GPtrArray *experiment_split_values(const char *key, const char *value) {
   return out;
 }
 
-/* The line of "NAME =" in SECTION of TEXT, for messages (0: unknown). */
+/* The line of "NAME =" in SECTION of TEXT, for messages (0: unknown):
+ * the last one, as GKeyFile keeps the last of repeated keys (also across
+ * repeated sections). */
 static int line_of(const char *text, const char *section, const char *name) {
   if (!text)
     return 0;
   char **lines = g_strsplit(text, "\n", -1);
   int found = 0;
   bool in = false;
-  for (int i = 0; lines[i] && !found; i++) {
+  for (int i = 0; lines[i]; i++) {
     char *l = g_strstrip(lines[i]);
     if (l[0] == '[') {
       char *end = strchr(l, ']');
@@ -574,6 +577,33 @@ void experiment_free(struct experiment *e) {
   g_free(e);
 }
 
+/* One stragglers item, " W:F ": worker W in 0..NODES-1 runs F >= 1 times
+ * slower. (Not sscanf("%d"): out of range, it is undefined.) */
+static bool straggler(const char *item, int nodes, int *w, double *f) {
+  char *end;
+  while (g_ascii_isspace(*item))
+    item++;
+  if (!g_ascii_isdigit(*item))
+    return false;
+  errno = 0;
+  long x = strtol(item, &end, 10);
+  if (errno || x >= nodes || *end != ':')
+    return false;
+  const char *v = end + 1;
+  while (g_ascii_isspace(*v))
+    v++;
+  double y = g_ascii_strtod(v, &end);
+  if (end == v || !isfinite(y) || !(y >= 1))
+    return false;
+  while (g_ascii_isspace(*end))
+    end++;
+  if (*end)
+    return false;
+  *w = (int)x;
+  *f = y;
+  return true;
+}
+
 /* Checks that need several keys. */
 static int validate_point(struct point *p, char *e, size_t l) {
   if (strcmp(p->model, "synthetic") == 0 &&
@@ -604,9 +634,7 @@ static int validate_point(struct point *p, char *e, size_t l) {
     for (char **it = items; *it; it++) {
       int w;
       double f;
-      char tail;
-      if (sscanf(*it, " %d:%lf %c", &w, &f, &tail) != 2 || w < 0 ||
-          w >= p->nodes || !(f >= 1) || !isfinite(f)) {
+      if (!straggler(*it, p->nodes, &w, &f)) {
         int rc = bad(e, l,
                      "[training] stragglers item '%s' must be W:F with W a "
                      "worker in 0..%d and F >= 1 (items separated by ';')",
@@ -669,14 +697,37 @@ static struct point *make_point(char **vals, const char *path,
 
 struct experiment *experiment_load(const char *path, char **sets,
                                    char **err) {
+  char *text = NULL;
+  gsize len = 0;
+  GError *ge = NULL;
+  if (!g_file_get_contents(path, &text, &len, &ge)) {
+    *err = g_strdup_printf("%s: %s", path, ge->message);
+    g_error_free(ge);
+    return NULL;
+  }
+  struct experiment *ex =
+      experiment_load_data(path, text, len, sets, 0, err);
+  g_free(text);
+  return ex;
+}
+
+struct experiment *experiment_load_data(const char *path, const char *data,
+                                        size_t len, char **sets,
+                                        size_t max_points, char **err) {
   *err = NULL;
+  if (max_points == 0)
+    max_points = EXPERIMENT_MAX_POINTS;
+  /* GKeyFile and line_of() read a C string: a NUL byte would silently
+   * end the file early. */
+  if (memchr(data, '\0', len)) {
+    *err = g_strdup_printf("%s: holds a NUL byte (not a text file)", path);
+    return NULL;
+  }
   char e[1024];
+  char *text = g_strndup(data, len);
   GKeyFile *kf = g_key_file_new();
   GError *ge = NULL;
-  char *text = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &ge) ||
-      !g_key_file_load_from_data(kf, text, (gsize)-1, G_KEY_FILE_NONE,
-                                 &ge)) {
+  if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &ge)) {
     *err = g_strdup_printf("%s: %s", path, ge->message);
     g_error_free(ge);
     g_key_file_free(kf);
@@ -767,7 +818,7 @@ struct experiment *experiment_load(const char *path, char **sets,
     ex->path = g_strdup(path);
     ex->points = g_ptr_array_new_with_free_func((GDestroyNotify)point_free);
     ex->swept = g_ptr_array_new_with_free_func(g_free);
-    GPtrArray *items[NKEYS];
+    GPtrArray *items[NKEYS] = {NULL};
     uint64_t total = 1;
     for (size_t i = 0; i < NKEYS; i++) {
       items[i] = experiment_split_values(keys[i].name, vals[i]);
@@ -776,11 +827,15 @@ struct experiment *experiment_load(const char *path, char **sets,
       if (items[i]->len > 1)
         g_ptr_array_add(ex->swept, g_strdup_printf("%s.%s", keys[i].section,
                                                    keys[i].name));
+      /* Each factor is at most the value's length: no overflow before
+       * the first product over the limit. */
       total *= items[i]->len;
-      if (total > 100000 && !*err)
-        *err = g_strdup_printf("%s: the sweep has over 100000 points; "
+      if (total > max_points) {
+        *err = g_strdup_printf("%s: the sweep has over %zu points; "
                                "split it into several experiments",
-                               path);
+                               path, max_points);
+        break;
+      }
     }
     /* Odometer over the swept keys, the first varying slowest. */
     size_t idx[NKEYS] = {0};
@@ -801,7 +856,8 @@ struct experiment *experiment_load(const char *path, char **sets,
       }
     }
     for (size_t i = 0; i < NKEYS; i++)
-      g_ptr_array_free(items[i], TRUE);
+      if (items[i])
+        g_ptr_array_free(items[i], TRUE);
   }
   for (size_t i = 0; i < NKEYS; i++)
     g_free(vals[i]);

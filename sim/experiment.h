@@ -87,6 +87,18 @@ struct experiment {
  * allowed) in *ERR (g_free'd by the caller). */
 struct experiment *experiment_load(const char *path, char **sets,
                                    char **err);
+
+/* The sweep of experiment_load() stops here. */
+#define EXPERIMENT_MAX_POINTS ((size_t)100000)
+
+/* experiment_load() of the LEN bytes at DATA (no NUL needed at the end;
+ * one inside is an error), named PATH in messages and in the result. A
+ * sweep of more than MAX_POINTS points is an error (0: the limit of
+ * experiment_load(), EXPERIMENT_MAX_POINTS). */
+struct experiment *experiment_load_data(const char *path, const char *data,
+                                        size_t len, char **sets,
+                                        size_t max_points, char **err);
+
 void experiment_free(struct experiment *e);
 
 /* Split a swept value into its items. Codec specs hold commas too: an

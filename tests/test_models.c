@@ -10,6 +10,7 @@
 #include "units.h"
 
 #include <errno.h>
+#include <glib.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -776,4 +777,71 @@ Test(nic, bad_parameters) {
   f.mtu = 60;
   cr_assert_eq(nic_check(&e, &f, err, sizeof err), -EINVAL);
   cr_assert(strstr(err, "mtu"), "%s", err);
+Test(model, from_memory) {
+  char *path = g_build_filename(model_dir(NULL), "alexnet.model", NULL);
+  char *text;
+  gsize len;
+  cr_assert(g_file_get_contents(path, &text, &len, NULL));
+  struct model *a, *b;
+  char err[512];
+  cr_assert_eq(model_load("alexnet", NULL, &a, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(model_load_data(path, text, len, NULL, &b, err, sizeof err), 0,
+               "%s", err);
+  cr_assert_eq(a->params, b->params);
+  cr_assert_eq(a->ntensors, b->ntensors);
+  cr_assert_eq(a->forward_s, b->forward_s);
+  cr_assert_eq(a->backward_s, b->backward_s);
+  cr_assert_str_eq(a->path, b->path);
+  model_free(a);
+  model_free(b);
+  /* No NUL at the end: nothing is read past LEN (the copy stops before
+   * the last newline). */
+  char *exact = g_memdup2(text, len - 1);
+  cr_assert_eq(model_load_data("x", exact, len - 1, NULL, &b, err,
+                               sizeof err),
+               0, "%s", err);
+  model_free(b);
+  g_free(exact);
+  g_free(text);
+  g_free(path);
+  /* A NUL inside would end the text early. */
+  static const char nul[] = "model x\nbatch 4\0\nlayer a 1\ntensor t 5 a\n";
+  cr_assert_eq(model_load_data("nul.model", nul, sizeof nul - 1, NULL, &b,
+                               err, sizeof err),
+               -EINVAL);
+  cr_assert(strstr(err, "nul.model: holds a NUL byte"), "%s", err);
+
+  static const struct {
+    const char *text, *want;
+  } cases[] = {
+      /* Elements that used to wrap the 64-bit sum around. */
+      {"model x\nbatch 4\nlayer a 1\ntensor t 18446744073709551615 a\n"
+       "tensor u 2 a\n",
+       ":4: tensor t: elements '18446744073709551615' bring the model over "
+       "10000000000000 parameters"},
+      {"model x\nbatch 4\nlayer a 1\ntensor t 9999999999999 a\n"
+       "tensor u 2 a\n",
+       ":5: tensor u"},
+      {"model x\nbatch 4\nlayer a 1e300\ntensor t 1 a\n",
+       ":3: layer a: FLOPs '1e300' must be a number in 0..1e+18"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct model *m = (struct model *)1;
+    int rc = model_load_data("mem.model", cases[i].text,
+                             strlen(cases[i].text), NULL, &m, err,
+                             sizeof err);
+    cr_assert_eq(rc, -EINVAL, "case %zu: %d", i, rc);
+    cr_assert_null(m);
+    cr_assert(strstr(err, cases[i].want), "case %zu: %s", i, err);
+  }
+  /* At the limits: accepted, and timed with finite times. */
+  const char *big = "model x\nbatch 4\nlayer a 1e18\nlayer b 1e18\n"
+                    "tensor t 9999999999999 a\ntensor u 1 b\n";
+  cr_assert_eq(model_load_data("big", big, strlen(big), NULL, &b, err,
+                               sizeof err),
+               0, "%s", err);
+  cr_assert_eq(b->params, UINT64_C(10000000000000));
+  cr_assert(isfinite(b->forward_s) && isfinite(b->backward_s) &&
+            isfinite(b->update_s));
+  model_free(b);
 }

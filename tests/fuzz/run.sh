@@ -7,7 +7,7 @@
 # did not build), 77 (meson's "skipped") when clang or libFuzzer is
 # missing. Nothing is written into SRCROOT.
 #
-# Environment: FUZZ_SECONDS (default 20) per harness, CC_FUZZ (default
+# Environment: FUZZ_SECONDS (default 15) per harness, CC_FUZZ (default
 # clang). Long campaigns: see tests/fuzz/README.md.
 set -u
 
@@ -17,9 +17,9 @@ if [ $# -ne 2 ]; then
 fi
 src=$1
 out=$2
-seconds=${FUZZ_SECONDS:-20}
+seconds=${FUZZ_SECONDS:-15}
 cc=${CC_FUZZ:-clang}
-harnesses="decode container npy roundtrip"
+harnesses="decode container npy roundtrip experiment model"
 
 if ! command -v "$cc" >/dev/null 2>&1; then
   echo "fuzz: skipped: '$cc' not found (the harnesses need clang with libFuzzer)"
@@ -57,21 +57,52 @@ fi
 flags="-g -O1 -fsanitize=fuzzer-no-link,address,undefined
   -fno-sanitize-recover=all -ffp-contract=off -Icodecs -Imodels"
 
-# The library under test, compiled once. models/array_io.c needs only libc
-# (models/gradgen.c needs GSL and is not fuzzed).
+# The experiment and model readers need GLib (and GSL: sim/experiment.c
+# takes the gradient distributions' names from models/gradgen.c).
+if ! glib_cflags=$(pkg-config --cflags glib-2.0 gsl 2>"$out/pkg-config.log") ||
+  ! glib_libs=$(pkg-config --libs glib-2.0 gsl 2>>"$out/pkg-config.log"); then
+  echo "fuzz: FAILED: pkg-config finds no glib-2.0 or gsl:"
+  cat "$out/pkg-config.log"
+  exit 1
+fi
+
+# The library under test, compiled once, in two parts: obj/core, the
+# codecs and models/array_io.c (libc only), which every harness links;
+# obj/config, the experiment and model readers (GLib, GSL). model.c reads
+# devices.conf from the source tree, as the build's gradsim does.
 start=$(date +%s)
-for f in codecs/*.c models/array_io.c; do
-  o="$out/obj/$(basename "$f" .c).o"
+mkdir -p "$out/obj/core" "$out/obj/config" || exit 1
+compile() { # compile PART FILE [EXTRA FLAGS...]
+  part=$1
+  f=$2
+  shift 2
+  o="$out/obj/$part/$(basename "$f" .c).o"
   # shellcheck disable=SC2086 # $flags is a list of words
-  if ! "$cc" $flags -c "$f" -o "$o" >"$o.log" 2>&1; then
+  if ! "$cc" $flags "$@" -c "$f" -o "$o" >"$o.log" 2>&1; then
     echo "fuzz: FAILED to compile $f with $cc:"
     cat "$o.log"
     exit 1
   fi
+}
+for f in codecs/*.c models/array_io.c; do
+  compile core "$f"
 done
-for h in $harnesses; do
+for f in models/units.c models/gradgen.c sim/experiment.c; do
   # shellcheck disable=SC2086
-  if ! "$cc" $flags -fsanitize=fuzzer "$out"/obj/*.o "tests/fuzz/fuzz_$h.c" -lm \
+  compile config "$f" $glib_cflags
+done
+# shellcheck disable=SC2086
+compile config models/model.c $glib_cflags \
+  "-DGRADSIM_MODELS_DIR=\"$src/models\""
+for h in $harnesses; do
+  case $h in
+    experiment | model)
+      objs="$out/obj/config/*.o" extra="-Isim $glib_cflags $glib_libs" ;;
+    *) objs="" extra="" ;;
+  esac
+  # shellcheck disable=SC2086 # lists of words
+  if ! "$cc" $flags -fsanitize=fuzzer "$out"/obj/core/*.o $objs \
+      "tests/fuzz/fuzz_$h.c" $extra -lm \
       -o "$out/fuzz_$h" >"$out/fuzz_$h.build.log" 2>&1; then
     echo "fuzz: FAILED to build fuzz_$h:"
     cat "$out/fuzz_$h.build.log"
@@ -100,6 +131,12 @@ for h in $harnesses; do
   else
     mkdir -p "$corpus"
   fi
+  # The shipped experiments and models are seeds too, as they are now.
+  case $h in
+    experiment) cp "$src"/experiments/*.ini "$corpus"/ ;;
+    model) cp "$src"/models/*.model "$corpus"/ ;;
+    *) ;;
+  esac
   # Reproducers of bugs found earlier (tests/fuzz/regress/<harness>/), each
   # run once: they fail until the bug is fixed.
   regress="$src/tests/fuzz/regress/fuzz_$h"

@@ -1,0 +1,183 @@
+/* tests/test_experiment.c: experiment files (sim/experiment.h) without
+ * simulating: reading from memory, sweeps and their limit, --set,
+ * stragglers, and the effective configuration read back. */
+#include "experiment.h"
+
+#include <criterion/criterion.h>
+
+#include <string.h>
+
+static const char BASE[] = "[platform]\nnodes = 4\n[model]\nname = synthetic\n";
+
+/* Load TEXT (with the --set expressions SETS, NULL-terminated) from
+ * memory; on failure *ERR holds the message. */
+static struct experiment *load(const char *text, char **sets, size_t max_points,
+                               char **err) {
+  return experiment_load_data("t.ini", text, strlen(text), sets, max_points,
+                              err);
+}
+
+static void fails_with(const char *text, char **sets, const char *want) {
+  char *err = NULL;
+  struct experiment *e = load(text, sets, 0, &err);
+  cr_assert_null(e, "loaded: %s", text);
+  cr_assert_not_null(err);
+  cr_assert(strstr(err, want), "'%s' not in '%s'", want, err);
+  cr_assert(!strchr(err, '\n'), "%s", err);
+  g_free(err);
+}
+
+Test(experiment, from_memory) {
+  char *err = NULL;
+  /* No NUL at the end: nothing is read past LEN. */
+  char *exact = g_memdup2(BASE, sizeof BASE - 1);
+  struct experiment *e =
+      experiment_load_data("mem.ini", exact, sizeof BASE - 1, NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err);
+  cr_assert_str_eq(e->path, "mem.ini");
+  cr_assert_eq(e->points->len, 1);
+  const struct point *p = g_ptr_array_index(e->points, 0);
+  cr_assert_eq(p->nodes, 4);
+  cr_assert_str_eq(p->model, "synthetic");
+  experiment_free(e);
+  g_free(exact);
+
+  static const char nul[] = "[platform]\nnodes = 4\0\n[model]\nname = x\n";
+  e = experiment_load_data("nul.ini", nul, sizeof nul - 1, NULL, 0, &err);
+  cr_assert_null(e);
+  cr_assert_str_eq(err, "nul.ini: holds a NUL byte (not a text file)");
+  g_free(err);
+}
+
+Test(experiment, sweep_limit) {
+  char *err = NULL;
+  char *text = g_strconcat(BASE, "[gradients]\nseed = 1,2,3,4,5\n", NULL);
+  struct experiment *e = load(text, NULL, 5, &err);
+  cr_assert_not_null(e, "%s", err);
+  cr_assert_eq(e->points->len, 5);
+  cr_assert_eq(e->swept->len, 1);
+  cr_assert_str_eq(g_ptr_array_index(e->swept, 0), "gradients.seed");
+  experiment_free(e);
+  e = load(text, NULL, 4, &err);
+  cr_assert_null(e);
+  cr_assert_str_eq(err, "t.ini: the sweep has over 4 points; split it into "
+                        "several experiments");
+  g_free(err);
+  g_free(text);
+
+  /* 300^7 combinations: refused at once, before any point is made. */
+  static const char *const keys[] = {"seed",  "corr", "zeros", "decay",
+                                     "scale", "nu",   "dist"};
+  GString *s = g_string_new(BASE);
+  g_string_append(s, "[gradients]\n");
+  for (size_t k = 0; k < G_N_ELEMENTS(keys); k++) {
+    g_string_append_printf(s, "%s = 1", keys[k]);
+    for (int i = 1; i < 300; i++)
+      g_string_append(s, ",1");
+    g_string_append(s, "\n");
+  }
+  e = load(s->str, NULL, 0, &err);
+  cr_assert_null(e);
+  cr_assert(strstr(err, "over 100000 points"), "%s", err);
+  g_free(err);
+  g_string_free(s, TRUE);
+}
+
+Test(experiment, sets) {
+  char *ok[] = {"platform.nodes=2,3",
+                "exchange.codec=none,rgc:ratio=0.01,asq=1", NULL};
+  char *err = NULL;
+  struct experiment *e = load(BASE, ok, 0, &err);
+  cr_assert_not_null(e, "%s", err);
+  cr_assert_eq(e->points->len, 4);
+  const struct point *p = g_ptr_array_index(e->points, 3);
+  cr_assert_eq(p->nodes, 3);
+  cr_assert_str_eq(p->codec, "rgc:ratio=0.01,asq=1");
+  experiment_free(e);
+
+  fails_with(BASE, (char *[]){"platform.nodes", NULL},
+             "--set platform.nodes: expected section.key=value");
+  fails_with(BASE, (char *[]){".nodes=1", NULL}, "expected section.key");
+  fails_with(BASE, (char *[]){"platform.=1", NULL}, "expected section.key");
+  fails_with(BASE, (char *[]){"nosuch.key=1", NULL},
+             "unknown section 'nosuch'");
+  fails_with(BASE, (char *[]){"platform.nodez=1", NULL},
+             "unknown key 'nodez' in [platform] (valid: topology, nodes,");
+  fails_with(BASE, (char *[]){"platform.nodes=0", NULL},
+             "--set: [platform] nodes = 0: must be a whole number in "
+             "1..1048576");
+}
+
+Test(experiment, stragglers) {
+  char *err = NULL;
+  char *text =
+      g_strconcat(BASE, "[training]\nstragglers = 0:2; 3 : 1.5\n", NULL);
+  /* "3 : 1.5": no space before the colon. */
+  fails_with(text, NULL, "[training] stragglers item ' 3 : 1.5'");
+  g_free(text);
+  text = g_strconcat(BASE, "[training]\nstragglers = 0:2; 3: 1.5 \n", NULL);
+  struct experiment *e = load(text, NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err);
+  const struct point *p = g_ptr_array_index(e->points, 0);
+  cr_assert_eq(p->slowdown[0], 2);
+  cr_assert_eq(p->slowdown[1], 1);
+  cr_assert_eq(p->slowdown[2], 1);
+  cr_assert_eq(p->slowdown[3], 1.5);
+  experiment_free(e);
+  g_free(text);
+
+  static const char *const bad[] = {
+      "4:2",                    /* no such worker */
+      "-1:2",                   /* negative */
+      "99999999999999999999:2", /* beyond long (was sscanf %d: undefined) */
+      "2147483648:2",           /* beyond int */
+      "1:0.5",                  /* a speed-up */
+      "1:nan",
+      "1:inf",
+      "1:2x",
+      "1",
+      ":2",
+      "1:",
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    text = g_strdup_printf("%s[training]\nstragglers = %s\n", BASE, bad[i]);
+    fails_with(text, NULL, "must be W:F with W a worker in 0..3 and F >= 1");
+    g_free(text);
+  }
+}
+
+Test(experiment, config_reads_back) {
+  char *err = NULL;
+  char *text = g_strconcat(
+      BASE,
+      "[exchange]\ncodec = rgc:ratio=0.01,asq=1, q8\nalgorithm = ps\n"
+      "[platform]\naggregators = 1\nbandwidth = 1.25GBps\n"
+      "[training]\nstragglers = 1:3\n",
+      NULL);
+  struct experiment *e = load(text, NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err);
+  cr_assert_eq(e->points->len, 2);
+  for (guint i = 0; i < e->points->len; i++) {
+    const struct point *p = g_ptr_array_index(e->points, i);
+    struct experiment *again = experiment_load_data(
+        "c.ini", p->config, strlen(p->config), NULL, 0, &err);
+    cr_assert_not_null(again, "%s", err);
+    cr_assert_eq(again->points->len, 1);
+    const struct point *q = g_ptr_array_index(again->points, 0);
+    cr_assert_str_eq(q->config, p->config);
+    cr_assert_str_eq(q->hash, p->hash);
+    experiment_free(again);
+  }
+  experiment_free(e);
+  g_free(text);
+}
+
+Test(experiment, line_of_repeated_key) {
+  /* GKeyFile keeps the last value of a repeated key, even in a repeated
+   * section: the message points at that line. */
+  fails_with("[platform]\nnodes = 4\nnodes = 0\n[model]\nname = a\n", NULL,
+             "t.ini:3: [platform] nodes = 0:");
+  fails_with("[platform]\nnodes = 4\n[model]\nname = a\n[platform]\n"
+             "nodes = 0\n",
+             NULL, "t.ini:6: [platform] nodes = 0:");
+}
