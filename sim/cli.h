@@ -41,5 +41,6 @@ int cli_formula(int argc, char **argv);
 int cli_gradients(int argc, char **argv);
 int cli_model(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_reproduce(int argc, char **argv);
 
 #endif

@@ -11,6 +11,8 @@ static const struct {
 } commands[] = {
     {"run", cli_run,
      "simulate an experiment (a sweep of points) and write its results"},
+    {"reproduce", cli_reproduce,
+     "reproduce the seed papers' figures and tables, with a report"},
     {"platform", cli_platform,
      "write the SimGrid platform XML an experiment point simulates on"},
     {"codec", cli_codec,
