@@ -15,7 +15,7 @@ if (term eq 'svg') {
 set output dir.'/'.name.'.'.term
 set datafile separator comma
 set datafile columnheaders
-set datafile missing ''
+set datafile missing NaN
 runs = dir.'/runs.csv'
 claims = dir.'/claims.csv'
 # The position (from 1) of string s in a word list (quote words with

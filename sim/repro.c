@@ -463,12 +463,40 @@ static GArray *eval_term(const struct expr *e, struct eval *ev) {
     g_free(fcols);
     return NULL;
   }
+  /* A filter value `max` or `min`: the extreme of that column among the
+   * rows the other filters select. */
+  char **extreme = g_new0(char *, nf + 1);
+  for (guint i = 0; i < nf; i++) {
+    const char *want = g_ptr_array_index(e->fvals, i);
+    if (strcmp(want, "max") != 0 && strcmp(want, "min") != 0)
+      continue;
+    bool is_max = !strcmp(want, "max");
+    double best = NAN;
+    for (guint r = 0; r < t->rows->len; r++) {
+      bool ok = bcol < 0 || field_matches(table_get(t, r, (guint)bcol),
+                                          ev->bind_val);
+      for (guint k = 0; k < nf && ok; k++) {
+        const char *w = g_ptr_array_index(e->fvals, k);
+        if (k == i || !strcmp(w, "max") || !strcmp(w, "min") ||
+            !strcmp(w, "$"))
+          continue;
+        ok = field_matches(table_get(t, r, (guint)fcols[k]), w);
+      }
+      double v;
+      if (ok && field_number(table_get(t, r, (guint)fcols[i]), &v) &&
+          (isnan(best) || (is_max ? v > best : v < best)))
+        best = v;
+    }
+    extreme[i] = g_strdup_printf("%.17g", best);
+  }
   GArray *out = g_array_new(FALSE, FALSE, sizeof(double));
   bool bad_field = false;
   for (guint r = 0; r < t->rows->len && !bad_field; r++) {
     bool ok = true;
     for (guint i = 0; i < nf && ok; i++) {
       const char *want = g_ptr_array_index(e->fvals, i);
+      if (extreme[i])
+        want = extreme[i];
       if (!strcmp(want, "$")) {
         if (ev->row < 0) {
           ev->err = g_strdup("'$' in a filter needs a current row (derived "
@@ -496,6 +524,9 @@ static GArray *eval_term(const struct expr *e, struct eval *ev) {
     g_array_append_val(out, v);
   }
   g_free(fcols);
+  for (guint i = 0; i < nf; i++)
+    g_free(extreme[i]);
+  g_free(extreme);
   if (bad_field) {
     g_array_free(out, TRUE);
     return NULL;
