@@ -436,6 +436,16 @@ static GArray *one(double v) {
 static GArray *eval_term(const struct expr *e, struct eval *ev) {
   const struct table *t = ev->t;
   int col = table_col(t, e->name);
+  /* In a derived column, a bare column is the current row's value. */
+  if (col >= 0 && ev->row >= 0 && !e->fkeys) {
+    double v = NAN;
+    const char *f = table_get(t, (guint)ev->row, (guint)col);
+    if (*f && !field_number(f, &v)) {
+      ev->err = g_strdup_printf("%s: '%s' is not a number", e->name, f);
+      return NULL;
+    }
+    return one(v);
+  }
   if (col < 0) {
     GString *cols = g_string_new(NULL);
     for (guint i = 0; i < t->cols->len; i++)

@@ -23,7 +23,8 @@
  * Expressions: numbers, + - * / and parentheses; COLUMN{key=value, ...}
  * is the column's values in the rows matching every filter (a value `$`
  * means "as in the current row", for derived columns; `max` or `min` the
- * column's extreme among the rows the other filters select); the functions
+ * column's extreme among the rows the other filters select; in a derived
+ * column a bare COLUMN is the current row's value); the functions
  * max, min, mean, sum (of all their arguments' values, empty fields
  * skipped), count and abs. Arithmetic needs single values: a term that
  * matches several rows must be aggregated. With `by = COLUMN: v1, v2`, a
