@@ -157,12 +157,58 @@ static int batch_of(const struct point *p, GHashTable *cache) {
   return b;
 }
 
+/* The value of KEY ("section.key") in point P's effective configuration. */
+static char *config_value(const struct point *p, const char *key) {
+  GKeyFile *kf = g_key_file_new();
+  char *v = NULL;
+  if (g_key_file_load_from_data(kf, p->config, (gsize)-1, G_KEY_FILE_NONE,
+                                NULL)) {
+    char *sec = g_strdup(key), *dot = strchr(sec, '.');
+    if (dot) {
+      *dot = '\0';
+      v = g_key_file_get_value(kf, sec, dot + 1, NULL);
+    }
+    g_free(sec);
+  }
+  g_key_file_free(kf);
+  return v ? v : g_strdup("");
+}
+
+/* The keys every variant's points may differ in (swept, or set by a
+ * variant), "section.key", in first-seen order. */
+static GPtrArray *varying_keys(const struct job *j) {
+  GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+  for (guint v = 0; v < j->exps->len; v++) {
+    const struct experiment *e = g_ptr_array_index(j->exps, v);
+    GPtrArray *add = g_ptr_array_new_with_free_func(g_free);
+    for (guint k = 0; k < e->swept->len; k++)
+      g_ptr_array_add(add, g_strdup(g_ptr_array_index(e->swept, k)));
+    const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
+    for (guint k = 0; k < var->sets->len; k++) {
+      const char *set = g_ptr_array_index(var->sets, k);
+      g_ptr_array_add(add, g_strndup(set, strcspn(set, "=")));
+    }
+    for (guint k = 0; k < add->len; k++) {
+      bool seen = false;
+      for (guint i = 0; i < keys->len; i++)
+        seen |= !strcmp(g_ptr_array_index(keys, i), g_ptr_array_index(add, k));
+      if (!seen)
+        g_ptr_array_add(keys, g_strdup(g_ptr_array_index(add, k)));
+    }
+    g_ptr_array_free(add, TRUE);
+  }
+  return keys;
+}
+
 /* Simulate every variant with `gradsim run` (a child process each) and
- * merge their runs.csv: a leading `variant` column, a trailing `batch`. */
+ * merge their runs.csv: a leading `variant` column, then runs.csv's, then
+ * `batch` (the per-device batch) and the keys the points differ in that
+ * runs.csv lacks, named by the key alone (`params` for model.params). */
 static struct table *run_variants(const struct job *j, const char *dir,
                                   gint64 jobs) {
   const struct repro *r = j->r;
   struct table *all = NULL;
+  GPtrArray *keys = varying_keys(j), *extra = NULL;
   GHashTable *batches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                               NULL);
   for (guint v = 0; v < r->variants->len; v++) {
@@ -218,8 +264,17 @@ static struct table *run_variants(const struct job *j, const char *dir,
       for (guint c = 0; c < t->cols->len; c++)
         table_add_col(all, g_ptr_array_index(t->cols, c));
       table_add_col(all, "batch");
+      extra = g_ptr_array_new_with_free_func(g_free);
+      for (guint k = 0; k < keys->len; k++) {
+        const char *key = g_ptr_array_index(keys, k);
+        const char *bare = strchr(key, '.') + 1;
+        if (table_col(all, bare) < 0) {
+          table_add_col(all, bare);
+          g_ptr_array_add(extra, g_strdup(key));
+        }
+      }
     }
-    if (t->cols->len + 2 != all->cols->len)
+    if (t->cols->len + 2 + extra->len != all->cols->len)
       cli_env_failure("reproduce: %s: variants wrote different runs.csv "
                       "columns",
                       r->name);
@@ -231,11 +286,17 @@ static struct table *run_variants(const struct job *j, const char *dir,
       const struct point *p =
           row < e->points->len ? g_ptr_array_index(e->points, row) : NULL;
       g_ptr_array_add(f, g_strdup_printf("%d", p ? batch_of(p, batches) : 0));
+      for (guint k = 0; k < extra->len; k++)
+        g_ptr_array_add(f, p ? config_value(p, g_ptr_array_index(extra, k))
+                             : g_strdup(""));
       table_add_row(all, f);
     }
     table_free(t);
   }
   g_hash_table_destroy(batches);
+  if (extra)
+    g_ptr_array_free(extra, TRUE);
+  g_ptr_array_free(keys, TRUE);
   return all;
 }
 
