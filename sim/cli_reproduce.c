@@ -135,26 +135,36 @@ static void write_or_die(const char *path, const char *text) {
     cli_env_failure("reproduce: %s", ge->message);
 }
 
-/* The per-device batch of point P: its [model] batch, or the model
- * file's. */
-static int batch_of(const struct point *p, GHashTable *cache) {
-  if (p->batch)
-    return p->batch;
+/* What runs.csv does not say about point P's model: the per-device
+ * batch (its [model] batch, or the model file's), its parameters and
+ * gradient tensors. */
+struct model_facts {
+  int batch;
+  double params, tensors;
+};
+
+static struct model_facts facts_of(const struct point *p, GHashTable *cache) {
+  struct model_facts f = {p->batch, (double)p->params, p->tensors};
   if (!strcmp(p->model, "synthetic"))
-    return 0;
-  gpointer v;
-  if (g_hash_table_lookup_extended(cache, p->model, NULL, &v))
-    return GPOINTER_TO_INT(v);
-  struct model *m;
-  char msg[512];
-  struct model_opts o = {p->device, p->precision, 0, NULL};
-  int b = 0;
-  if (model_load(p->model, &o, &m, msg, sizeof msg) == 0) {
-    b = m->file_batch;
-    model_free(m);
+    return f;
+  struct model_facts *c = g_hash_table_lookup(cache, p->model);
+  if (!c) {
+    c = g_new0(struct model_facts, 1);
+    struct model *m;
+    char msg[512];
+    struct model_opts o = {p->device, p->precision, 0, NULL};
+    if (model_load(p->model, &o, &m, msg, sizeof msg) == 0) {
+      c->batch = m->file_batch;
+      c->params = (double)m->params;
+      c->tensors = (double)m->ntensors;
+      model_free(m);
+    }
+    g_hash_table_insert(cache, g_strdup(p->model), c);
   }
-  g_hash_table_insert(cache, g_strdup(p->model), GINT_TO_POINTER(b));
-  return b;
+  f = *c;
+  if (p->batch)
+    f.batch = p->batch;
+  return f;
 }
 
 /* The value of KEY ("section.key") in point P's effective configuration. */
@@ -202,15 +212,16 @@ static GPtrArray *varying_keys(const struct job *j) {
 
 /* Simulate every variant with `gradsim run` (a child process each) and
  * merge their runs.csv: a leading `variant` column, then runs.csv's, then
- * `batch` (the per-device batch) and the keys the points differ in that
- * runs.csv lacks, named by the key alone (`params` for model.params). */
+ * `batch` (the per-device batch), `model_params`, `model_tensors`, and
+ * the keys the points differ in that runs.csv lacks, named by the key
+ * alone (`params` for model.params). */
 static struct table *run_variants(const struct job *j, const char *dir,
                                   gint64 jobs) {
   const struct repro *r = j->r;
   struct table *all = NULL;
   GPtrArray *keys = varying_keys(j), *extra = NULL;
   GHashTable *batches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                              NULL);
+                                              g_free);
   for (guint v = 0; v < r->variants->len; v++) {
     const struct repro_variant *var = g_ptr_array_index(r->variants, v);
     char *out = g_strdup_printf("%s/sim/%u", dir, v);
@@ -230,6 +241,13 @@ static struct table *run_variants(const struct job *j, const char *dir,
     if (pid < 0)
       cli_env_failure("reproduce: fork failed: %s", g_strerror(errno));
     if (pid == 0) {
+      /* Relative paths in experiments (file: platforms) are from the
+       * repository root: the experiments directory's parent. */
+      char *edir = g_path_get_dirname(r->path);
+      char *root = g_path_get_dirname(edir);
+      if (chdir(root) != 0)
+        cli_env_failure("reproduce: cannot enter %s: %s", root,
+                        g_strerror(errno));
       /* cli_run parses (and may reorder) its argv: a copy. */
       char **argv = g_strdupv((char **)args->pdata);
       int rc = cli_run((int)args->len - 1, argv);
@@ -264,6 +282,8 @@ static struct table *run_variants(const struct job *j, const char *dir,
       for (guint c = 0; c < t->cols->len; c++)
         table_add_col(all, g_ptr_array_index(t->cols, c));
       table_add_col(all, "batch");
+      table_add_col(all, "model_params");
+      table_add_col(all, "model_tensors");
       extra = g_ptr_array_new_with_free_func(g_free);
       for (guint k = 0; k < keys->len; k++) {
         const char *key = g_ptr_array_index(keys, k);
@@ -274,7 +294,7 @@ static struct table *run_variants(const struct job *j, const char *dir,
         }
       }
     }
-    if (t->cols->len + 2 + extra->len != all->cols->len)
+    if (t->cols->len + 4 + extra->len != all->cols->len)
       cli_env_failure("reproduce: %s: variants wrote different runs.csv "
                       "columns",
                       r->name);
@@ -285,7 +305,12 @@ static struct table *run_variants(const struct job *j, const char *dir,
         g_ptr_array_add(f, g_strdup(table_get(t, row, c)));
       const struct point *p =
           row < e->points->len ? g_ptr_array_index(e->points, row) : NULL;
-      g_ptr_array_add(f, g_strdup_printf("%d", p ? batch_of(p, batches) : 0));
+      struct model_facts mf = {0, 0, 0};
+      if (p)
+        mf = facts_of(p, batches);
+      g_ptr_array_add(f, g_strdup_printf("%d", mf.batch));
+      g_ptr_array_add(f, g_strdup_printf("%.0f", mf.params));
+      g_ptr_array_add(f, g_strdup_printf("%.0f", mf.tensors));
       for (guint k = 0; k < extra->len; k++)
         g_ptr_array_add(f, p ? config_value(p, g_ptr_array_index(extra, k))
                              : g_strdup(""));
@@ -417,6 +442,12 @@ int cli_reproduce(int argc, char **argv) {
   }
 
   mkdir_or_die(out);
+  if (!g_path_is_absolute(out)) {
+    char *cwd = g_get_current_dir(), *abs = g_build_filename(cwd, out, NULL);
+    g_free(cwd);
+    g_free(out);
+    out = abs;
+  }
   GArray *done = g_array_new(FALSE, TRUE, sizeof(struct done));
   for (guint i = 0; i < jobs_->len; i++) {
     const struct job *j = g_ptr_array_index(jobs_, i);

@@ -182,8 +182,8 @@ static struct expr *fail_at(struct parser *ps, const char *what) {
   return NULL;
 }
 
-static const char *const functions[] = {"max", "min", "mean", "sum", "count",
-                                        "abs"};
+static const char *const functions[] = {"max", "min", "mean", "sum",
+                                        "count", "abs", "lg"};
 
 static struct expr *parse_sum(struct parser *ps);
 
@@ -290,7 +290,7 @@ static struct expr *parse_primary(struct parser *ps) {
     if (!known) {
       expr_free(e);
       return fail_at(ps, "unknown function (valid: max, min, mean, sum, "
-                         "count, abs)");
+                         "count, abs, lg)");
     }
     e->args = g_ptr_array_new_with_free_func((GDestroyNotify)expr_free);
     ps->p++;
@@ -312,9 +312,9 @@ static struct expr *parse_primary(struct parser *ps) {
       }
       ps->p++;
     }
-    if (!strcmp(name, "abs") && e->args->len != 1) {
+    if ((!strcmp(name, "abs") || !strcmp(name, "lg")) && e->args->len != 1) {
       expr_free(e);
-      return fail_at(ps, "abs takes one argument");
+      return fail_at(ps, "abs and lg take one argument");
     }
     return e;
   }
@@ -623,6 +623,8 @@ static GArray *eval_node(const struct expr *e, struct eval *ev) {
       r = n;
     } else if (!strcmp(e->name, "abs")) {
       r = n == 1 ? fabs(v[0]) : NAN;
+    } else if (!strcmp(e->name, "lg")) {
+      r = n == 1 ? log2(v[0]) : NAN;
     } else if (n) {
       r = v[0];
       double s = 0;

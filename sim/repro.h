@@ -26,7 +26,7 @@
  * column's extreme among the rows the other filters select; in a derived
  * column a bare COLUMN is the current row's value); the functions
  * max, min, mean, sum (of all their arguments' values, empty fields
- * skipped), count and abs. Arithmetic needs single values: a term that
+ * skipped), count, abs and lg (log2). Arithmetic needs single values: a term that
  * matches several rows must be aggregated. With `by = COLUMN: v1, v2`, a
  * claim is evaluated once per value with COLUMN = v added to every term.
  *
