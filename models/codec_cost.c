@@ -19,7 +19,7 @@ struct gpu_entry {
 };
 
 struct codec_costs {
-  GHashTable *cpu, *gpu; /* key -> entry */
+  GHashTable *cpu, *gpu, *nic; /* key -> entry */
   double gpu_bw, gpu_launch;
 };
 
@@ -40,6 +40,7 @@ void codec_costs_free(struct codec_costs *t) {
     return;
   g_hash_table_destroy(t->cpu);
   g_hash_table_destroy(t->gpu);
+  g_hash_table_destroy(t->nic);
   g_free(t);
 }
 
@@ -70,6 +71,7 @@ int codec_costs_load(const char *path, struct codec_costs **out, char *err,
   struct codec_costs *t = g_new0(struct codec_costs, 1);
   t->cpu = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   t->gpu = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  t->nic = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   char **lines = g_strsplit(text, "\n", -1);
   int rc = 0;
   for (size_t ln = 0; lines[ln] && !rc; ln++) {
@@ -111,6 +113,20 @@ int codec_costs_load(const char *path, struct codec_costs **out, char *err,
       } else {
         g_hash_table_replace(t->gpu, g_strdup(v[1]), e);
       }
+    } else if (!strcmp(v[0], "nic") && n == 6) {
+      struct nic_stream *e = g_new(struct nic_stream, 1);
+      if (!num(v[2], &e->lanes) || !num(v[3], &e->bits_in) ||
+          !num(v[4], &e->bits_out) || !num(v[5], &e->passes) ||
+          !(e->lanes > 0) || !(e->bits_in > 0) || !(e->bits_out > 0)) {
+        g_free(e);
+        rc = fail(err, errlen,
+                  "%s:%zu: expected 'nic CODEC LANES BITS_IN BITS_OUT "
+                  "PASSES \"SOURCE\"' with LANES, BITS_IN, BITS_OUT > 0 "
+                  "and PASSES >= 0",
+                  file, ln + 1);
+      } else {
+        g_hash_table_replace(t->nic, g_strdup(v[1]), e);
+      }
     } else if (!strcmp(v[0], "gpu_bandwidth") && n == 2) {
       if (!num(v[1], &t->gpu_bw) || t->gpu_bw <= 0)
         rc = fail(err, errlen, "%s:%zu: gpu_bandwidth must be > 0", file,
@@ -121,7 +137,7 @@ int codec_costs_load(const char *path, struct codec_costs **out, char *err,
                   file, ln + 1);
     } else {
       rc = fail(err, errlen,
-                "%s:%zu: unknown line '%s' (expected cpu, gpu, "
+                "%s:%zu: unknown line '%s' (expected cpu, gpu, nic, "
                 "gpu_bandwidth or gpu_launch)",
                 file, ln + 1, v[0]);
     }
@@ -163,6 +179,14 @@ static gpointer lookup(GHashTable *h, const codec_t *c) {
 bool codec_costs_has(const struct codec_costs *t, const codec_t *c,
                      enum cost_place where) {
   return lookup(where == COST_GPU ? t->gpu : t->cpu, c) != NULL;
+}
+
+bool codec_costs_nic(const struct codec_costs *t, const codec_t *c,
+                     struct nic_stream *out) {
+  const struct nic_stream *e = t && c ? lookup(t->nic, c) : NULL;
+  if (e)
+    *out = *e;
+  return e != NULL;
 }
 
 double codec_cost_seconds(const struct codec_costs *t, const codec_t *c,

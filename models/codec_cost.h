@@ -6,11 +6,13 @@
  * nanoseconds per value of encoding and of decoding into an accumulator
  * (plus, for the sparse codecs, nanoseconds per payload byte), and for the
  * GPU a throughput model: passes of 4 bytes per value over the GPU's
- * memory at its bandwidth, plus a kernel launch per call. */
+ * memory at its bandwidth, plus a kernel launch per call; for the NIC,
+ * the parameters of the generic streaming engine (nic.h) per codec. */
 #ifndef GRADSIM_MODELS_CODEC_COST_H
 #define GRADSIM_MODELS_CODEC_COST_H
 
 #include "codec.h"
+#include "nic.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,5 +37,9 @@ double codec_cost_seconds(const struct codec_costs *t, const codec_t *c,
                           size_t payload);
 bool codec_costs_has(const struct codec_costs *t, const codec_t *c,
                      enum cost_place where);
+/* The streaming-engine parameters of C on the NIC ("nic" lines, looked up
+ * like the others); false when the table has none. */
+bool codec_costs_nic(const struct codec_costs *t, const codec_t *c,
+                     struct nic_stream *out);
 
 #endif

@@ -715,7 +715,7 @@ static int cmd_calibrate(int argc, char **argv) {
             "Measure the CPU cost of every codec setting of the seed papers "
             "(encode, and decode added into an accumulator, in nanoseconds "
             "per value) and write the cost table the simulator reads for "
-            "placement = cpu; the GPU lines of the shipped table are "
+            "placement = cpu; the GPU and NIC lines of the shipped table are "
             "copied unchanged.",
             opts);
   const char *where = "codec calibrate";
@@ -798,7 +798,7 @@ static int cmd_calibrate(int argc, char **argv) {
     g_free(buf);
     codec_state_free(st);
   }
-  /* The GPU model and its sources, from the shipped table. */
+  /* The GPU and NIC models and their sources, from the shipped table. */
   char *shipped = g_build_filename(model_dir(NULL), "codec_costs.conf", NULL);
   char *text = NULL;
   if (g_file_get_contents(shipped, &text, NULL, NULL)) {

@@ -25,7 +25,8 @@ static const char RUNS_HEADER[] =
     "algorithm,codec,placement,payload,mode,iterations,fusion_bytes,k,"
     "local_steps,seed,exchange_s,iteration_s,compute_s,codec_s,comm_s,"
     "reduce_s,idle_s,wire_bytes,formula_exchange_s,formula_rel_err,oracle,"
-    "fast_forwarded_steps\n";
+    "fast_forwarded_steps,packets,header_bytes,driver_s,nic_s,nic_busy,"
+    "nic_stall_cycles\n";
 static const char ITER_HEADER[] =
     "point,iteration,worker,start_s,end_s,compute_s,codec_s,comm_s,"
     "reduce_s,idle_s,exchange_s,wire_bytes\n";
@@ -94,8 +95,15 @@ static char *runs_row(const struct point *p, const struct run_result *r) {
   csv_num(s, isfinite(r->formula_s) && r->formula_s > 0
                  ? fabs(r->exchange_s - r->formula_s) / r->formula_s
                  : NAN);
-  g_string_append_printf(s, ",%s,%" G_GUINT64_FORMAT "\n", r->oracle,
+  g_string_append_printf(s, ",%s,%" G_GUINT64_FORMAT, r->oracle,
                          r->ff_steps);
+  csv_num(s, r->packets);
+  csv_num(s, r->header_bytes);
+  csv_num(s, r->driver_s);
+  csv_num(s, r->nic_s);
+  csv_num(s, r->nic_busy);
+  csv_num(s, r->nic_stall_cycles);
+  g_string_append_c(s, '\n');
   return g_string_free(s, FALSE);
 }
 
@@ -193,7 +201,8 @@ static void progress(guint done, guint total, bool tty) {
 /* runs.csv columns (0-based). */
 enum { COL_EXCHANGE = 17, COL_ITERATION, COL_COMPUTE, COL_CODEC, COL_COMM,
        COL_REDUCE, COL_IDLE, COL_WIRE, COL_FORMULA, COL_RELERR, COL_ORACLE,
-       COL_FF, NCOLS };
+       COL_FF, COL_PACKETS, COL_HEADER, COL_DRIVER, COL_NIC, COL_NIC_BUSY,
+       COL_NIC_STALLS, NCOLS };
 
 /* The fields of one CSV line (RFC 4180 quoting), g_ptr_array of strings. */
 static GPtrArray *csv_split(const char *c) {

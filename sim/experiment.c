@@ -257,6 +257,73 @@ static int k_costs(struct point *p, const char *v, char *e, size_t l) {
   p->costs = g_strdup(v);
   return 0;
 }
+/* A frequency: a number of Hz, or with a Hz, kHz, MHz or GHz suffix. */
+static int k_clock(struct point *p, const char *v, char *e, size_t l) {
+  static const struct {
+    const char *suffix;
+    double mult;
+  } units[] = {{"GHz", 1e9}, {"MHz", 1e6}, {"kHz", 1e3}, {"Hz", 1}};
+  char *end;
+  double x = g_ascii_strtod(v, &end);
+  double mult = 1;
+  const char *rest = end;
+  while (*rest == ' ')
+    rest++;
+  bool ok = end != v;
+  if (ok && *rest) {
+    ok = false;
+    for (size_t i = 0; i < G_N_ELEMENTS(units); i++)
+      if (!strcmp(rest, units[i].suffix)) {
+        mult = units[i].mult;
+        ok = true;
+      }
+  }
+  x *= mult;
+  if (!ok || !isfinite(x) || !(x > 0) || x > 1e12)
+    return bad(e, l,
+               "must be a frequency above 0 and at most 1THz, in Hz or "
+               "with a Hz, kHz, MHz or GHz suffix (e.g. 100MHz)");
+  p->nic.clock_hz = x;
+  return 0;
+}
+static int k_burst(struct point *p, const char *v, char *e, size_t l) {
+  int b = 0;
+  int rc = int_in(v, 1, 4096, &b, e, l);
+  if (!rc && b % 32)
+    return bad(e, l,
+               "must be a multiple of 32 bits (whole fp32 values), 32 to "
+               "4096; INCEPTIONN's AXI-stream bus is 256");
+  p->nic.burst_bits = (unsigned)b;
+  return rc;
+}
+static int k_framing(struct point *p, const char *v, char *e, size_t l) {
+  static const char *const names[] = {"none", "packets"};
+  int t;
+  int rc = choice(v, names, 2, &t, e, l);
+  p->framing.packets = t == 1;
+  return rc;
+}
+static int k_mtu(struct point *p, const char *v, char *e, size_t l) {
+  int x = 0;
+  int rc = int_in(v, 1, 1 << 20, &x, e, l);
+  p->framing.mtu = (unsigned)x;
+  return rc;
+}
+static int k_header(struct point *p, const char *v, char *e, size_t l) {
+  int x = 0;
+  int rc = int_in(v, 0, 65535, &x, e, l);
+  p->framing.header_bytes = (unsigned)x;
+  return rc;
+}
+static int k_frame(struct point *p, const char *v, char *e, size_t l) {
+  int x = 0;
+  int rc = int_in(v, 0, 65535, &x, e, l);
+  p->framing.frame_bytes = (unsigned)x;
+  return rc;
+}
+static int k_driver(struct point *p, const char *v, char *e, size_t l) {
+  return seconds(v, &p->framing.driver_s, e, l);
+}
 static int k_mode(struct point *p, const char *v, char *e, size_t l) {
   static const char *const names[] = {"sync", "overlap", "pipe"};
   int t;
@@ -372,6 +439,13 @@ static const struct key keys[] = {
     {"exchange", "csc_ratio", "0.1", k_csc_ratio},
     {"exchange", "fast_forward", "auto", k_fast_forward},
     {"exchange", "costs", "", k_costs},
+    {"nic", "clock", "100MHz", k_clock},
+    {"nic", "burst_bits", "256", k_burst},
+    {"nic", "framing", "none", k_framing},
+    {"nic", "mtu", "1500", k_mtu},
+    {"nic", "header_bytes", "40", k_header},
+    {"nic", "frame_bytes", "38", k_frame},
+    {"nic", "driver_s", "0.5us", k_driver},
     {"training", "mode", "sync", k_mode},
     {"training", "iterations", "10", k_iterations},
     {"training", "k", "2", k_k},
@@ -389,7 +463,7 @@ static const struct key keys[] = {
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 
 static const char *const sections[] = {"platform", "model", "exchange",
-                                       "training", "gradients"};
+                                       "nic", "training", "gradients"};
 
 static const struct key *find_key(const char *section, const char *name) {
   for (size_t i = 0; i < NKEYS; i++)
@@ -498,6 +572,8 @@ static int validate_point(struct point *p, char *e, size_t l) {
                "[platform] nodes = %d (workers, one per GPU) must be a "
                "multiple of gpus_per_node = %d on gpu-cluster",
                p->nodes, p->gpus_per_node);
+  if (nic_check(&p->nic, &p->framing, e, l) != 0)
+    return -EINVAL;
   if (p->k > 1 && p->mode != MODE_PIPE && p->k != 2)
     return bad(e, l, "[training] k applies to mode = pipe only");
   /* Stragglers: "W:F,W:F", W a worker, F >= 1 (a slowdown). */
@@ -532,6 +608,8 @@ static struct point *make_point(char **vals, const char *path,
                                 size_t l) {
   struct point *p = g_new0(struct point, 1);
   gradgen_defaults(&p->grad);
+  nic_engine_default(&p->nic);
+  nic_framing_default(&p->framing);
   p->k = 2;
   GString *cfg = g_string_new(NULL);
   const char *section = "";
@@ -605,7 +683,7 @@ struct experiment *experiment_load(const char *path, char **sets,
       known |= !strcmp(groups[gi], sections[s]);
     if (!known) {
       *err = g_strdup_printf("%s: unknown section [%s] (valid: platform, "
-                             "model, exchange, training, gradients)",
+                             "model, exchange, nic, training, gradients)",
                              path, groups[gi]);
       break;
     }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "gradgen.h"
+#include "nic.h"
 
 enum topology { TOPO_STAR, TOPO_FAT_TREE, TOPO_DRAGONFLY, TOPO_GPU, TOPO_FILE };
 enum payload { PAYLOAD_FULL, PAYLOAD_SAMPLED, PAYLOAD_NONE };
@@ -52,6 +53,9 @@ struct point {
   double csc_ratio;  /* csc: fraction of chunks exchanged */
   bool fast_forward;
   char *costs; /* codec cost table, "" for the shipped one */
+  /* [nic] */
+  struct nic_engine nic;
+  struct nic_framing framing;
   /* [training] */
   enum mode mode;
   int iterations;

@@ -107,11 +107,6 @@ int run_check(const struct point *p, char **err) {
                            p->aggregators, p->nodes);
     return -1;
   }
-  if (p->placement == PLACE_NIC) {
-    *err = g_strdup("[exchange] placement = nic: the NIC engine model is "
-                    "not part of this version (valid: cpu, gpu)");
-    return -1;
-  }
   codec_t *c = NULL;
   if (strcmp(p->codec, "none") != 0) {
     char e[CODEC_ERR_MAX];
@@ -682,6 +677,13 @@ static void summarize(struct run_result *r) {
   r->exchange_s = ex ? exch / ex : 0;
   r->simulated_s = simgrid_get_clock();
   r->iteration_s = r->simulated_s / n;
+  double per = (double)n * S.nworkers;
+  r->packets = S.net.packets / n;
+  r->header_bytes = S.net.header_bytes / n;
+  r->driver_s = S.net.driver_s / per;
+  r->nic_s = S.net.nic_s / per;
+  r->nic_busy = r->iteration_s > 0 ? r->nic_s / (2 * r->iteration_s) : 0;
+  r->nic_stall_cycles = S.net.nic_stalls / per;
   r->formula_s = formula_of();
   r->ff_steps = S.ff_steps;
   r->oracle = !S.oracle_ok ? "fail" : S.oracle_run ? "pass" : "na";
@@ -733,11 +735,21 @@ int run_point(const struct point *p, const char *workdir, bool trace,
     return -1;
   }
   S.costs = costs;
+  if (p->placement == PLACE_NIC && S.codec &&
+      strcmp(codec_name(S.codec), "inceptionn") != 0 &&
+      !codec_costs_nic(costs, S.codec, &S.nic_stream)) {
+    *err = g_strdup_printf("[exchange] placement = nic: the cost table "
+                           "has no 'nic' line for codec %s (see "
+                           "models/codec_costs.conf)",
+                           codec_spec(S.codec));
+    return -1;
+  }
   S.gamma = 1.0 / p->reduce_Bps;
   /* Ring legs in lockstep can be fast-forwarded (collectives/common.c):
    * a symmetric platform, everyone at the same speed, no data. */
   S.ff_ok = p->fast_forward && p->payload == PAYLOAD_NONE &&
-            p->topology == TOPO_STAR && p->mode == MODE_SYNC;
+            p->topology == TOPO_STAR && p->mode == MODE_SYNC &&
+            p->placement != PLACE_NIC && !p->framing.packets;
   for (int i = 0; i < p->nodes && S.ff_ok; i++)
     S.ff_ok = p->slowdown[i] == 1.0;
   S.nworkers = p->nodes;

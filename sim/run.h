@@ -16,7 +16,12 @@ struct run_result {
   double wire_bytes;
   double formula_s; /* NAN where no analytic model applies */
   const char *oracle; /* "pass", "fail" or "na" */
-  double nic_busy, nic_stall_cycles;
+  /* Packets (framing = packets) and the NIC engine (placement = nic). */
+  double packets, header_bytes; /* every sender's, like wire_bytes */
+  double driver_s;              /* per worker: its host's driver time */
+  double nic_s;                 /* per worker: its two engines' busy time */
+  double nic_busy;              /* nic_s / (2 iteration_s) */
+  double nic_stall_cycles;      /* per worker: both engines */
   double simulated_s; /* the whole run */
   uint64_t ff_steps;  /* ring steps worker 0 fast-forwarded, all phases */
   GString *iterations; /* iterations.csv rows, without header */

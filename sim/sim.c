@@ -2,6 +2,8 @@
 #include "sim.h"
 
 #include "codec_cost.h"
+#include "comm_rate.h"
+#include "nic.h"
 #include "platform.h"
 
 #include <simgrid/actor.h>
@@ -37,6 +39,19 @@ void msg_free(struct msg *m) {
 struct msg *msg_ref(struct msg *m) {
   m->refs++;
   return m;
+}
+
+void msg_bundle_add(struct msg *b, struct msg *part) {
+  b->parts = g_renew(struct msg *, b->parts, b->nparts + 1);
+  b->parts[b->nparts++] = msg_ref(part);
+  b->bytes += part->bytes;
+  /* On the NIC every part is a stream of packets of its own. */
+  b->nic_packets += part->nic_packets;
+  b->tx_s += part->tx_s;
+  b->rx_s += part->rx_s;
+  b->tx_stalls += part->tx_stalls;
+  b->rx_stalls += part->rx_stalls;
+  b->fill_s = fmax(b->fill_s, part->fill_s);
 }
 
 sg_mailbox_t sim_mailbox(struct sim *s, int src, int dst) {
@@ -162,16 +177,79 @@ void sim_reduce(struct worker *w, struct sim *s, uint64_t values) {
 /* The rank of the calling side: workers 0..P-1, aggregators P.. */
 static int rank_of(const struct coll_call *c) { return c->rank; }
 
+/* The packets M travels in: those of the uncompressed message when the
+ * NIC compressed it (it keeps their number), else as many as its bytes
+ * fill. */
+static uint64_t packets_of(const struct sim *s, const struct msg *m) {
+  if (m->nic_packets)
+    return m->nic_packets;
+  uint64_t mss = s->p->framing.mtu - s->p->framing.header_bytes;
+  return m->bytes ? (m->bytes + mss - 1) / mss : 1;
+}
+
 sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
+  struct sim *s = c->sim;
+  const struct nic_framing *f = &s->p->framing;
   m->src = rank_of(c);
   m->posted = sim_now();
-  if (c->w) {
-    c->w->wire_bytes += (double)m->bytes;
-  } else {
-    c->sim->aggr_wire_bytes += (double)m->bytes;
+  double wire = (double)m->bytes, rate = 0;
+  m->sent_packets = 0;
+  if (f->packets || m->tx_s > 0 || m->rx_s > 0) {
+    /* The stages of the packet pipeline: the host driver at each end,
+     * the NIC engines, the wire. SimGrid times the wire; the slowest
+     * other stage bounds the transfer's rate (models/nic.h). */
+    uint64_t pk = packets_of(s, m);
+    double driver = 0;
+    if (f->packets) {
+      double hdr = (double)pk * (f->header_bytes + f->frame_bytes);
+      wire += hdr;
+      driver = (double)pk * f->driver_s;
+      m->sent_packets = pk;
+      s->net.packets += (double)pk;
+      s->net.header_bytes += hdr;
+    }
+    double slow = fmax(fmax(m->tx_s, m->rx_s), driver);
+    if (slow > 0)
+      rate = wire / slow;
+    if (c->w) {
+      s->net.driver_s += driver;
+      s->net.nic_s += m->tx_s;
+      s->net.nic_stalls += m->tx_stalls;
+    }
   }
-  return sg_mailbox_put_async(sim_mailbox(c->sim, m->src, dst), m,
-                              (long)(m->bytes ? m->bytes : 1));
+  if (c->w) {
+    c->w->wire_bytes += wire;
+  } else {
+    s->aggr_wire_bytes += wire;
+  }
+  long size = wire >= 1 ? (long)wire : 1;
+  if (rate > 0)
+    return sim_put_async_rate(sim_mailbox(s, m->src, dst), m, size, rate);
+  return sg_mailbox_put_async(sim_mailbox(s, m->src, dst), m, size);
+}
+
+/* After M arrived at worker W (NULL: an aggregator): the receiving end's
+ * part of the pipeline that overlapping cannot hide (the last packet
+ * through the receiving driver and engine, the first through the
+ * sender's), and the receiving NIC's accounting. Returns the wait. */
+static double arrived(struct coll_call *c, const struct msg *m) {
+  struct sim *s = c->sim;
+  const struct nic_framing *f = &s->p->framing;
+  double fill = m->fill_s + (m->sent_packets ? 2 * f->driver_s : 0);
+  if (c->w) {
+    s->net.driver_s += (double)m->sent_packets * f->driver_s;
+    s->net.nic_s += m->rx_s;
+    s->net.nic_stalls += m->rx_stalls;
+  }
+  return fill;
+}
+
+static void fill_wait(struct coll_call *c, double fill) {
+  if (!(fill > 0))
+    return;
+  double t0 = sim_now();
+  sg_actor_sleep_for(fill);
+  sim_span(c->w, t0, sim_now(), ST_COMM);
 }
 
 void sim_wait_send(struct coll_call *c, sg_comm_t comm) {
@@ -203,6 +281,7 @@ struct msg *sim_recv(struct coll_call *c, int src) {
   mark_start(c, m, split);
   sim_span(c->w, t0, split, ST_IDLE);
   sim_span(c->w, split, t1, ST_COMM);
+  fill_wait(c, arrived(c, m));
   return m;
 }
 
@@ -223,6 +302,10 @@ void sim_recv_all(struct coll_call *c, const int *srcs, int n,
   double split = first > t0 ? first : t0;
   sim_span(c->w, t0, split, ST_IDLE);
   sim_span(c->w, split, t1, ST_COMM);
+  double fill = 0;
+  for (int i = 0; i < n; i++)
+    fill = fmax(fill, arrived(c, out[i]));
+  fill_wait(c, fill);
 }
 
 struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
@@ -249,6 +332,8 @@ void vec_held(const struct vec *v, uint64_t lo, uint64_t hi, size_t *a,
 static void codec_time(struct coll_call *c, bool encode, uint64_t n,
                        size_t payload) {
   struct sim *s = c->sim;
+  if (s->p->placement == PLACE_NIC)
+    return; /* the NIC engine's work travels with the message */
   double t = codec_cost_seconds(s->costs, s->codec,
                                 s->p->placement == PLACE_GPU ? COST_GPU : COST_CPU,
                                 encode,
@@ -264,6 +349,33 @@ static void codec_time(struct coll_call *c, bool encode, uint64_t n,
   } else {
     sim_cpu(c->w, t, ST_CODEC);
   }
+}
+
+/* placement = nic: the engines' work on M (encoded: its payload and
+ * size set), from the tags of its payload for INCEPTIONN, from the
+ * streaming model otherwise. The payload on the wire is the engine's. */
+static void nic_work(struct sim *s, struct msg *m) {
+  if (s->p->placement != PLACE_NIC)
+    return;
+  const struct nic_engine *e = &s->p->nic;
+  struct nic_msg nm;
+  if (!strcmp(codec_name(s->codec), "inceptionn") && m->m) {
+    uint8_t *tags = g_new(uint8_t, m->m);
+    xbt_assert(nic_inc_tags(m->data, m->len, m->m, tags) == 0,
+               "inceptionn payload of %zu values", m->m);
+    nic_inc_message(e, &s->p->framing, tags, m->m, m->n, &nm);
+    g_free(tags);
+    m->bytes = (uint64_t)ceil(nm.payload_bytes);
+  } else {
+    nic_stream_message(e, &s->p->framing, &s->nic_stream, m->n,
+                       (double)m->bytes, &nm);
+  }
+  m->nic_packets = nm.packets;
+  m->tx_s = nm.tx_cycles / e->clock_hz;
+  m->rx_s = nm.rx_cycles / e->clock_hz;
+  m->tx_stalls = nm.tx_stalls;
+  m->rx_stalls = nm.rx_stalls;
+  m->fill_s = nm.fill_cycles / e->clock_hz;
 }
 
 /* A message of V[lo, hi) without payload yet: counts, shadow. */
@@ -316,6 +428,7 @@ struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
      * with payload = none). */
     m->bytes = codec_bound(s->codec, m->n);
     codec_time(c, true, m->n, m->bytes);
+    nic_work(s, m);
     return m;
   }
   codec_state_t *own = NULL;
@@ -344,6 +457,7 @@ struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
                  ? m->len
                  : (uint64_t)ceill((long double)m->len * m->n / m->m);
   codec_time(c, true, m->n, m->bytes);
+  nic_work(s, m);
   return m;
 }
 
@@ -382,6 +496,14 @@ struct msg *sim_forward(const struct msg *m) {
   f->m = m->m;
   f->bytes = m->bytes;
   f->len = m->len;
+  /* Forwarded through the NIC again: decompressed on arrival, compressed
+   * anew with the same tags (INCEPTIONN's truncation is idempotent). */
+  f->nic_packets = m->nic_packets;
+  f->tx_s = m->tx_s;
+  f->rx_s = m->rx_s;
+  f->tx_stalls = m->tx_stalls;
+  f->rx_stalls = m->rx_stalls;
+  f->fill_s = m->fill_s;
   if (m->len)
     f->data = g_memdup2(m->data, m->len);
   if (m->exact)

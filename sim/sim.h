@@ -50,10 +50,20 @@ struct msg {
   double *exact;   /* shadow values (M), or NULL */
   struct msg **parts; /* a bundle: the messages it carries */
   size_t nparts;
+  /* Transport through the NIC engine (placement = nic), models/nic.h;
+   * zero otherwise. PACKETS counts the packets of the uncompressed
+   * message, which compression on the NIC keeps. */
+  uint64_t nic_packets;
+  double tx_s, rx_s;           /* compression, decompression engine time */
+  double tx_stalls, rx_stalls; /* engine stall cycles */
+  double fill_s;               /* what pipelining cannot hide */
+  uint64_t sent_packets;       /* framing: packets on the wire (sim_send) */
 };
 
 void msg_free(struct msg *m); /* drops one reference */
 struct msg *msg_ref(struct msg *m);
+/* Add PART (a new reference) to the bundle B: its size and NIC work. */
+void msg_bundle_add(struct msg *b, struct msg *part);
 
 struct sim;
 
@@ -84,7 +94,6 @@ struct worker {
   double acc[ST_NSTATES];
   double wire_bytes;  /* bytes this worker sent */
   double first_send;  /* time of its first send in the iteration, or -1 */
-  double nic_busy_s, nic_stall_cycles; /* NIC engine, placement = nic */
   double codec_host_s; /* codec time on the host (cpu or gpu placement) */
 };
 
@@ -99,7 +108,13 @@ struct iter_rec {
   double compute_s, codec_s, comm_s, reduce_s, idle_s;
   double wire_bytes;
   double exchange_start, exchange_end;
-  double nic_busy_s, nic_stall_cycles;
+};
+
+/* Packets and NIC engine work of the whole run (struct sim.net). */
+struct net_totals {
+  double packets, header_bytes; /* every sender's */
+  double driver_s;              /* workers' hosts, both ends */
+  double nic_s, nic_stalls;     /* workers' NIC engines */
 };
 
 struct codec_costs;
@@ -109,6 +124,10 @@ struct sim {
   const struct codec_costs *costs;
   uint64_t pack_count; /* seeds the fresh codec streams of sim_pack */
   double aggr_wire_bytes;
+  struct net_totals net;
+  /* placement = nic with a codec other than inceptionn: its streaming
+   * engine (codec_costs.conf). */
+  struct nic_stream nic_stream;
   struct model *model;
   const struct collective *coll;
   codec_t *codec; /* NULL for none */

@@ -6,6 +6,7 @@
 #include "formula.h"
 #include "gradgen.h"
 #include "model.h"
+#include "nic.h"
 #include "units.h"
 
 #include <errno.h>
@@ -611,4 +612,168 @@ Test(model, bad_files) {
   struct model_opts q = {NULL, "fp8", 0, NULL};
   cr_assert_eq(model_load("alexnet", &q, &m, err, sizeof err), -EINVAL);
   cr_assert(strstr(err, "fp32, mixed"), "%s", err);
+}
+
+/* ---- the NIC engine (models/nic.h), on hand-made bursts --------------- */
+
+static struct nic_engine engine(void) {
+  struct nic_engine e;
+  nic_engine_default(&e);
+  return e;
+}
+
+Test(nic, eight_zeros) {
+  struct nic_engine e = engine();
+  uint8_t tags[8] = {0};
+  uint16_t vb[2];
+  cr_assert_eq(nic_inc_vectors(&e, tags, 8, vb), 1);
+  cr_assert_eq(vb[0], 16, "tag vector only: %u bits", vb[0]);
+  struct nic_cost c;
+  nic_inc_compress(&e, vb, 1, 0, &c);
+  /* 16 bits: no whole output burst; the carry leaves padded at the end. */
+  cr_assert_eq(c.bits, 16);
+  cr_assert_eq(c.out_bursts, 0);
+  cr_assert(c.flush);
+  cr_assert_eq(c.stalls, 0);
+  cr_assert_eq(c.cycles, 2, "one in, one flush: %lu", (unsigned long)c.cycles);
+}
+
+Test(nic, eight_large_values_carry_and_stall) {
+  struct nic_engine e = engine();
+  uint8_t tags[8 * 17];
+  memset(tags, 3, sizeof tags);
+  uint16_t vb[17];
+  cr_assert_eq(nic_inc_vectors(&e, tags, 8, vb), 1);
+  cr_assert_eq(vb[0], 272);
+  struct nic_cost c;
+  /* One 272-bit vector: one burst out, a 16-bit carry flushed. */
+  nic_inc_compress(&e, vb, 1, 0, &c);
+  cr_assert_eq(c.out_bursts, 1);
+  cr_assert(c.flush);
+  cr_assert_eq(c.stalls, 0);
+  cr_assert_eq(c.cycles, 2);
+  /* Seventeen: the carry grows 16 bits a cycle; after sixteen it is a
+   * whole burst, so the seventeenth waits one cycle. 17 x 272 = 4624 bits:
+   * 18 whole bursts and 16 bits. */
+  cr_assert_eq(nic_inc_vectors(&e, tags, 8 * 17, vb), 17);
+  nic_inc_compress(&e, vb, 17, 0, &c);
+  cr_assert_eq(c.bits, 4624);
+  cr_assert_eq(c.out_bursts, 18);
+  cr_assert_eq(c.stalls, 1);
+  cr_assert_eq(c.cycles, 19);
+}
+
+/* A packet of five bursts behind two header bursts, error bound 2^-10:
+ *   A  eight zeros                      16 bits
+ *   B  eight 0.01 (8-bit fields)        16 + 64  =  80
+ *   C  eight 0.5 (16-bit fields)        16 + 128 = 144
+ *   D  eight 2.0 (32 bits kept)         16 + 256 = 272
+ *   E  four 2.0, four 0.5               16 + 128 + 64 = 208
+ * Compression, by hand (carry after each cycle): header 2 cycles; A 16;
+ * B 96; C 240; D 512 -> emit, 256; the carry is a whole burst: stall,
+ * emit, 0; E 208; flush. 9 cycles, 1 stall, 2 whole bursts, 720 bits.
+ * Decompression (buffer before/after, capacity 2 x 256 + 16, 768 bits
+ * in): header 2; stall, read -> 256; A 240, read -> 496; B 416; C 272,
+ * read -> 528; D 256; E 48. 8 cycles, 1 stall, 5 bursts of floats. */
+Test(nic, mixed_packet_by_hand) {
+  struct nic_engine e = engine();
+  float x[40];
+  for (int i = 0; i < 8; i++) {
+    x[i] = 0.0f;
+    x[8 + i] = i % 2 ? -0.01f : 0.01f;
+    x[16 + i] = 0.5f;
+    x[24 + i] = 2.0f;
+    x[32 + i] = i < 4 ? 2.0f : 0.5f;
+  }
+  codec_t *c;
+  cr_assert_eq(codec_create("inceptionn:eb=-10", &c, NULL, 0), 0);
+  unsigned char payload[256];
+  struct nic_cost ct, cd;
+  ptrdiff_t len = nic_inc_compress_packet(&e, c, x, 40, 2, payload,
+                                          sizeof payload, &ct);
+  cr_assert_eq(len, 90, "720 bits are 90 bytes: %td", len);
+  cr_assert_eq(ct.bits, 720);
+  cr_assert_eq(ct.cycles, 9);
+  cr_assert_eq(ct.stalls, 1);
+  cr_assert_eq(ct.out_bursts, 2);
+  cr_assert(ct.flush);
+  float y[40];
+  cr_assert_eq(nic_inc_decompress_packet(&e, c, payload, (size_t)len, 40, 2,
+                                         y, &cd),
+               0);
+  cr_assert_eq(cd.cycles, 8);
+  cr_assert_eq(cd.stalls, 1);
+  cr_assert_eq(cd.out_bursts, 5);
+  /* The INCEPTIONN reconstruction: 0.01 keeps floor(0.01 x 2^7) / 2^7,
+   * 0.5 and 2.0 are exact, zeros stay zero. */
+  for (int i = 0; i < 40; i++) {
+    float want = x[i];
+    if (i >= 8 && i < 16)
+      want = i % 2 ? -1.0f / 128 : 1.0f / 128;
+    cr_assert_eq(y[i], want, "value %d: %g, want %g", i, y[i], want);
+  }
+  /* A corrupted payload is refused, not costed. */
+  payload[0] = 0xff;
+  cr_assert_lt(nic_inc_decompress_packet(&e, c, payload, 3, 40, 2, y, &cd),
+               0);
+  codec_free(c);
+}
+
+Test(nic, packets_and_messages) {
+  struct nic_engine e = engine();
+  struct nic_framing f;
+  nic_framing_default(&f);
+  /* 1460 payload bytes hold 365 values (45 bursts and 5 values); 54
+   * header bytes (IP, TCP, MAC) are 2 bursts. */
+  cr_assert_eq(nic_packet_values(&e, &f), 365);
+  cr_assert_eq(nic_header_bursts(&e, &f), 2);
+  f.mtu = 9000;
+  cr_assert_eq(nic_packet_values(&e, &f), 2240);
+  f.mtu = 1500;
+  /* 1000 packets of zeros: each 46 vectors of 16 bits (the last of 5
+   * values) = 736 bits = 92 bytes, 2 + 46 cycles plus a flush to
+   * compress; a message of them sums per packet. */
+  size_t n = 365000;
+  uint8_t *tags = calloc(n, 1);
+  struct nic_msg m;
+  nic_inc_message(&e, &f, tags, n, n, &m);
+  cr_assert_eq(m.packets, 1000);
+  cr_assert_float_eq(m.payload_bytes, 1000 * 92.0, 1e-9);
+  cr_assert_float_eq(m.tx_cycles, 1000 * 49.0, 1e-9);
+  /* A sample of a tenth stands for the whole. */
+  nic_inc_message(&e, &f, tags, n / 10, n, &m);
+  cr_assert_eq(m.packets, 1000);
+  cr_assert_float_eq(m.tx_cycles, 1000 * 49.0, 1e-9);
+  free(tags);
+  /* The streaming engine: fp32 through, one burst a cycle plus headers;
+   * topk adds its selection passes before the first packet. */
+  struct nic_stream s = {8, 256, 256, 0};
+  cr_assert_eq(nic_stream_cycles(&e, &s, true, 360, 360 * 32, 2), 47);
+  cr_assert_eq(nic_stream_cycles(&e, &s, false, 360, 360 * 32, 2), 47);
+  /* 3600 values: nine packets of 365 (46 bursts + 2 header bursts) and
+   * one of 315 (40 + 2); the four passes read 450 bursts each. */
+  s.passes = 4;
+  nic_stream_message(&e, &f, &s, 3600, 3600 * 4.0, &m);
+  cr_assert_eq(m.packets, 10);
+  cr_assert_float_eq(m.tx_cycles, 9 * 48.0 + 42 + 4 * 450.0, 1e-9);
+  cr_assert_float_eq(m.rx_cycles, 9 * 48.0 + 42, 1e-9);
+}
+
+Test(nic, bad_parameters) {
+  struct nic_engine e = engine();
+  struct nic_framing f;
+  nic_framing_default(&f);
+  char err[256];
+  cr_assert_eq(nic_check(&e, &f, err, sizeof err), 0);
+  e.clock_hz = 0;
+  cr_assert_eq(nic_check(&e, &f, err, sizeof err), -EINVAL);
+  cr_assert(strstr(err, "clock"), "%s", err);
+  e = engine();
+  e.burst_bits = 100;
+  cr_assert_eq(nic_check(&e, &f, err, sizeof err), -EINVAL);
+  cr_assert(strstr(err, "multiple of 32"), "%s", err);
+  e = engine();
+  f.mtu = 60;
+  cr_assert_eq(nic_check(&e, &f, err, sizeof err), -EINVAL);
+  cr_assert(strstr(err, "mtu"), "%s", err);
 }

@@ -238,3 +238,75 @@ Test(sim, straggler_slows_the_iteration) {
   cr_expect_gt(r.iteration_s, 0.2, "iteration %.9g", r.iteration_s);
   cr_expect_lt(r.iteration_s, 0.201, "iteration %.9g", r.iteration_s);
 }
+
+/* ---- the NIC engine in the simulation (placement = nic) --------------- */
+
+/* Two workers, a ring, fp32 on the NIC at 100 Gbps: the engine (one
+ * 256-bit burst a cycle at 100 MHz, 25.6 Gbps) is slower than the link, so
+ * each leg takes the engine's time. Each leg carries 365000 values, 1000
+ * packets of 365 (MTU 1500) costing 46 bursts + 2 header bursts: 48000
+ * cycles, 480 us, against 116.8 us on the wire; plus the latency and the
+ * fill (one packet through each engine and their depths: 102 cycles).
+ * The reduce-scatter leg adds its summation, 1.46 MB at 5 GB/s. */
+Test(nic, engine_bound_ring) {
+  struct run_result r;
+  simulate("[platform]\nnodes = 2\nbandwidth = 100Gbps\nlatency = 1us\n"
+           "ideal = true\n[model]\nname = synthetic\nparams = 730000\n"
+           "[exchange]\nalgorithm = ring\ncodec = fp32\nplacement = nic\n"
+           "payload = none\nreduce_rate = 5GBps\n[training]\niterations = 1\n",
+           &r);
+  double leg = 1e-6 + 480e-6 + 1.02e-6, want = 2 * leg + 292e-6;
+  cr_expect(fabs(r.exchange_s - want) <= 1e-9 * want,
+            "exchange %.12g s, want %.12g s", r.exchange_s, want);
+  cr_expect_eq(r.codec_s, 0, "no host codec time on the NIC");
+  /* Both engines of each NIC worked 2 x 480 us. */
+  cr_expect(fabs(r.nic_s - 2 * 2 * 480e-6) < 1e-12, "nic_s %.12g", r.nic_s);
+  cr_expect(r.nic_busy > 0 && r.nic_busy <= 1, "nic_busy %g", r.nic_busy);
+  run_result_clear(&r);
+}
+
+/* The same at 10 Gbps with framing: the wire is the bottleneck again, and
+ * each packet carries 78 header and framing bytes: 1000 packets of 1538
+ * bytes per leg, 1.538 MB at 1.25 GB/s. The driver (0.5 us a packet, 500
+ * us) is faster than the wire (1230.4 us). Fill: the engines' 1.02 us and
+ * one packet through the driver at each end. */
+Test(nic, framing_wire_bound) {
+  struct run_result r;
+  simulate("[platform]\nnodes = 2\nbandwidth = 10Gbps\nlatency = 1us\n"
+           "ideal = true\n[model]\nname = synthetic\nparams = 730000\n"
+           "[exchange]\nalgorithm = ring\ncodec = fp32\nplacement = nic\n"
+           "payload = none\nreduce_rate = 5GBps\n[nic]\nframing = packets\n"
+           "[training]\niterations = 1\n",
+           &r);
+  double leg = 1e-6 + 1538000 / 1.25e9 + 1.02e-6 + 1e-6;
+  double want = 2 * leg + 292e-6;
+  cr_expect(fabs(r.exchange_s - want) <= 1e-9 * want,
+            "exchange %.12g s, want %.12g s", r.exchange_s, want);
+  cr_expect_eq(r.packets, 4000, "2 workers x 2 legs x 1000: %g", r.packets);
+  cr_expect_eq(r.header_bytes, 4000 * 78.0);
+  cr_expect(fabs(r.driver_s - 2 * 2 * 1000 * 0.5e-6) < 1e-12,
+            "driver_s %.12g", r.driver_s);
+  run_result_clear(&r);
+}
+
+/* INCEPTIONN on the NIC keeps the packet count of the uncompressed
+ * message: a ring of four workers makes 2 (p - 1) = 6 legs of 365000
+ * values each, 1000 packets a leg, 24000 packets in all; each shorter than
+ * 1460 payload bytes, and no codec work on the host. */
+Test(nic, inceptionn_keeps_packets) {
+  struct run_result r;
+  simulate("[platform]\nnodes = 4\nbandwidth = 10Gbps\nlatency = 5us\n"
+           "[model]\nname = synthetic\nparams = 1460000\n"
+           "[exchange]\nalgorithm = inceptionn\ncodec = inceptionn:eb=-10\n"
+           "placement = nic\npayload = full\n[nic]\nframing = packets\n"
+           "[training]\niterations = 1\n",
+           &r);
+  cr_expect_eq(r.packets, 24000, "packets %g", r.packets);
+  cr_expect_eq(r.header_bytes, 24000 * 78.0);
+  double payload = r.wire_bytes - r.header_bytes;
+  cr_expect_lt(payload, 24000 * 1460.0 / 4, "payload %g bytes", payload);
+  cr_expect_eq(r.codec_s, 0);
+  cr_expect_gt(r.nic_s, 0);
+  cr_expect_str_eq(r.oracle, "pass");
+  run_result_clear(&r);
+}

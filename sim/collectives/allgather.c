@@ -11,12 +11,9 @@
 static struct msg *bundle(struct msg **parts, int p) {
   struct msg *b = g_new0(struct msg, 1);
   b->refs = 1;
-  b->parts = g_new(struct msg *, p);
   for (int i = 0; i < p; i++)
-    if (parts[i]) {
-      b->parts[b->nparts++] = msg_ref(parts[i]);
-      b->bytes += parts[i]->bytes;
-    }
+    if (parts[i])
+      msg_bundle_add(b, parts[i]);
   return b;
 }
 

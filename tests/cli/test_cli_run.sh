@@ -188,6 +188,35 @@ for e in "$SRC"/experiments/*.ini; do
     "$([ $RC = 2 ] && grep -q 'iterations' "$L/err"; echo $?)" "$(err_head)"
 done
 
+# ---- the NIC engine: placement = nic ------------------------------------
+# INCEPTIONN on the NIC keeps the packet count of the uncompressed ring
+# and spends no host time on the codec; on the CPU it sends fewer packets
+# and pays the codec; the engine's busy fraction and stalls are reported.
+if run_ok "placement sweep with packets runs" run small.ini --out nic \
+  --set exchange.algorithm=inceptionn --set exchange.payload=full \
+  --set 'exchange.codec=none,inceptionn:eb=-10' \
+  --set exchange.placement=cpu,nic --set nic.framing=packets; then
+  pk_none=$(csv_get nic/runs.csv 1 packets)
+  pk_cpu=$(csv_get nic/runs.csv 3 packets)
+  pk_nic=$(csv_get nic/runs.csv 4 packets)
+  check "nic keeps the packet count ($pk_nic vs $pk_none)" \
+    "$([ "$pk_nic" = "$pk_none" ]; echo $?)"
+  check "cpu placement sends fewer packets ($pk_cpu)" \
+    "$(awk -v a="$pk_cpu" -v b="$pk_none" 'BEGIN { exit !(a < b / 4) }'; echo $?)"
+  check "nic placement: no host codec time, engine busy, oracle passes" \
+    "$(awk -F, 'NR == 5 { exit !($21 == 0 && $34 > 0 && $34 <= 1 && $35 > 0 && $28 == "pass") }' nic/runs.csv; echo $?)"
+  check "cpu placement: host codec time, engine idle" \
+    "$(awk -F, 'NR == 4 { exit !($21 > 0 && $33 == 0) }' nic/runs.csv; echo $?)"
+  # The shipped what-if experiment and its table script.
+  if run_ok "nic-ratio experiment runs" run "$SRC/experiments/nic-ratio.ini" \
+    --out ratio --set model.name=synthetic --set model.params=200000 \
+    --set training.iterations=1; then
+    awk -f "$SRC/plots/nic_table.awk" ratio/config.txt ratio/runs.csv >table
+    check "nic table: one line per point, ratios above 1 for the codecs" \
+      "$(awk 'NR > 1 { n++; if ($6 != "none" && !($7 > 1)) bad = 1 } END { exit !(n == 24 && !bad) }' table; echo $?)"
+  fi
+fi
+
 # ---- bad input: status 2, one line, nothing written -----------------------
 bad() { # NAME EXPECT-IN-MESSAGE ARGS...
   local name=$1 want=$2
@@ -263,6 +292,16 @@ bad "ps without aggregators" "aggregators" run small.ini --out never \
 bad "full payload that cannot fit" "sampled" run small.ini --out never \
   --set exchange.payload=full --set model.params=100000000000 \
   --set platform.nodes=1024
+bad "NIC engine clock 0" "frequency above 0" run small.ini --out never \
+  --set exchange.placement=nic --set nic.clock=0
+bad "NIC burst width not a multiple of 32" "multiple of 32" run small.ini \
+  --out never --set nic.burst_bits=100
+bad "MTU smaller than its headers" "smaller than its headers" run small.ini \
+  --out never --set nic.framing=packets --set nic.mtu=60
+bad "negative driver time" "driver_s" run small.ini --out never \
+  --set nic.driver_s=-1us
+bad "unknown [nic] key" "valid: clock" run small.ini --out never \
+  --set nic.fifo=3
 bad "bad --jobs" "jobs" run small.ini --out never --jobs -1
 bad "--out is a file" "not a directory" run small.ini --out small.ini
 

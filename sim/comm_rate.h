@@ -1,0 +1,19 @@
+/* sim/comm_rate.h: a rate-limited asynchronous send (comm_rate.cpp). */
+#ifndef GRADSIM_SIM_COMM_RATE_H
+#define GRADSIM_SIM_COMM_RATE_H
+
+#include <simgrid/forward.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* sg_mailbox_put_async with the transfer's rate bounded by RATE_BPS bytes
+ * per second (<= 0: no bound). Wait on the result with sg_comm_wait. */
+sg_comm_t sim_put_async_rate(sg_mailbox_t mailbox, void *payload, long bytes,
+                             double rate_Bps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
