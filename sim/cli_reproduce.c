@@ -83,6 +83,8 @@ static char **sets_of(const struct repro *r, const struct repro_variant *v) {
     g_ptr_array_add(s, g_strdup(g_ptr_array_index(v->sets, i)));
   for (guint i = 0; i < r->sets->len; i++)
     g_ptr_array_add(s, g_strdup(g_ptr_array_index(r->sets, i)));
+  for (guint i = 0; v && i < v->quick_sets->len; i++)
+    g_ptr_array_add(s, g_strdup(g_ptr_array_index(v->quick_sets, i)));
   g_ptr_array_add(s, NULL);
   return (char **)g_ptr_array_free(s, FALSE);
 }

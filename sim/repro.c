@@ -674,6 +674,7 @@ int expr_eval(const struct expr *e, const struct table *t,
 static void variant_free(struct repro_variant *v) {
   g_free(v->label);
   g_ptr_array_free(v->sets, TRUE);
+  g_ptr_array_free(v->quick_sets, TRUE);
   g_free(v);
 }
 
@@ -978,13 +979,23 @@ struct repro *repro_load(const char *path, bool quick, char **err) {
       if (hash)
         *hash = '\0';
       v->sets = g_ptr_array_new_with_free_func(g_free);
+      v->quick_sets = g_ptr_array_new_with_free_func(g_free);
       g_ptr_array_add(r->variants, v);
       if (!*v->label)
         *err = g_strdup_printf("%s: [%s] needs a label", path, g);
       for (char **k = ks; *k && !*err; k++) {
+        if (g_str_has_prefix(*k, "quick.") && is_sim_key(*k + 6)) {
+          char *val = get(kf, g, *k);
+          if (quick)
+            g_ptr_array_add(v->quick_sets,
+                            g_strdup_printf("%s=%s", *k + 6, val));
+          g_free(val);
+          continue;
+        }
         if (!is_sim_key(*k)) {
           *err = g_strdup_printf("%s: [%s] key '%s' must be section.key of "
-                                 "the simulation (e.g. exchange.codec)",
+                                 "the simulation (e.g. exchange.codec), or "
+                                 "quick.section.key",
                                  path, g, *k);
           break;
         }

@@ -14,7 +14,9 @@
  *                                [reproduce] parameters
  *   [reproduce.variant LABEL]    section.key = value overrides: one
  *                                simulated design (kind run); a LABEL#part
- *                                suffix adds more points under LABEL
+ *                                suffix adds more points under LABEL;
+ *                                quick.section.key = value applies with
+ *                                --quick only, after [reproduce.quick]
  *   [reproduce.derive]           NAME = EXPR: extra columns of runs.csv,
  *                                computed per row
  *   [reproduce.claim ID]         text, source, value (EXPR), by, paper,
@@ -83,8 +85,9 @@ enum repro_kind {
 };
 
 struct repro_variant {
-  char *label;     /* LABEL without any #part */
-  GPtrArray *sets; /* "section.key=value" */
+  char *label;           /* LABEL without any #part */
+  GPtrArray *sets;       /* "section.key=value" */
+  GPtrArray *quick_sets; /* its quick.section.key keys, with --quick only */
 };
 
 enum paper_kind { PAPER_VALUE, PAPER_RANGE, PAPER_GT, PAPER_LT };
