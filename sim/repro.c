@@ -727,36 +727,47 @@ const char *repro_param(const struct repro *r, const char *key,
   return v ? v : def;
 }
 
-static int parse_paper(const char *s, struct paper_value *pv) {
+/* A whole number string: the entire text is one finite number. */
+static bool parse_number(const char *s, double *out) {
   char *end;
+  while (*s == ' ')
+    s++;
+  double v = g_ascii_strtod(s, &end);
+  if (end == s)
+    return false;
+  while (*end == ' ')
+    end++;
+  if (*end || !isfinite(v))
+    return false;
+  *out = v;
+  return true;
+}
+
+static int parse_paper(const char *s, struct paper_value *pv) {
   const char *t = s;
   while (*t == ' ')
     t++;
   memset(pv, 0, sizeof *pv);
+  const char *dots = strstr(t, "..");
+  bool ok;
   if (*t == '>' || *t == '<') {
     pv->kind = *t == '>' ? PAPER_GT : PAPER_LT;
-    pv->lo = pv->hi = g_ascii_strtod(t + 1, &end);
-    if (end == t + 1 || *g_strchug(end))
-      return -EINVAL;
+    ok = parse_number(t + 1, &pv->lo);
+    pv->hi = pv->lo;
+  } else if (dots) {
+    /* LO..HI: "1..2" must not read as "1." then ".2". */
+    char *lo = g_strndup(t, (gsize)(dots - t));
+    pv->kind = PAPER_RANGE;
+    ok = parse_number(lo, &pv->lo) && parse_number(dots + 2, &pv->hi) &&
+         pv->lo <= pv->hi;
+    g_free(lo);
   } else {
-    pv->lo = g_ascii_strtod(t, &end);
-    if (end == t)
-      return -EINVAL;
-    if (!strncmp(end, "..", 2)) {
-      const char *h = end + 2;
-      pv->kind = PAPER_RANGE;
-      pv->hi = g_ascii_strtod(h, &end);
-      if (end == h || pv->hi < pv->lo)
-        return -EINVAL;
-    } else {
-      pv->kind = PAPER_VALUE;
-      pv->hi = pv->lo;
-    }
-    while (*end == ' ')
-      end++;
-    if (*end)
-      return -EINVAL;
+    pv->kind = PAPER_VALUE;
+    ok = parse_number(t, &pv->lo);
+    pv->hi = pv->lo;
   }
+  if (!ok)
+    return -EINVAL;
   pv->text = g_strstrip(g_strdup(s));
   return 0;
 }
