@@ -243,13 +243,6 @@ static struct table *run_variants(const struct job *j, const char *dir,
     if (pid < 0)
       cli_env_failure("reproduce: fork failed: %s", g_strerror(errno));
     if (pid == 0) {
-      /* Relative paths in experiments (file: platforms) are from the
-       * repository root: the experiments directory's parent. */
-      char *edir = g_path_get_dirname(r->path);
-      char *root = g_path_get_dirname(edir);
-      if (chdir(root) != 0)
-        cli_env_failure("reproduce: cannot enter %s: %s", root,
-                        g_strerror(errno));
       /* cli_run parses (and may reorder) its argv: a copy. */
       char **argv = g_strdupv((char **)args->pdata);
       int rc = cli_run((int)args->len - 1, argv);
@@ -433,6 +426,23 @@ int cli_reproduce(int argc, char **argv) {
   if (g_file_test(out, G_FILE_TEST_EXISTS) &&
       !g_file_test(out, G_FILE_TEST_IS_DIR))
     cli_bad_input("reproduce: --out %s exists and is not a directory", out);
+  /* Relative paths inside experiments (file: platforms, cost tables) are
+   * from the repository root, the experiments directory's parent: work
+   * from there, with every path of our own made absolute first. */
+  char *cwd = g_get_current_dir();
+  char *paths[] = {out, exp_dir, plots_dir};
+  for (int i = 0; i < 3; i++)
+    if (!g_path_is_absolute(paths[i])) {
+      char *abs = g_build_filename(cwd, paths[i], NULL);
+      g_free(paths[i]);
+      paths[i] = abs;
+    }
+  out = paths[0], exp_dir = paths[1], plots_dir = paths[2];
+  char *root = g_path_get_dirname(exp_dir);
+  if (chdir(root) != 0)
+    cli_bad_input("reproduce: cannot enter %s: %s", root, g_strerror(errno));
+  g_free(root);
+  g_free(cwd);
 
   /* Everything is loaded and checked before anything runs or is written. */
   GPtrArray *jobs_ = g_ptr_array_new_with_free_func((GDestroyNotify)job_free);
@@ -444,12 +454,6 @@ int cli_reproduce(int argc, char **argv) {
   }
 
   mkdir_or_die(out);
-  if (!g_path_is_absolute(out)) {
-    char *cwd = g_get_current_dir(), *abs = g_build_filename(cwd, out, NULL);
-    g_free(cwd);
-    g_free(out);
-    out = abs;
-  }
   GArray *done = g_array_new(FALSE, TRUE, sizeof(struct done));
   for (guint i = 0; i < jobs_->len; i++) {
     const struct job *j = g_ptr_array_index(jobs_, i);
