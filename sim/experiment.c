@@ -743,6 +743,11 @@ struct experiment *experiment_load_data(const char *path, const char *data,
   gsize ngroups;
   char **groups = g_key_file_get_groups(kf, &ngroups);
   for (gsize gi = 0; gi < ngroups && !*err; gi++) {
+    /* [reproduce] and [reproduce.*]: what `gradsim reproduce` compares
+     * with a paper (sim/repro.h); a plain run ignores them. */
+    if (!strcmp(groups[gi], "reproduce") ||
+        g_str_has_prefix(groups[gi], "reproduce."))
+      continue;
     bool known = false;
     for (size_t s = 0; s < G_N_ELEMENTS(sections); s++)
       known |= !strcmp(groups[gi], sections[s]);

@@ -13,6 +13,8 @@ static const struct {
      "simulate an experiment (a sweep of points) and write its results"},
     {"merge", cli_merge,
      "join the result directories of a sweep run on several machines"},
+    {"reproduce", cli_reproduce,
+     "reproduce the seed papers' figures and tables, with a report"},
     {"platform", cli_platform,
      "write the SimGrid platform XML an experiment point simulates on"},
     {"codec", cli_codec,

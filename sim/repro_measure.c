@@ -1,0 +1,392 @@
+/* sim/repro_measure.c: the reproductions that measure codecs instead of
+ * simulating (repro_measure.h): payload sizes on each model's synthetic
+ * gradients (INCEPTIONN Fig. 14 and Table III, 3LC Table 2) and the time
+ * of communication-set selection on this CPU (RedSync Fig. 3). */
+#include "repro_measure.h"
+
+#include "codec.h"
+#include "formula.h"
+#include "gradgen.h"
+#include "inceptionn.h"
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+GPtrArray *repro_split_specs(const char *text) {
+  GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+  char **parts = g_strsplit(text ? text : "", ";", -1);
+  for (char **p = parts; *p; p++)
+    if (*g_strstrip(*p))
+      g_ptr_array_add(out, g_strdup(*p));
+  g_strfreev(parts);
+  return out;
+}
+
+/* A whole number >= 1, or 2^K. */
+static bool parse_count(const char *s, double *out) {
+  char *end;
+  if (!strncmp(s, "2^", 2)) {
+    long k = strtol(s + 2, &end, 10);
+    if (*end || k < 0 || k > 40)
+      return false;
+    *out = ldexp(1, (int)k);
+    return true;
+  }
+  double v = g_ascii_strtod(s, &end);
+  if (end == s || *end || !(v >= 1) || v != floor(v) || v > 1e12)
+    return false;
+  *out = v;
+  return true;
+}
+
+static int param_count(const struct repro *r, const char *key,
+                       const char *def, double lo, double hi, double *out,
+                       char **err) {
+  const char *v = repro_param(r, key, def);
+  if (!parse_count(v, out) || *out < lo || *out > hi) {
+    *err = g_strdup_printf("%s: [reproduce] %s = %s: must be a whole number "
+                           "(or 2^K) in %g..%g",
+                           r->path, key, v, lo, hi);
+    return -1;
+  }
+  return 0;
+}
+
+/* The codecs and their labels, checked. */
+static int codecs_of(const struct repro *r, GPtrArray **specs,
+                     GPtrArray **labels, GPtrArray **codecs, char **err) {
+  *specs = repro_split_specs(repro_param(r, "codecs", ""));
+  *labels = repro_split_specs(repro_param(r, "labels", ""));
+  *codecs = g_ptr_array_new_with_free_func((GDestroyNotify)codec_free);
+  if (!(*specs)->len) {
+    *err = g_strdup_printf("%s: [reproduce] codecs = SPEC; SPEC; ... is "
+                           "required for kind = %s",
+                           r->path,
+                           r->kind == REPRO_CODEC_RATIO ? "codec-ratio"
+                                                        : "select-time");
+    return -1;
+  }
+  if ((*labels)->len && (*labels)->len != (*specs)->len) {
+    *err = g_strdup_printf("%s: [reproduce] labels has %u entries for %u "
+                           "codecs",
+                           r->path, (*labels)->len, (*specs)->len);
+    return -1;
+  }
+  for (guint i = 0; i < (*specs)->len; i++) {
+    codec_t *c;
+    char msg[CODEC_ERR_MAX];
+    if (codec_create(g_ptr_array_index(*specs, i), &c, msg, sizeof msg)) {
+      *err = g_strdup_printf("%s: [reproduce] codecs: %s", r->path, msg);
+      return -1;
+    }
+    g_ptr_array_add(*codecs, c);
+    if (!(*labels)->len || i >= (*labels)->len)
+      g_ptr_array_add(*labels, g_strdup(g_ptr_array_index(*specs, i)));
+  }
+  return 0;
+}
+
+int repro_measure_check(const struct repro *r, const struct experiment *e,
+                        char **err) {
+  GPtrArray *specs, *labels, *codecs;
+  int rc = codecs_of(r, &specs, &labels, &codecs, err);
+  double x;
+  if (!rc && r->kind == REPRO_CODEC_RATIO)
+    rc = param_count(r, "sample", "65536", 64, 1 << 26, &x, err) ||
+                 param_count(r, "steps", "1", 1, 10000, &x, err)
+             ? -1
+             : 0;
+  if (!rc && r->kind == REPRO_SELECT_TIME) {
+    rc = param_count(r, "runs", "5", 1, 1000, &x, err) ||
+                 param_count(r, "steps", "5", 1, 1000, &x, err)
+             ? -1
+             : 0;
+    GPtrArray *sizes = repro_split_specs(repro_param(r, "sizes", ""));
+    if (!rc && !sizes->len) {
+      *err = g_strdup_printf("%s: [reproduce] sizes = N; N; ... (values, or "
+                             "2^K) is required for kind = select-time",
+                             r->path);
+      rc = -1;
+    }
+    for (guint i = 0; !rc && i < sizes->len; i++)
+      if (!parse_count(g_ptr_array_index(sizes, i), &x) || x > (1u << 28)) {
+        *err = g_strdup_printf("%s: [reproduce] sizes: '%s' must be a whole "
+                               "number of values (or 2^K) up to 2^28",
+                               r->path,
+                               (char *)g_ptr_array_index(sizes, i));
+        rc = -1;
+      }
+    g_ptr_array_free(sizes, TRUE);
+    const char *fname = repro_param(r, "allreduce", "rabenseifner");
+    const struct formula *f = formula_find(fname);
+    if (!rc && !f) {
+      *err = g_strdup_printf("%s: [reproduce] allreduce = %s: not a formula "
+                             "(see gradsim formula --list)",
+                             r->path, fname);
+      rc = -1;
+    }
+  }
+  if (!rc && r->kind == REPRO_CODEC_RATIO) {
+    for (guint i = 0; i < e->points->len && !rc; i++) {
+      const struct point *p = g_ptr_array_index(e->points, i);
+      struct model *m;
+      char msg[512];
+      struct model_opts o = {p->device, p->precision, p->batch, NULL};
+      if (strcmp(p->model, "synthetic") == 0 ||
+          model_load(p->model, &o, &m, msg, sizeof msg) != 0) {
+        *err = g_strdup_printf("%s: [model] name = %s: %s", r->path, p->model,
+                               strcmp(p->model, "synthetic")
+                                   ? msg
+                                   : "codec-ratio needs a model file");
+        rc = -1;
+      } else {
+        model_free(m);
+      }
+    }
+  }
+  g_ptr_array_free(specs, TRUE);
+  g_ptr_array_free(labels, TRUE);
+  g_ptr_array_free(codecs, TRUE);
+  return rc;
+}
+
+static char *num(double v) {
+  return isfinite(v) ? g_strdup_printf("%.9g", v) : g_strdup("");
+}
+
+static struct table *columns(const char *const *names, size_t n) {
+  struct table *t = table_new();
+  for (size_t i = 0; i < n; i++)
+    table_add_col(t, names[i]);
+  return t;
+}
+
+struct table *repro_codec_ratio(const struct repro *r,
+                                const struct experiment *e, char **err) {
+  GPtrArray *specs, *labels, *codecs;
+  if (codecs_of(r, &specs, &labels, &codecs, err) != 0)
+    return NULL;
+  double sample_d, steps_d;
+  param_count(r, "sample", "65536", 64, 1 << 26, &sample_d, err);
+  param_count(r, "steps", "1", 1, 10000, &steps_d, err);
+  size_t sample = (size_t)sample_d, steps = (size_t)steps_d;
+  static const char *const cols[] = {
+      "model",      "label",      "codec",       "params",
+      "sample",     "steps",      "bits_per_value", "ratio",
+      "share_2bit", "share_10bit", "share_18bit", "share_34bit"};
+  struct table *t = columns(cols, G_N_ELEMENTS(cols));
+  float *x = g_new(float, sample);
+  for (guint pi = 0; pi < e->points->len; pi++) {
+    const struct point *p = g_ptr_array_index(e->points, pi);
+    struct model *m;
+    char msg[512];
+    struct model_opts o = {p->device, p->precision, p->batch, NULL};
+    if (model_load(p->model, &o, &m, msg, sizeof msg) != 0) {
+      *err = g_strdup_printf("%s: %s", r->path, msg);
+      table_free(t);
+      t = NULL;
+      break;
+    }
+    for (guint ci = 0; ci < codecs->len; ci++) {
+      const codec_t *c = g_ptr_array_index(codecs, ci);
+      bool inc = !strcmp(codec_name(c), "inceptionn");
+      double bytes = 0, counts[4] = {0};
+      size_t cap = codec_bound(c, sample);
+      unsigned char *out = g_malloc(cap);
+      /* One stream per tensor, as in the simulator: error feedback
+       * carries from step to step. Each tensor is represented by up to
+       * SAMPLE of its values, its bytes scaled to its size. */
+      for (size_t ti = 0; ti < m->ntensors; ti++) {
+        uint64_t el = m->tensors[ti].elements;
+        size_t n = el < sample ? (size_t)el : sample;
+        double scale = (double)el / (double)n;
+        codec_state_t *st;
+        if (codec_state_create(c, n, p->grad.seed, &st) != 0) {
+          *err = g_strdup("out of memory for a codec state");
+          g_free(out);
+          g_free(x);
+          model_free(m);
+          table_free(t);
+          return NULL;
+        }
+        for (size_t s = 0; s < steps; s++) {
+          gradgen_fill(&p->grad, 0, (uint32_t)ti, s, 1.0, 0, x, n);
+          ptrdiff_t len = codec_encode(st, x, n, out, cap);
+          if (len < 0) {
+            *err = g_strdup_printf("%s: %s on %s's gradients: %s", r->path,
+                                   codec_spec(c), p->model,
+                                   codec_strerror((int)len));
+            codec_state_free(st);
+            g_free(out);
+            g_free(x);
+            model_free(m);
+            table_free(t);
+            return NULL;
+          }
+          bytes += (double)len * scale;
+          if (inc) {
+            uint64_t k[4];
+            if (inceptionn_scan(out, (size_t)len, n, NULL, k) == 0)
+              for (int j = 0; j < 4; j++)
+                counts[j] += (double)k[j] * scale;
+          }
+        }
+        codec_state_free(st);
+      }
+      g_free(out);
+      double values = (double)m->params * (double)steps;
+      double bits = 8.0 * bytes / values;
+      GPtrArray *f = g_ptr_array_new();
+      g_ptr_array_add(f, g_strdup(p->model));
+      g_ptr_array_add(f, g_strdup(g_ptr_array_index(labels, ci)));
+      g_ptr_array_add(f, g_strdup(codec_spec(c)));
+      g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->params));
+      g_ptr_array_add(f, g_strdup_printf("%zu", sample));
+      g_ptr_array_add(f, g_strdup_printf("%zu", steps));
+      g_ptr_array_add(f, num(bits));
+      g_ptr_array_add(f, num(32.0 / bits));
+      for (int j = 0; j < 4; j++)
+        g_ptr_array_add(f, inc ? num(counts[j] / values) : g_strdup(""));
+      table_add_row(t, f);
+    }
+    model_free(m);
+  }
+  g_free(x);
+  g_ptr_array_free(specs, TRUE);
+  g_ptr_array_free(labels, TRUE);
+  g_ptr_array_free(codecs, TRUE);
+  return t;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* splitmix64: the uniform test data of RedSync Fig. 3. */
+static uint64_t mix(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+struct table *repro_select_time(const struct repro *r,
+                                const struct experiment *e, char **err) {
+  GPtrArray *specs, *labels, *codecs;
+  if (codecs_of(r, &specs, &labels, &codecs, err) != 0)
+    return NULL;
+  double runs_d, steps_d;
+  param_count(r, "runs", "5", 1, 1000, &runs_d, err);
+  param_count(r, "steps", "5", 1, 1000, &steps_d, err);
+  size_t runs = (size_t)runs_d, steps = (size_t)steps_d;
+  GPtrArray *sizes = repro_split_specs(repro_param(r, "sizes", ""));
+  const struct point *p = g_ptr_array_index(e->points, 0);
+  const struct formula *f =
+      formula_find(repro_param(r, "allreduce", "rabenseifner"));
+  static const char *const cols[] = {"values",   "bytes",       "label",
+                                     "codec",    "select_s",    "allreduce_s",
+                                     "select_x_allreduce", "sent_values"};
+  struct table *t = columns(cols, G_N_ELEMENTS(cols));
+  double *times = g_new(double, runs);
+  for (guint si = 0; si < sizes->len && t; si++) {
+    double nd;
+    parse_count(g_ptr_array_index(sizes, si), &nd);
+    size_t n = (size_t)nd;
+    float *x = g_new(float, n);
+    uint64_t seed = p->grad.seed;
+    for (size_t i = 0; i < n; i++)
+      x[i] = (float)((double)(mix(&seed) >> 11) * 0x1p-53);
+    struct formula_in in;
+    formula_in_init(&in);
+    in.v[FP_P] = p->nodes;
+    in.v[FP_N] = 4.0 * (double)n;
+    in.v[FP_ALPHA] = p->latency_s;
+    in.v[FP_BETA] = 1.0 / p->bandwidth_Bps;
+    in.v[FP_GAMMA] = 1.0 / p->reduce_Bps;
+    struct formula_out fo;
+    char msg[256];
+    double allreduce =
+        formula_eval(f, &in, &fo, msg, sizeof msg) == 0 ? fo.total : NAN;
+    for (guint ci = 0; ci < codecs->len; ci++) {
+      const codec_t *c = g_ptr_array_index(codecs, ci);
+      size_t cap = codec_bound(c, n);
+      unsigned char *out = g_malloc(cap);
+      codec_state_t *st;
+      if (!codec_accepts(c, n) ||
+          codec_state_create(c, n, p->grad.seed, &st) != 0) {
+        *err = g_strdup_printf("%s: %s cannot take %zu values", r->path,
+                               codec_spec(c), n);
+        g_free(out);
+        table_free(t);
+        t = NULL;
+        break;
+      }
+      double sent = 0;
+      /* One untimed warm-up run (page faults, scratch buffers), then RUNS
+       * timed runs of STEPS consecutive encodes from a fresh residual;
+       * the median per encode. Steps matter to `sampled`, which reuses a
+       * threshold for several steps. */
+      for (size_t run = 0; run <= runs; run++) {
+        codec_state_reset(st);
+        double t0 = now_s();
+        for (size_t s = 0; s < steps; s++) {
+          ptrdiff_t len = codec_encode(st, x, n, out, cap);
+          if (len < 0) {
+            *err = g_strdup_printf("%s: %s: %s", r->path, codec_spec(c),
+                                   codec_strerror((int)len));
+            break;
+          }
+          if (run == runs && len >= 4) {
+            uint32_t cnt;
+            memcpy(&cnt, out, 4);
+            sent += (double)cnt / (double)steps;
+          }
+        }
+        if (*err)
+          break;
+        if (run)
+          times[run - 1] = (now_s() - t0) / (double)steps;
+      }
+      codec_state_free(st);
+      g_free(out);
+      if (*err) {
+        table_free(t);
+        t = NULL;
+        break;
+      }
+      qsort(times, runs, sizeof *times, cmp_double);
+      double med = runs % 2 ? times[runs / 2]
+                            : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
+      GPtrArray *row = g_ptr_array_new();
+      g_ptr_array_add(row, g_strdup_printf("%zu", n));
+      g_ptr_array_add(row, g_strdup_printf("%zu", 4 * n));
+      g_ptr_array_add(row, g_strdup(g_ptr_array_index(labels, ci)));
+      g_ptr_array_add(row, g_strdup(codec_spec(c)));
+      g_ptr_array_add(row, num(med));
+      g_ptr_array_add(row, num(allreduce));
+      g_ptr_array_add(row, num(med / allreduce));
+      /* rgc payloads start with the count of sent values. */
+      g_ptr_array_add(row, strcmp(codec_name(c), "rgc") == 0 ? num(sent)
+                                                             : g_strdup(""));
+      table_add_row(t, row);
+    }
+    g_free(x);
+  }
+  g_free(times);
+  g_ptr_array_free(sizes, TRUE);
+  g_ptr_array_free(specs, TRUE);
+  g_ptr_array_free(labels, TRUE);
+  g_ptr_array_free(codecs, TRUE);
+  return t;
+}
