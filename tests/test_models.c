@@ -777,6 +777,8 @@ Test(nic, bad_parameters) {
   f.mtu = 60;
   cr_assert_eq(nic_check(&e, &f, err, sizeof err), -EINVAL);
   cr_assert(strstr(err, "mtu"), "%s", err);
+}
+
 Test(model, from_memory) {
   char *path = g_build_filename(model_dir(NULL), "alexnet.model", NULL);
   char *text;
