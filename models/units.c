@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
+
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errlen, const char *fmt, ...) {
@@ -132,4 +134,15 @@ int units_time_per_byte(const char *s, double *out, char *err,
     return fail(err, errlen, "'%s' must not be negative", s);
   *out = v;
   return 0;
+}
+
+char *units_bytes_text(double bytes) {
+  static const char *const units[] = {"bytes", "KB", "MB", "GB", "TB",
+                                      "PB",    "EB", "ZB", "YB"};
+  size_t u = 0;
+  while (bytes >= 1000 && u + 1 < G_N_ELEMENTS(units)) {
+    bytes /= 1000;
+    u++;
+  }
+  return g_strdup_printf(u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
 }

@@ -29,4 +29,7 @@ int units_size(const char *s, double *bytes, char *err, size_t errlen);
 int units_time_per_byte(const char *s, double *s_per_byte, char *err,
                         size_t errlen);
 
+/* BYTES as text in decimal units ("20.0 TB"), g_free'd by the caller. */
+char *units_bytes_text(double bytes);
+
 #endif

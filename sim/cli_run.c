@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include "estimate.h"
+#include "units.h"
 #include "experiment.h"
 #include "platform.h"
 #include "run.h"
@@ -615,8 +616,8 @@ static void check_points(const struct experiment *e, const char *path) {
   }
   double limit = ESTIMATE_MEMORY_FRACTION * estimate_physical_memory();
   if (rows_bytes > limit) {
-    char *need = estimate_bytes_text(rows_bytes);
-    char *lim = estimate_bytes_text(limit);
+    char *need = units_bytes_text(rows_bytes);
+    char *lim = units_bytes_text(limit);
     cli_bad_input("%s: the sweep's %u points would write about %s of "
                   "iterations.csv, which is joined in memory; the limit is "
                   "%s (%.0f%% of this machine's memory): split the sweep "

@@ -12,6 +12,7 @@
 #include "formula.h"
 #include "model.h"
 #include "sim.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,17 +33,6 @@ double estimate_physical_memory(void) {
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && size > 0 ? (double)pages * (double)size
                                : 16.0 * 1024 * 1024 * 1024;
-}
-
-char *estimate_bytes_text(double bytes) {
-  static const char *const units[] = {"bytes", "KB", "MB", "GB", "TB",
-                                      "PB",    "EB", "ZB", "YB"};
-  size_t u = 0;
-  while (bytes >= 1000 && u + 1 < G_N_ELEMENTS(units)) {
-    bytes /= 1000;
-    u++;
-  }
-  return g_strdup_printf(u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
 }
 
 static char *duration_text(double s) {
@@ -174,13 +164,13 @@ int estimate_check(const struct point *p, struct estimate *out, char **err) {
   bool time = e.messages > ESTIMATE_MAX_MESSAGES;
   if (!mem && !time)
     return 0;
-  char *need = estimate_bytes_text(e.memory_bytes);
-  char *lim = estimate_bytes_text(mem_limit);
-  char *have = estimate_bytes_text(phys);
+  char *need = units_bytes_text(e.memory_bytes);
+  char *lim = units_bytes_text(mem_limit);
+  char *have = units_bytes_text(phys);
   char *dur = duration_text(e.wall_s);
-  char *parts[] = {estimate_bytes_text(e.hosts_bytes),
-                   estimate_bytes_text(e.records_bytes),
-                   estimate_bytes_text(e.values_bytes)};
+  char *parts[] = {units_bytes_text(e.hosts_bytes),
+                   units_bytes_text(e.records_bytes),
+                   units_bytes_text(e.values_bytes)};
   if (mem)
     *err = g_strdup_printf(
         "too large for this machine: it needs at least %s of memory (%s "

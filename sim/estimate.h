@@ -50,7 +50,5 @@ double estimate_physical_memory(void);
  * need, the limits, and the keys that make it smaller. */
 int estimate_check(const struct point *p, struct estimate *out, char **err);
 
-/* "1.5 GB", "20 TB": BYTES in decimal units, for messages. */
-char *estimate_bytes_text(double bytes);
 
 #endif

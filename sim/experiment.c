@@ -112,7 +112,7 @@ static int k_nodes(struct point *p, const char *v, char *e, size_t l) {
   char *end;
   double x = g_ascii_strtod(v, &end);
   if (rc && *v && !*end && x > (1 << 20) && x == floor(x)) {
-    char *mem = estimate_bytes_text(x * ESTIMATE_HOST_BYTES);
+    char *mem = units_bytes_text(x * ESTIMATE_HOST_BYTES);
     rc = bad(e, l, "must be a whole number in 1..%d: %.0f workers would "
                    "need at least %s of memory (%.0f KB each)",
              1 << 20, x, mem, ESTIMATE_HOST_BYTES / 1e3);
@@ -166,7 +166,7 @@ static int k_params(struct point *p, const char *v, char *e, size_t l) {
   if (units_size(v, &x, msg, sizeof msg) != 0 || x < 1 || x != floor(x))
     return bad(e, l, "must be a whole number of parameters in 1..1e13");
   if (x > 1e13) {
-    char *mem = estimate_bytes_text(4 * x);
+    char *mem = units_bytes_text(4 * x);
     int rc = bad(e, l, "must be a whole number of parameters in 1..1e13: "
                        "%g parameters are %s of float32 gradients per "
                        "worker",

@@ -87,7 +87,7 @@ compile() { # compile PART FILE [EXTRA FLAGS...]
 for f in codecs/*.c models/array_io.c; do
   compile core "$f"
 done
-for f in models/units.c models/gradgen.c sim/experiment.c; do
+for f in models/units.c models/gradgen.c models/nic.c sim/experiment.c; do
   # shellcheck disable=SC2086
   compile config "$f" $glib_cflags
 done
