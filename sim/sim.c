@@ -177,6 +177,16 @@ void sim_reduce(struct worker *w, struct sim *s, uint64_t values) {
 /* The rank of the calling side: workers 0..P-1, aggregators P.. */
 static int rank_of(const struct coll_call *c) { return c->rank; }
 
+/* The engines' next free times, per rank (sim.h). */
+static double *engine_free(struct sim *s, bool tx) {
+  if (!s->tx_free) {
+    size_t n = (size_t)(s->nworkers + s->naggr);
+    s->tx_free = g_new0(double, n);
+    s->rx_free = g_new0(double, n);
+  }
+  return tx ? s->tx_free : s->rx_free;
+}
+
 /* The packets M travels in: those of the uncompressed message when the
  * NIC compressed it (it keeps their number), else as many as its bytes
  * fill. */
@@ -208,6 +218,13 @@ sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
       s->net.packets += (double)pk;
       s->net.header_bytes += hdr;
     }
+    if (m->tx_s > 0) {
+      /* The sender's one compression engine takes its messages in turn:
+       * one posted while another streams finishes after it. */
+      double *free_at = engine_free(s, true);
+      free_at[m->src] = fmax(free_at[m->src], m->posted) + m->tx_s;
+      m->tx_done = free_at[m->src];
+    }
     double slow = fmax(fmax(m->tx_s, m->rx_s), driver);
     if (slow > 0)
       rate = wire / slow;
@@ -228,14 +245,24 @@ sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
   return sg_mailbox_put_async(sim_mailbox(s, m->src, dst), m, size);
 }
 
-/* After M arrived at worker W (NULL: an aggregator): the receiving end's
- * part of the pipeline that overlapping cannot hide (the last packet
- * through the receiving driver and engine, the first through the
- * sender's), and the receiving NIC's accounting. Returns the wait. */
-static double arrived(struct coll_call *c, const struct msg *m) {
+/* After M, whose transfer began at START, arrived at the caller (now):
+ * the receiving end's part of the pipeline that overlapping cannot hide
+ * (the last packet through the receiving driver and engine, the first
+ * through the sender's); the time the sender's engine and the caller's
+ * one decompression engine, taking their messages in turn, still need;
+ * and the receiving NIC's accounting. Returns the wait. */
+static double arrived(struct coll_call *c, const struct msg *m,
+                      double start) {
   struct sim *s = c->sim;
   const struct nic_framing *f = &s->p->framing;
-  double fill = m->fill_s + (m->sent_packets ? 2 * f->driver_s : 0);
+  double now = sim_now(), done = fmax(now, m->tx_done);
+  if (m->rx_s > 0) {
+    double *free_at = engine_free(s, false);
+    free_at[c->rank] = fmax(free_at[c->rank], start) + m->rx_s;
+    done = fmax(done, free_at[c->rank]);
+  }
+  double fill = (done - now) + m->fill_s +
+                (m->sent_packets ? 2 * f->driver_s : 0);
   if (c->w) {
     s->net.driver_s += (double)m->sent_packets * f->driver_s;
     s->net.nic_s += m->rx_s;
@@ -281,7 +308,7 @@ struct msg *sim_recv(struct coll_call *c, int src) {
   mark_start(c, m, split);
   sim_span(c->w, t0, split, ST_IDLE);
   sim_span(c->w, split, t1, ST_COMM);
-  fill_wait(c, arrived(c, m));
+  fill_wait(c, arrived(c, m, split));
   return m;
 }
 
@@ -304,7 +331,8 @@ void sim_recv_all(struct coll_call *c, const int *srcs, int n,
   sim_span(c->w, split, t1, ST_COMM);
   double fill = 0;
   for (int i = 0; i < n; i++)
-    fill = fmax(fill, arrived(c, out[i]));
+    fill = fmax(fill, arrived(c, out[i],
+                              out[i]->posted > t0 ? out[i]->posted : t0));
   fill_wait(c, fill);
 }
 
@@ -504,6 +532,7 @@ struct msg *sim_forward(const struct msg *m) {
   f->tx_stalls = m->tx_stalls;
   f->rx_stalls = m->rx_stalls;
   f->fill_s = m->fill_s;
+  f->tx_done = 0; /* set when it is sent again */
   if (m->len)
     f->data = g_memdup2(m->data, m->len);
   if (m->exact)

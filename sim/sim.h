@@ -58,6 +58,7 @@ struct msg {
   double tx_stalls, rx_stalls; /* engine stall cycles */
   double fill_s;               /* what pipelining cannot hide */
   uint64_t sent_packets;       /* framing: packets on the wire (sim_send) */
+  double tx_done;  /* when the sender's compression engine finished it */
 };
 
 void msg_free(struct msg *m); /* drops one reference */
@@ -128,6 +129,10 @@ struct sim {
   /* placement = nic with a codec other than inceptionn: its streaming
    * engine (codec_costs.conf). */
   struct nic_stream nic_stream;
+  /* placement = nic: per rank, when its compression and decompression
+   * engines are next free (one engine each per NIC, shared by the
+   * messages in flight through it); NULL until first used. */
+  double *tx_free, *rx_free;
   struct model *model;
   const struct collective *coll;
   codec_t *codec; /* NULL for none */
