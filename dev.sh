@@ -5,6 +5,10 @@
 #   ./dev.sh run    install what is missing, build, run the main job
 #   ./dev.sh test   install what is missing, build, run the whole test suite
 #   ./dev.sh build  install what is missing and build (build/gradsim)
+#
+# `test` runs the whole meson suite in build/, then builds build-asan/
+# (AddressSanitizer and UndefinedBehaviorSanitizer) and runs the Criterion
+# suites (meson suite `unit`) again there; any sanitizer report fails it.
 set -eu
 cd "$(dirname "$0")"
 
@@ -43,6 +47,12 @@ case "${1:-}" in
   test)
     build
     meson test -C build --print-errorlogs
+    [ -f build-asan/build.ninja ] ||
+      meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+    ninja -C build-asan
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+      UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      meson test -C build-asan --suite unit --print-errorlogs
     ;;
   build)
     build

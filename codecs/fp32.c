@@ -23,7 +23,9 @@ static size_t fp32_bound(const codec_t *c, size_t n) {
 
 static ptrdiff_t fp32_encode(codec_state_t *s, const float *in,
                              unsigned char *out) {
-  memcpy(out, in, 4 * s->n);
+  /* An empty vector may come with NULL pointers; memcpy must not see them. */
+  if (s->n)
+    memcpy(out, in, 4 * s->n);
   return (ptrdiff_t)(4 * s->n);
 }
 
