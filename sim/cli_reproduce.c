@@ -10,6 +10,7 @@
 #include "cli.h"
 
 #include "experiment.h"
+#include "inputs.h"
 #include "model.h"
 #include "repro.h"
 #include "repro_measure.h"
@@ -107,6 +108,7 @@ static struct job *job_load(const char *path, bool quick) {
     if (!e)
       cli_bad_input("reproduce: %s%s%s: %s", r->name,
                     var ? ": variant " : "", var ? var->label : "", err);
+    experiment_seal_inputs(e);
     if (r->kind == REPRO_RUN)
       for (guint i = 0; i < e->points->len; i++)
         if (run_check(g_ptr_array_index(e->points, i), &err) != 0)

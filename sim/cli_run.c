@@ -8,6 +8,7 @@
 #include "estimate.h"
 #include "units.h"
 #include "experiment.h"
+#include "inputs.h"
 #include "platform.h"
 #include "run.h"
 
@@ -1060,6 +1061,7 @@ int cli_run(int argc, char **argv) {
   struct experiment *e = experiment_load(argv[1], sets, &err);
   if (!e)
     cli_bad_input("%s", err);
+  experiment_seal_inputs(e);
   guint total = e->points->len;
   if (one && (point < 0 || point >= total))
     cli_bad_input("%s: --point %" G_GINT64_FORMAT ": %s has %u point%s "

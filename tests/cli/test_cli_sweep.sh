@@ -334,6 +334,39 @@ run_ok "one point of the slow sweep with another --set" run slow.ini \
   --set training.iterations=3 --out other --quiet &&
   bad "merge of the same experiment with another --set" "no common sweep" \
     merge never ref other
+# ---- the inputs besides the keys: an edited model file is run again ------------
+mkdir models
+cp "$SRC"/models/*.model "$SRC"/models/*.conf models/
+cat >inputs.ini <<'EOF'
+[platform]
+nodes = 2
+ideal = true
+[model]
+name = mnist-mlp
+[exchange]
+algorithm = ring
+payload = none
+[training]
+iterations = 2
+EOF
+if GRADSIM_MODELS_DIR=$W/models run_ok "a run on a copy of the models" \
+    run inputs.ini --out inputs --quiet; then
+  touch -d '2001-01-01' inputs/points/*.row
+  touch -d '2001-01-02' "$L/mark"
+  GRADSIM_MODELS_DIR=$W/models run_ok "the same run again" \
+    run inputs.ini --out inputs --quiet &&
+    check "unchanged inputs: the finished point is reused" \
+      "$([ -z "$(find inputs/points -name '*.row' -newer "$L/mark")" ]; echo $?)"
+  check "config.txt records the build and the models' digest" \
+    "$(grep -q '^gradsim = ' inputs/config.txt &&
+      grep -q '^models = [0-9a-f]\{16\}$' inputs/config.txt; echo $?)"
+  echo "# an edit" >>models/devices.conf
+  GRADSIM_MODELS_DIR=$W/models run_ok "the run after an edit of devices.conf" \
+    run inputs.ini --out inputs --quiet &&
+    check "an edited input file: the point is run again" \
+      "$([ -n "$(find inputs/points -name '*.row' -newer "$L/mark")" ]; echo $?)"
+fi
+
 cp -r host0 tampered
 r=$(ls tampered/points/*.row | head -1)
 sed -i 's/,na,/,pass,/' "$r"
