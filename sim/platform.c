@@ -73,7 +73,9 @@ static void write_gpu_cluster(FILE *f, const struct point *p) {
   int g = p->gpus_per_node, s = p->gpus_per_switch;
   int nodes = p->nodes / g;
   double pl = p->pcie_latency_s / 2;
-  double nic_lat = (p->latency_s - 2 * p->pcie_latency_s) / 2;
+  /* `latency` is GPU to GPU between machines: a PCIe hop out (pl), the
+   * two NIC links, a PCIe hop in (pl). */
+  double nic_lat = (p->latency_s - p->pcie_latency_s) / 2;
   nic_lat = nic_lat > 0 ? nic_lat : 0;
   fprintf(f, "  <zone id=\"fabric\" routing=\"Full\">\n");
   for (int n = 0; n < nodes; n++) {

@@ -119,24 +119,31 @@ void ring_allgather(struct coll_call *c, const int *group, int g, int me,
 
 void tree_broadcast(struct coll_call *c, const int *group, int g, int me,
                     uint64_t lo, uint64_t hi, struct msg *carry) {
-  /* Binomial tree (Thakur et al. 2005): the parent of virtual rank v > 0
-   * is v without its highest set bit; v sends to v + 2^k for every 2^k
-   * above its highest bit. */
+  /* Binomial tree, largest subtree first (MPICH's MPIR_Bcast_binomial;
+   * Thakur et al. 2005): the parent of virtual rank v > 0 is v without its
+   * lowest set bit; v sends to v + 2^k for every 2^k below that bit, the
+   * highest first. The root's first child is the farthest rank (g/2 up),
+   * so that when the group is laid out in blocks (GPUs under PCIe
+   * switches, hosts under leaf switches) one copy crosses between blocks
+   * and the rest stay inside: contention-free, ceil(lg g) rounds. */
   struct msg *held = carry;
+  int mask;
   if (me > 0) {
-    int high = 1;
-    while (high * 2 <= me)
-      high *= 2;
-    held = sim_recv(c, group[me - high]);
+    mask = me & -me;
+    held = sim_recv(c, group[me - mask]);
     sim_unpack(c, held, c->v, lo, hi, false);
+  } else {
+    mask = 1;
+    while (mask < g)
+      mask *= 2;
   }
-  int mask = 1;
-  while (me > 0 && mask <= me)
-    mask *= 2;
-  /* One child per round, in order: round k reaches the nodes below
-   * 2^(k+1), so the children are sent to one after another (sending them
-   * at once would share the sender's link and delay the first). */
-  for (; me + mask < g; mask *= 2) {
+  /* One child per round, in order: round k reaches the ranks that are
+   * multiples of g/2^k, so the children are sent to one after another
+   * (sending them at once would share the sender's link and delay the
+   * first). */
+  for (mask /= 2; mask >= 1; mask /= 2) {
+    if (me + mask >= g)
+      continue;
     struct msg *out = held ? sim_forward(held) : sim_pack_raw(c, c->v, lo, hi);
     sim_wait_send(c, sim_send(c, group[me + mask], out));
   }
