@@ -245,6 +245,10 @@ static int k_payload(struct point *p, const char *v, char *e, size_t l) {
 static int k_sample(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 64, 1 << 26, &p->sample, e, l);
 }
+static int k_compress_min(struct point *p, const char *v, char *e,
+                          size_t l) {
+  return int_in(v, 0, 1 << 30, &p->compress_min, e, l);
+}
 static int k_group(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 0, 1 << 16, &p->group, e, l);
 }
@@ -454,6 +458,7 @@ static const struct key keys[] = {
     {"exchange", "reduce_rate", "5GBps", k_reduce},
     {"exchange", "payload", "full", k_payload},
     {"exchange", "sample", "65536", k_sample},
+    {"exchange", "compress_min", "0", k_compress_min},
     {"exchange", "group", "0", k_group},
     {"exchange", "chunk", "32000", k_chunk},
     {"exchange", "csc_ratio", "0.1", k_csc_ratio},

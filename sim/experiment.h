@@ -48,6 +48,7 @@ struct point {
   double reduce_Bps; /* bytes summed per second (gamma = 1 / this) */
   enum payload payload;
   int sample;        /* sampled: values encoded per block */
+  int compress_min;  /* buckets of fewer values travel uncompressed */
   int group;         /* hierarchical: workers per node (0: topology's) */
   int chunk;         /* csc: values per chunk */
   double csc_ratio;  /* csc: fraction of chunks exchanged */

@@ -364,8 +364,17 @@ static void prune_spans(struct worker *w, double t) {
 
 /* ---- collectives and schedules ----------------------------------------- */
 
+/* [exchange] compress_min: small buckets (batch normalization's scales
+ * and shifts, biases) go as plain fp32 whatever the codec, as 3LC does
+ * (seeds/004 Section 5.1: "we exclude state changes for small layers
+ * (batch normalization in our experiments) from compression"). */
+static bool uncompressed(size_t b) {
+  return S.codec && S.buckets[b].n < (uint64_t)P->compress_min;
+}
+
 static void exchange_bucket(struct wstate *ws, size_t b) {
-  struct coll_call c = {&S, ws->w, ws->w->rank, b, &ws->vecs[b], false};
+  struct coll_call c = {&S, ws->w, ws->w->rank, b, &ws->vecs[b],
+                        uncompressed(b)};
   S.coll->worker(&c);
 }
 
@@ -566,7 +575,8 @@ static void aggregator_actor(int argc, char **argv) {
       continue;
     for (size_t b = 0; b < S.nbuckets; b++) {
       struct vec *v = &as->vecs[b];
-      struct coll_call c = {&S, NULL, S.nworkers + as->a, b, v, false};
+      struct coll_call c = {&S, NULL, S.nworkers + as->a, b, v,
+                            uncompressed(b)};
       S.coll->aggregator(&c);
     }
   }

@@ -135,6 +135,26 @@ if run_ok "payload = full runs" run full.ini --out d1 --jobs 2 --quiet &&
     "$(cmp -s d1/runs.csv d3/runs.csv; [ $? = 1 ]; echo $?)"
 fi
 
+# compress_min: buckets below it travel as fp32. Tensors of 100000 values
+# (synthetic splits evenly): compress_min = 100001 sends all three raw,
+# exactly the bytes of codec = none; 100000 compresses them all (ps
+# compresses the pushes only: 5/8 of fp32's bytes with q8).
+if run_ok "compress_min sweep" run full.ini --out cm --quiet \
+    --set exchange.algorithm=ps --set training.mode=sync \
+    --set exchange.codec=none,q8,3lc --set model.params=300000 \
+    --set exchange.compress_min=100000,100001; then
+  w() { awk -F, -v c="$1" -v m="$2" 'NR > 1 && $9 == c && ++k[c] == m { print $25 }' cm/runs.csv; }
+  check "compress_min above every tensor: q8 sends fp32's bytes" \
+    "$([ "$(w q8 2)" = "$(w none 1)" ]; echo $?)" "q8 $(w q8 2), none $(w none 1)"
+  check "compress_min above every tensor: 3lc sends fp32's bytes" \
+    "$([ "$(w 3lc 2)" = "$(w none 1)" ]; echo $?)" "3lc $(w 3lc 2)"
+  check "compress_min at the tensor size: q8 compresses" \
+    "$(awk -v a="$(w q8 1)" -v b="$(w none 1)" 'BEGIN { exit !(a < b * 0.7) }'; echo $?)" \
+    "q8 $(w q8 1), none $(w none 1)"
+  bad=$(awk -F, 'NR > 1 && $28 != "pass"' cm/runs.csv)
+  check "compress_min: the oracle passes" "$(isempty "$bad")" "$bad"
+fi
+
 # Local steps under pipe: the local step's gradient must not overwrite the
 # vector an exchange still uses (a bug the oracle caught once).
 if run_ok "pipe with local steps" run full.ini --out ls1 --quiet \
