@@ -144,7 +144,7 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
   double rounds = rounds_of(coll, p->nodes);
   bool ff = p->fast_forward && p->payload == PAYLOAD_NONE &&
             p->topology == TOPO_STAR && p->mode == MODE_SYNC;
-  for (int i = 0; i < p->nodes && ff; i++)
+  for (int i = 0; p->slowdown && i < p->nodes && ff; i++)
     ff = p->slowdown[i] == 1.0;
   if (ff)
     rounds = fmin(rounds, FF_ROUNDS);

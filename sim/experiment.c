@@ -631,10 +631,10 @@ static int validate_point(struct point *p, char *e, size_t l) {
   if (p->k > 1 && p->mode != MODE_PIPE && p->k != 2)
     return bad(e, l, "[training] k applies to mode = pipe only");
   /* Stragglers: "W:F,W:F", W a worker, F >= 1 (a slowdown). */
-  p->slowdown = g_new(double, p->nodes);
-  for (int i = 0; i < p->nodes; i++)
-    p->slowdown[i] = 1.0;
   if (p->stragglers && *p->stragglers) {
+    p->slowdown = g_new(double, p->nodes);
+    for (int i = 0; i < p->nodes; i++)
+      p->slowdown[i] = 1.0;
     char **items = g_strsplit(p->stragglers, ";", -1);
     for (char **it = items; *it; it++) {
       int w;

@@ -64,7 +64,8 @@ struct point {
   double fusion_bytes; /* 0: one bucket per tensor; INFINITY: one in all */
   int local_steps;
   char *stragglers; /* "W:F,..." slowdown factors, "" for none */
-  double *slowdown; /* per worker, parsed from stragglers */
+  double *slowdown; /* per worker, parsed from stragglers; NULL: none (a
+                     * sweep of huge clusters holds no per-worker array) */
   /* [gradients] */
   struct gradgen_params grad;
   /* The point's identity: its effective configuration as key file text,

@@ -763,7 +763,7 @@ int run_point(const struct point *p, const char *workdir, bool trace,
   S.ff_ok = p->fast_forward && p->payload == PAYLOAD_NONE &&
             p->topology == TOPO_STAR && p->mode == MODE_SYNC &&
             p->placement != PLACE_NIC && !p->framing.packets;
-  for (int i = 0; i < p->nodes && S.ff_ok; i++)
+  for (int i = 0; p->slowdown && i < p->nodes && S.ff_ok; i++)
     S.ff_ok = p->slowdown[i] == 1.0;
   S.nworkers = p->nodes;
   S.naggr = S.coll->aggregators ? p->aggregators : 0;
@@ -838,7 +838,7 @@ int run_point(const struct point *p, const char *workdir, bool trace,
     w->sim = &S;
     w->host = whosts[i];
     w->gpu = sg_mutex_init();
-    w->slowdown = p->slowdown[i];
+    w->slowdown = p->slowdown ? p->slowdown[i] : 1.0;
     w->spans = g_array_new(FALSE, FALSE, sizeof(struct span));
     w->cstate = g_new0(void *, S.nbuckets);
     struct wstate *ws = &WS[i];

@@ -125,6 +125,13 @@ Test(experiment, stragglers) {
   cr_assert_eq(p->slowdown[3], 1.5);
   experiment_free(e);
   g_free(text);
+  /* Without stragglers a point holds no per-worker array (a sweep of
+   * huge clusters must be refused before it takes memory). */
+  e = load(BASE, NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err);
+  cr_assert_null(((const struct point *)g_ptr_array_index(e->points, 0))
+                     ->slowdown);
+  experiment_free(e);
 
   static const char *const bad[] = {
       "4:2",                    /* no such worker */

@@ -15,7 +15,8 @@
  *   - a failure is NULL with a non-empty one-line message that starts
  *     with the file's name or "--set";
  *   - an experiment has 1..MAX_POINTS points, each with a 16-hex-digit
- *     hash, nodes >= 1 and a slowdown >= 1 for every worker;
+ *     hash, nodes >= 1 and, with stragglers, a slowdown >= 1 for every
+ *     worker;
  *   - the effective configuration of a point (what `gradsim run` writes
  *     to config.txt and reads back) loads again as an experiment of one
  *     point with the same configuration and hash. */
@@ -60,9 +61,11 @@ static void check_point(const struct point *p) {
     fail("the hash is not 16 hex digits", p->hash);
   if (!p->config || !*p->config)
     fail("no effective configuration", NULL);
-  if (p->nodes < 1 || !p->slowdown)
+  if (p->nodes < 1)
     fail("a point without workers", p->config);
-  for (int w = 0; w < p->nodes; w++)
+  if (!p->slowdown != !(p->stragglers && *p->stragglers))
+    fail("slowdowns without stragglers, or stragglers without", p->config);
+  for (int w = 0; p->slowdown && w < p->nodes; w++)
     if (!(p->slowdown[w] >= 1) || !isfinite(p->slowdown[w]))
       fail("a slowdown below 1 or not finite", p->config);
 
