@@ -4,7 +4,7 @@
 name = 'gradientflow-table2'
 W = 1200; H = 520
 load lib
-X = "'MPI' 'NCCL' 'NCCL\n+MP' 'NCCL+MP\n+Overlap' 'NCCL+MP+LA\n+Overlap' 'NCCL+MP+LA\n+CSC+Overlap'"
+X = "'MPI' 'NCCL' 'NCCL\n+MP' 'NCCL+MP\n+Overlap' 'NCCL+MP\n+LA\n+Overlap' 'NCCL+MP\n+LA+CSC\n+Overlap'"
 set multiplot layout 1, 2 title 'GradientFlow Table 2: ResNet-50 throughput speedup over MPI (paper vs gradsim)'
 set xrange [0.4:6.6]
 set xtics () font ',9'
