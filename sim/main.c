@@ -1,5 +1,6 @@
 /* sim/main.c: `gradsim`, one binary with subcommands. */
 #include "cli.h"
+#include "inputs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +32,8 @@ static void usage(FILE *f) {
              "gradient compression.\n\nCommands:\n");
   for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-  fprintf(f, "\nRun 'gradsim COMMAND --help' for a command's options.\n");
+  fprintf(f, "\nRun 'gradsim COMMAND --help' for a command's options, "
+             "'gradsim --version' for the build.\n");
 }
 
 static char *command_names(void) {
@@ -48,6 +50,10 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
       strcmp(argv[1], "help") == 0) {
     usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("gradsim %s\n", gradsim_build());
     return 0;
   }
   for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)

@@ -115,6 +115,9 @@ run_ok "merge --help exits 0" merge --help &&
     "$(grep -q 'OUTDIR DIR' "$L/out"; echo $?)"
 run_ok "gradsim --help lists merge" --help &&
   check "gradsim --help lists merge" "$(grep -q '^  merge' "$L/out"; echo $?)"
+run_ok "gradsim --version" --version &&
+  check "gradsim --version prints the build config.txt records" \
+    "$(grep -q '^gradsim [0-9.]* (.*)$' "$L/out"; echo $?)" "$(cat "$L/out")"
 
 # ---- the uninterrupted reference -------------------------------------------
 run_ok "the slow sweep runs" run slow.ini --out ref --jobs 2 --quiet ||
@@ -357,8 +360,9 @@ if GRADSIM_MODELS_DIR=$W/models run_ok "a run on a copy of the models" \
     run inputs.ini --out inputs --quiet &&
     check "unchanged inputs: the finished point is reused" \
       "$([ -z "$(find inputs/points -name '*.row' -newer "$L/mark")" ]; echo $?)"
+  build=$("$G" --version | sed 's/^gradsim //')
   check "config.txt records the build and the models' digest" \
-    "$(grep -q '^gradsim = ' inputs/config.txt &&
+    "$(grep -qxF "gradsim = $build" inputs/config.txt &&
       grep -q '^models = [0-9a-f]\{16\}$' inputs/config.txt; echo $?)"
   echo "# an edit" >>models/devices.conf
   GRADSIM_MODELS_DIR=$W/models run_ok "the run after an edit of devices.conf" \
