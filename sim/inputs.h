@@ -5,7 +5,8 @@
 #include "experiment.h"
 
 /* Append to every point's configuration an [inputs] section: the gradsim
- * build (git describe, or the project version outside a git checkout) and
+ * build (the version and tools/build_id.sh's id of the sources; outside a
+ * git checkout, "not a git checkout") and
  * a digest of each file the point reads (the models directory: model
  * files, devices.conf, the shipped cost tables; a model, cost table or
  * platform given by path), and recompute the point's hash from it. A
