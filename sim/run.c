@@ -725,9 +725,6 @@ void run_result_clear(struct run_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-static GPtrArray *Sim_args;
-static char **Sim_argv;
-
 int run_point(const struct point *p, const char *workdir, bool trace,
               struct run_result *r, char **err) {
   memset(r, 0, sizeof *r);
@@ -780,10 +777,7 @@ int run_point(const struct point *p, const char *workdir, bool trace,
   char *xml = platform_xml(p, workdir, err);
   if (!xml)
     return -1;
-  /* The command line given to SimGrid lives as long as the process (one
-   * point per process): SimGrid may keep pointers to its strings, so they
-   * are never freed, but stay reachable in Sim_args. */
-  GPtrArray *args = Sim_args = g_ptr_array_new_with_free_func(g_free);
+  GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
   g_ptr_array_add(args, g_strdup("gradsim"));
   char **cfg = platform_cfg(p);
   for (char **c = cfg; *c; c++)
@@ -798,8 +792,8 @@ int run_point(const struct point *p, const char *workdir, bool trace,
   int argc = (int)args->len;
   g_ptr_array_add(args, NULL);
   /* SimGrid shifts the options it takes out of argv: give it a copy of the
-   * pointer array, so that Sim_args still holds every string. */
-  char **argv = Sim_argv = g_memdup2(args->pdata, args->len * sizeof(char *));
+   * pointer array, so that ARGS still holds every string to free. */
+  char **argv = g_memdup2(args->pdata, args->len * sizeof(char *));
   simgrid_init(&argc, argv);
   sg_link_load_plugin_init();
   simgrid_load_platform(xml);
@@ -917,6 +911,9 @@ int run_point(const struct point *p, const char *workdir, bool trace,
     sg_actor_create_(name, ahosts[a], aggregator_actor, 2, av);
   }
   simgrid_run();
+  /* SimGrid keeps copies of what it takes from its command line. */
+  g_free(argv);
+  g_ptr_array_free(args, TRUE);
   if (S.fatal) {
     *err = g_strdup(S.fatal);
     return -1;
