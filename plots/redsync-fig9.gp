@@ -12,7 +12,7 @@ set multiplot layout 3, 4 title 'RedSync Fig. 9 (gradsim): P100 nodes on a drago
 set logscale x 2
 set xrange [1.5:170]
 set xtics (2, 4, 8, 16, 32, 64, 128) font ',9'
-set key top left font ',9' samplen 1.5
+set key top left reverse Left font ',9' samplen 1.5
 # Row 1: throughput (samples/s).
 do for [m=1:4] {
   set title word(MT, m)
@@ -26,6 +26,7 @@ do for [m=1:4] {
 do for [m=1:4] {
   set title word(MT, m).': speedup over SGD'
   set ylabel (m == 1 ? 'speedup (x)' : '')
+  if (m == 3) { set key bottom left } else { set key top left }
   unset logscale y
   set yrange [0:*]
   plot for [k=2:3] runs using (strcol('model') eq word(M, m) && strcol('variant') eq word(V, k) ? column('nodes') : NaN):(column('speedup')) \
@@ -37,9 +38,10 @@ do for [m=1:4] {
   set title word(MT, m).': exchange time'
   set ylabel (m == 1 ? 'seconds per iteration' : '')
   set xlabel 'GPUs'
+  set key bottom right
   set logscale y
   set format y '10^{%L}'
-  unset yrange
+  set yrange [1e-4:1]
   plot for [k=1:3] runs using (strcol('model') eq word(M, m) && strcol('variant') eq word(V, k) ? column('nodes') : NaN):(column('exchange_s')) \
          with linespoints lw 2 pt 7 ps 0.7 lc rgb word(C, k) title word(V, k), \
        runs using (strcol('model') eq word(M, m) && strcol('variant') eq 'SGD' ? column('nodes') : NaN):(column('eq2_s')) \
