@@ -12,15 +12,13 @@
 #ifndef GRADSIM_SIM_PLATFORM_H
 #define GRADSIM_SIM_PLATFORM_H
 
-#include "experiment.h"
+#include "engine.h"
 
 #include <simgrid/forward.h>
 
 enum { PLATFORM_SPEED = 1000000000 }; /* flop/s of every generated host */
 
-/* The XML for P: a generated file (written into DIR) or P's own file.
- * Returns the path (g_free'd by the caller) or NULL with *ERR set. */
-char *platform_xml(const struct point *p, const char *dir, char **err);
+/* platform_xml() and platform_file_check() are in engine.h. */
 
 /* SimGrid configuration arguments for P ("--cfg=..." strings, a NULL-
  * terminated array to g_strfreev). */
@@ -31,12 +29,5 @@ char **platform_cfg(const struct point *p);
  * Returns 0 or -1 with *ERR set (not enough hosts). */
 int platform_hosts(const struct point *p, sg_host_t **workers,
                    sg_host_t **aggregators, char **err);
-
-/* Check a platform file before anything is simulated or written: that it
- * is well-formed XML (a line-precise message otherwise) and that SimGrid
- * loads it (in a child process, as SimGrid starts once per process and
- * aborts on a platform it rejects). Sets *HOSTS to its host count.
- * Returns 0, or -1 with *ERR set. */
-int platform_file_check(const char *path, size_t *hosts, char **err);
 
 #endif

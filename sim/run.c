@@ -1,7 +1,7 @@
 /* sim/run.c: one simulation: the actors of workers and aggregators, the
  * training schedules (sync, overlap, pipe), payloads and the oracle, and
- * the measurements (run.h). */
-#include "run.h"
+ * the measurements (engine.h). */
+#include "engine.h"
 
 #include "codec_cost.h"
 #include "gradgen.h"
@@ -76,6 +76,81 @@ static size_t held_of(const struct point *p, uint64_t n) {
 static size_t physical_memory(void) {
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : (size_t)1 << 34;
+}
+
+/* Ring legs in lockstep can be fast-forwarded (collectives/common.c):
+ * a symmetric platform, everyone at the same speed, no data. */
+static bool ff_allowed(const struct point *p) {
+  bool ok = p->fast_forward && p->payload == PAYLOAD_NONE &&
+            p->topology == TOPO_STAR && p->mode == MODE_SYNC &&
+            p->placement != PLACE_NIC && !p->framing.packets;
+  for (int i = 0; p->slowdown && i < p->nodes && ok; i++)
+    ok = p->slowdown[i] == 1.0;
+  return ok;
+}
+
+static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
+                                 size_t *count);
+
+/* The alpha count of a symmetric collective's formula (no aggregators,
+ * a formula of p, n, alpha, beta and gamma only), in which every worker
+ * sends one message per round; 0 for the others. */
+static double rounds_of(const struct collective *c, int p) {
+  const struct formula *f = c->formula ? formula_find(c->formula) : NULL;
+  const unsigned long netg = 1UL << FP_P | 1UL << FP_N | 1UL << FP_ALPHA |
+                             1UL << FP_BETA | 1UL << FP_GAMMA;
+  if (!f || c->aggregators || f->needs != netg)
+    return 0;
+  struct formula_in in;
+  formula_in_init(&in);
+  in.v[FP_P] = p;
+  in.v[FP_N] = 0;
+  in.v[FP_ALPHA] = 1;
+  in.v[FP_BETA] = 1;
+  in.v[FP_GAMMA] = 0;
+  struct formula_out o;
+  char e[256];
+  if (formula_eval(f, &in, &o, e, sizeof e) != 0)
+    return 0;
+  return floor(o.total + 0.5);
+}
+
+/* Steps of a ring leg simulated under fast-forward (collectives/common.c
+ * simulates two per leg, two legs). */
+enum { FF_ROUNDS = 4 };
+
+int run_shape(const struct point *p, struct run_shape *out, char **err) {
+  *err = NULL;
+  memset(out, 0, sizeof *out);
+  const struct collective *coll = coll_find(p->algorithm);
+  if (!coll) {
+    *err = g_strdup_printf("[exchange] algorithm = %s is not valid",
+                           p->algorithm);
+    return -1;
+  }
+  struct model *m = load_model(p, err);
+  if (!m)
+    return -1;
+  if (strcmp(p->codec, "none") != 0) {
+    codec_t *c;
+    if (codec_create(p->codec, &c, NULL, 0) == 0) {
+      out->stateful = codec_is_stateful(c);
+      codec_free(c);
+    }
+  }
+  out->hosts = p->nodes + (coll->aggregators ? p->aggregators : 0);
+  struct bucket *b = buckets_of(m, p->fusion_bytes, &out->buckets);
+  for (size_t i = 0; i < out->buckets; i++)
+    out->held_values += (double)held_of(p, b[i].n);
+  g_free(b);
+  model_free(m);
+  out->exchanges = floor((double)p->iterations / p->local_steps) +
+                   (p->iterations % p->local_steps != 0);
+  out->rounds = rounds_of(coll, p->nodes);
+  out->fast_forward = ff_allowed(p);
+  if (out->fast_forward)
+    out->rounds = fmin(out->rounds, FF_ROUNDS);
+  return 0;
 }
 
 int run_check(const struct point *p, char **err) {
@@ -595,20 +670,22 @@ static void track_links(int argc, char **argv) {
 
 /* ---- setup and results --------------------------------------------------- */
 
-static void make_buckets(void) {
-  const struct model *m = S.model;
+/* Tensors into buckets of at least FUSION_BYTES (0: one per tensor,
+ * INFINITY: one for all), in backward order. */
+static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
+                                 size_t *count) {
   GArray *bs = g_array_new(FALSE, FALSE, sizeof(struct bucket));
   struct bucket cur = {0, 0, 0};
   for (size_t t = 0; t < m->ntensors; t++) {
     cur.count++;
     cur.n += m->tensors[t].elements;
-    if (4.0 * (double)cur.n >= P->fusion_bytes || t == m->ntensors - 1) {
+    if (4.0 * (double)cur.n >= fusion_bytes || t == m->ntensors - 1) {
       g_array_append_val(bs, cur);
       cur = (struct bucket){t + 1, 0, 0};
     }
   }
-  S.nbuckets = bs->len;
-  S.buckets = (struct bucket *)(void *)g_array_free(bs, FALSE);
+  *count = bs->len;
+  return (struct bucket *)(void *)g_array_free(bs, FALSE);
 }
 
 static void vec_init(struct vec *v, uint64_t n, size_t m, bool oracle) {
@@ -755,19 +832,13 @@ int run_point(const struct point *p, const char *workdir, bool trace,
     return -1;
   }
   S.gamma = 1.0 / p->reduce_Bps;
-  /* Ring legs in lockstep can be fast-forwarded (collectives/common.c):
-   * a symmetric platform, everyone at the same speed, no data. */
-  S.ff_ok = p->fast_forward && p->payload == PAYLOAD_NONE &&
-            p->topology == TOPO_STAR && p->mode == MODE_SYNC &&
-            p->placement != PLACE_NIC && !p->framing.packets;
-  for (int i = 0; p->slowdown && i < p->nodes && S.ff_ok; i++)
-    S.ff_ok = p->slowdown[i] == 1.0;
+  S.ff_ok = ff_allowed(p);
   S.nworkers = p->nodes;
   S.naggr = S.coll->aggregators ? p->aggregators : 0;
   S.oracle_ok = true;
   S.oracle_msg = g_string_new(NULL);
   S.mb = g_hash_table_new(g_direct_hash, g_direct_equal);
-  make_buckets();
+  S.buckets = buckets_of(S.model, p->fusion_bytes, &S.nbuckets);
   if (S.coll->check && S.coll->check(&S, e, sizeof e) != 0) {
     *err = g_strdup(e);
     return -1;

@@ -12,7 +12,7 @@
 #define GRADSIM_SIM_SIM_H
 
 #include "codec.h"
-#include "experiment.h"
+#include "engine.h"
 #include "formula.h"
 #include "model.h"
 

@@ -1,4 +1,4 @@
-/* tests/test_experiment.c: experiment files (sim/experiment.h) without
+/* tests/test_experiment.c: experiment files (config/experiment.h) without
  * simulating: reading from memory, sweeps and their limit, --set,
  * stragglers, and the effective configuration read back. */
 #include "experiment.h"

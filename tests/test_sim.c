@@ -3,7 +3,7 @@
  * every parameter of a parameterized test) in a process of its own, so
  * each test simulates exactly one point. */
 #include "experiment.h"
-#include "run.h"
+#include "engine.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

@@ -1,5 +1,5 @@
 /* tests/fuzz/fuzz_experiment.c: libFuzzer harness for
- * experiment_load_data() (sim/experiment.h): the GLib key file, the
+ * experiment_load_data() (config/experiment.h): the GLib key file, the
  * --set overrides, the sweep, every key's typed parser (the units of
  * models/units.h, codec specs through codec_create(), gradient
  * distributions) and the checks that need several keys.

@@ -57,7 +57,7 @@ fi
 flags="-g -O1 -fsanitize=fuzzer-no-link,address,undefined
   -fno-sanitize-recover=all -ffp-contract=off -Icodecs -Imodels"
 
-# The experiment and model readers need GLib (and GSL: sim/experiment.c
+# The experiment and model readers need GLib (and GSL: config/experiment.c
 # takes the gradient distributions' names from models/gradgen.c).
 if ! glib_cflags=$(pkg-config --cflags glib-2.0 gsl 2>"$out/pkg-config.log") ||
   ! glib_libs=$(pkg-config --libs glib-2.0 gsl 2>>"$out/pkg-config.log"); then
@@ -87,9 +87,9 @@ compile() { # compile PART FILE [EXTRA FLAGS...]
 for f in codecs/*.c models/array_io.c; do
   compile core "$f"
 done
-for f in models/units.c models/gradgen.c models/nic.c sim/experiment.c; do
+for f in models/units.c models/gradgen.c models/nic.c config/experiment.c; do
   # shellcheck disable=SC2086
-  compile config "$f" $glib_cflags
+  compile config "$f" -Isim $glib_cflags
 done
 # shellcheck disable=SC2086
 compile config models/model.c $glib_cflags \
@@ -97,7 +97,7 @@ compile config models/model.c $glib_cflags \
 for h in $harnesses; do
   case $h in
     experiment | model)
-      objs="$out/obj/config/*.o" extra="-Isim $glib_cflags $glib_libs" ;;
+      objs="$out/obj/config/*.o" extra="-Iconfig -Isim $glib_cflags $glib_libs" ;;
     *) objs="" extra="" ;;
   esac
   # shellcheck disable=SC2086 # lists of words

@@ -1,10 +1,10 @@
-/* sim/cli.h: the gradsim command line: subcommands and shared helpers.
+/* cli/cli.h: the gradsim command line: subcommands and shared helpers.
  *
  * Exit statuses: 0 success; 2 bad input of any kind (one line on stderr
  * naming what was wrong and what is allowed, nothing written); 1 a failure
  * of the environment (a write that fails, memory exhausted). */
-#ifndef GRADSIM_SIM_CLI_H
-#define GRADSIM_SIM_CLI_H
+#ifndef GRADSIM_CLI_CLI_H
+#define GRADSIM_CLI_CLI_H
 
 #include <glib.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* sim/estimate.h: what simulating a point would cost, estimated from its
+/* config/estimate.h: what simulating a point would cost, estimated from its
  * configuration before anything runs, so that sizes a machine cannot
  * simulate are refused with figures instead of exhausting it.
  *
@@ -10,8 +10,8 @@
  * and host (8 with an error-feedback codec, 20 with payload = full), and
  * about 8 us of wall time per simulated message (SimGrid's own cost per
  * communication). */
-#ifndef GRADSIM_SIM_ESTIMATE_H
-#define GRADSIM_SIM_ESTIMATE_H
+#ifndef GRADSIM_CONFIG_ESTIMATE_H
+#define GRADSIM_CONFIG_ESTIMATE_H
 
 #include "experiment.h"
 

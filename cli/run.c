@@ -1,4 +1,4 @@
-/* sim/cli_run.c: `gradsim run`: expand an experiment into points, run
+/* cli/run.c: `gradsim run`: expand an experiment into points, run
  * each in a process of its own (SimGrid starts once per process), keep
  * every finished point in DIR/points/ so that a sweep resumes where it
  * stopped, and write runs.csv, iterations.csv, links.csv and the
@@ -10,7 +10,7 @@
 #include "experiment.h"
 #include "inputs.h"
 #include "platform.h"
-#include "run.h"
+#include "engine.h"
 
 #include <errno.h>
 #include <math.h>

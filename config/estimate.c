@@ -1,4 +1,4 @@
-/* sim/estimate.c: a point's memory and message count before it runs
+/* config/estimate.c: a point's memory and message count before it runs
  * (estimate.h). The constants were measured on the development machine
  * (peak RSS of one point's process, /usr/bin/time): 16384 against 4096
  * workers of a ring with payload none give 20.0 KB per worker; 2000
@@ -8,10 +8,6 @@
  * worker, 8.4 with top-k's residuals. */
 #include "estimate.h"
 
-#include "codec.h"
-#include "formula.h"
-#include "model.h"
-#include "sim.h"
 #include "units.h"
 
 #include <math.h>
@@ -24,9 +20,6 @@ enum {
   BUCKET_HOST_BYTES = 24,
   RECORD_BYTES = 221,
   ROW_BYTES = 125,
-  /* Steps of a ring leg simulated under fast-forward (collectives/
-   * common.c simulates two per leg, two legs). */
-  FF_ROUNDS = 4,
 };
 
 double estimate_physical_memory(void) {
@@ -47,109 +40,26 @@ static char *duration_text(double s) {
   return g_strdup_printf("%.3g years", s / (365.25 * 86400));
 }
 
-/* The model, as run.c loads it. */
-static struct model *load_model(const struct point *p, char **err) {
-  struct model *m;
-  char e[512];
-  int rc;
-  if (!strcmp(p->model, "synthetic")) {
-    rc = model_synthetic(p->params, (size_t)p->tensors, p->compute_s,
-                         p->update_s, &m, e, sizeof e);
-  } else {
-    struct model_opts o = {p->device, p->precision, p->batch, NULL};
-    rc = model_load(p->model, &o, &m, e, sizeof e);
-  }
-  if (rc) {
-    *err = g_strdup_printf("[model] %s", e);
-    return NULL;
-  }
-  return m;
-}
-
-/* Rounds of one exchange of a symmetric collective (no aggregators, a
- * formula of p, n, alpha, beta and gamma only), in which every worker
- * sends one message per round: the formula's alpha count. 0 when the
- * collective is not of that kind. */
-static double rounds_of(const struct collective *c, int p) {
-  const struct formula *f = c->formula ? formula_find(c->formula) : NULL;
-  const unsigned long netg = 1UL << FP_P | 1UL << FP_N | 1UL << FP_ALPHA |
-                             1UL << FP_BETA | 1UL << FP_GAMMA;
-  if (!f || c->aggregators || f->needs != netg)
-    return 0;
-  struct formula_in in;
-  formula_in_init(&in);
-  in.v[FP_P] = p;
-  in.v[FP_N] = 0;
-  in.v[FP_ALPHA] = 1;
-  in.v[FP_BETA] = 1;
-  in.v[FP_GAMMA] = 0;
-  struct formula_out o;
-  char e[256];
-  if (formula_eval(f, &in, &o, e, sizeof e) != 0)
-    return 0;
-  return floor(o.total + 0.5);
-}
-
 int estimate_point(const struct point *p, struct estimate *out, char **err) {
-  *err = NULL;
-  const struct collective *coll = coll_find(p->algorithm);
-  if (!coll) {
-    *err = g_strdup_printf("[exchange] algorithm = %s is not valid",
-                           p->algorithm);
+  struct run_shape sh;
+  if (run_shape(p, &sh, err) != 0)
     return -1;
-  }
-  struct model *m = load_model(p, err);
-  if (!m)
-    return -1;
-  bool stateful = false;
-  if (strcmp(p->codec, "none") != 0) {
-    codec_t *c;
-    if (codec_create(p->codec, &c, NULL, 0) == 0) {
-      stateful = codec_is_stateful(c);
-      codec_free(c);
-    }
-  }
-  double hosts = (double)p->nodes + (coll->aggregators ? p->aggregators : 0);
-  /* Buckets as run.c forms them, and the values each holds. */
-  double buckets = 0, held = 0, n = 0;
-  double floor64 = 64 * hosts;
-  for (size_t t = 0; t < m->ntensors; t++) {
-    n += (double)m->tensors[t].elements;
-    if (4 * n >= p->fusion_bytes || t == m->ntensors - 1) {
-      buckets++;
-      if (p->payload == PAYLOAD_FULL)
-        held += n;
-      else if (p->payload == PAYLOAD_SAMPLED)
-        held += fmin(n, fmax((double)p->sample, floor64));
-      n = 0;
-    }
-  }
-  model_free(m);
   double per_value = p->payload == PAYLOAD_FULL ? 20 : 4;
-  if (stateful)
+  if (sh.stateful)
     per_value += 4;
-  double iters = p->iterations, workers = p->nodes;
-  out->hosts_bytes =
-      hosts * ESTIMATE_HOST_BYTES + hosts * buckets * BUCKET_HOST_BYTES;
+  double hosts = sh.hosts, iters = p->iterations, workers = p->nodes;
+  out->hosts_bytes = hosts * ESTIMATE_HOST_BYTES +
+                     hosts * (double)sh.buckets * BUCKET_HOST_BYTES;
   out->records_bytes = iters * workers * RECORD_BYTES;
-  out->values_bytes = held * hosts * per_value;
+  out->values_bytes = sh.held_values * hosts * per_value;
   out->memory_bytes = PROCESS_BYTES + out->hosts_bytes +
                       out->records_bytes + out->values_bytes;
   out->rows_bytes = iters * workers * ROW_BYTES;
   /* Every host sends at least one message per bucket and exchange; a
-   * symmetric collective one per worker and round, where fast-forward
-   * (the conditions of run.c) simulates four steps of a ring's legs. */
-  double exchanges = floor(iters / p->local_steps) +
-                     (p->iterations % p->local_steps != 0);
-  double rounds = rounds_of(coll, p->nodes);
-  bool ff = p->fast_forward && p->payload == PAYLOAD_NONE &&
-            p->topology == TOPO_STAR && p->mode == MODE_SYNC;
-  for (int i = 0; p->slowdown && i < p->nodes && ff; i++)
-    ff = p->slowdown[i] == 1.0;
-  if (ff)
-    rounds = fmin(rounds, FF_ROUNDS);
-  double per_exchange = fmax(hosts, rounds * workers);
-  out->messages = exchanges * buckets * per_exchange;
+   * symmetric collective one per worker and round (fast-forwarded steps
+   * not counted). */
+  double per_exchange = fmax(hosts, sh.rounds * workers);
+  out->messages = sh.exchanges * (double)sh.buckets * per_exchange;
   out->wall_s = out->messages * ESTIMATE_MESSAGE_S;
   return 0;
 }

@@ -1,4 +1,4 @@
-/* sim/experiment.c: experiment files, sweeps and validation
+/* config/experiment.c: experiment files, sweeps and validation
  * (experiment.h). */
 #include "experiment.h"
 

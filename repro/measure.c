@@ -1,8 +1,8 @@
-/* sim/repro_measure.c: the reproductions that measure codecs instead of
+/* repro/measure.c: the reproductions that measure codecs instead of
  * simulating (repro_measure.h): payload sizes on each model's synthetic
  * gradients (INCEPTIONN Fig. 14 and Table III, 3LC Table 2) and the time
  * of communication-set selection on this CPU (RedSync Fig. 3). */
-#include "repro_measure.h"
+#include "measure.h"
 
 #include "codec.h"
 #include "formula.h"

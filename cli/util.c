@@ -1,4 +1,4 @@
-/* sim/cli_util.c: helpers shared by the subcommands. */
+/* cli/util.c: helpers shared by the subcommands. */
 #include "cli.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* sim/cli_reproduce.c: `gradsim reproduce [NAME ...|all] [--quick]
+/* cli/reproduce.c: `gradsim reproduce [NAME ...|all] [--quick]
  * [--jobs N] [--out DIR]`: run the paper reproductions (experiment files
  * with a [reproduce] section, repro.h), and write per experiment
  * DIR/NAME/runs.csv, the plots of plots/NAME.gp and NAME.md (the paper's
@@ -13,8 +13,8 @@
 #include "inputs.h"
 #include "model.h"
 #include "repro.h"
-#include "repro_measure.h"
-#include "run.h"
+#include "measure.h"
+#include "engine.h"
 
 #include <errno.h>
 #include <math.h>

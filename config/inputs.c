@@ -1,4 +1,4 @@
-/* sim/inputs.c: the [inputs] section of a point's configuration (see
+/* config/inputs.c: the [inputs] section of a point's configuration (see
  * inputs.h). */
 #include "inputs.h"
 

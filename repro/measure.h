@@ -1,4 +1,4 @@
-/* sim/repro_measure.h: reproductions that measure the codec library on
+/* repro/measure.h: reproductions that measure the codec library on
  * this machine instead of simulating (kinds codec-ratio and select-time
  * of repro.h), each into a table that becomes runs.csv.
  *
@@ -19,8 +19,8 @@
  * experiment's platform (nodes, bandwidth, latency, reduce_rate).
  * Columns: values, bytes, label, codec, select_s, allreduce_s,
  * select_x_allreduce, sent_values. */
-#ifndef GRADSIM_SIM_REPRO_MEASURE_H
-#define GRADSIM_SIM_REPRO_MEASURE_H
+#ifndef GRADSIM_REPRO_MEASURE_H
+#define GRADSIM_REPRO_MEASURE_H
 
 #include "experiment.h"
 #include "repro.h"

@@ -1,4 +1,4 @@
-/* sim/cli_codec.c: `gradsim codec`: the codec library on the command line.
+/* cli/codec.c: `gradsim codec`: the codec library on the command line.
  *
  *   list        every codec, its parameters and their ranges
  *   roundtrip   encode and decode training steps of a gradient dump

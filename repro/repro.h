@@ -1,4 +1,4 @@
-/* sim/repro.h: paper reproductions: the [reproduce] sections of an
+/* repro/repro.h: paper reproductions: the [reproduce] sections of an
  * experiment file, result tables, the small expression language that
  * computes gradsim's figure for each of the paper's claims, and the
  * reports (NAME.md, REPORT.md).
@@ -35,8 +35,8 @@
  * Paper values: `X`, a range `LO..HI`, or a bound `>X` / `<X`.
  * Tolerance: `rel R` (default 0.25: |gradsim - paper| <= R |paper|, a
  * range widened by R at both ends) or `abs A`; bounds hold strictly. */
-#ifndef GRADSIM_SIM_REPRO_H
-#define GRADSIM_SIM_REPRO_H
+#ifndef GRADSIM_REPRO_REPRO_H
+#define GRADSIM_REPRO_REPRO_H
 
 #include <glib.h>
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* sim/inputs.h: what a point's results depend on besides its keys. */
+/* config/inputs.h: what a point's results depend on besides its keys. */
 #ifndef GRADSIM_INPUTS_H
 #define GRADSIM_INPUTS_H
 

@@ -1,4 +1,4 @@
-/* sim/main.c: `gradsim`, one binary with subcommands. */
+/* cli/main.c: `gradsim`, one binary with subcommands. */
 #include "cli.h"
 #include "inputs.h"
 

@@ -1,4 +1,4 @@
-/* sim/cli_models.c: the commands over models/: `gradsim formula`,
+/* cli/models.c: the commands over models/: `gradsim formula`,
  * `gradsim gradients` and `gradsim model`. */
 #include "cli.h"
 

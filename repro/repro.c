@@ -1,4 +1,4 @@
-/* sim/repro.c: reproduction specs, tables, claim expressions and reports
+/* repro/repro.c: reproduction specs, tables, claim expressions and reports
  * (repro.h). */
 #include "repro.h"
 

@@ -1,0 +1,50 @@
+/* config/experiment.h: experiments: GLib key files of sections and keys,
+ * where a comma-separated value sweeps that key. An experiment expands
+ * into points, each a fully typed configuration of one simulation.
+ *
+ * Every key, its default and its valid values are in the README
+ * ("Experiment files"); unknown sections and keys are errors. */
+#ifndef GRADSIM_CONFIG_EXPERIMENT_H
+#define GRADSIM_CONFIG_EXPERIMENT_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+void point_free(struct point *p);
+
+struct experiment {
+  char *path;
+  GPtrArray *points; /* struct point *, in sweep order */
+  GPtrArray *swept;  /* "section.key" of every swept key, in order */
+};
+
+/* Read PATH, apply the SETS ("section.key=value", each a possible sweep),
+ * expand every comma-separated value into its combinations (the first
+ * swept key varies slowest) and validate each point. Returns NULL on
+ * error with a one-line message (file, line or key, the value, what is
+ * allowed) in *ERR (g_free'd by the caller). */
+struct experiment *experiment_load(const char *path, char **sets,
+                                   char **err);
+
+/* The sweep of experiment_load() stops here. */
+#define EXPERIMENT_MAX_POINTS ((size_t)100000)
+
+/* experiment_load() of the LEN bytes at DATA (no NUL needed at the end;
+ * one inside is an error), named PATH in messages and in the result. A
+ * sweep of more than MAX_POINTS points is an error (0: the limit of
+ * experiment_load(), EXPERIMENT_MAX_POINTS). */
+struct experiment *experiment_load_data(const char *path, const char *data,
+                                        size_t len, char **sets,
+                                        size_t max_points, char **err);
+
+void experiment_free(struct experiment *e);
+
+/* Split a swept value into its items. Codec specs hold commas too: an
+ * item of the form key=value (no ':') continues the previous item's
+ * parameter list, so "none,rgc:ratio=0.01,asq=1,3lc" is three codecs. */
+GPtrArray *experiment_split_values(const char *key, const char *value);
+
+#endif

@@ -1,0 +1,163 @@
+/* sim/engine.h: the simulation engine's contract: one experiment point
+ * (a fully typed configuration) simulated in SimGrid, and what it
+ * measured. This is everything the layers above (config/, sweep/, repro/,
+ * cli/) and a C program of one's own use of the engine; sim.h and the
+ * other headers of sim/ are its insides (collectives, schedules,
+ * platforms).
+ *
+ *   struct point p = ...;             (config/ fills it from a key file)
+ *   char *err;
+ *   if (run_check(&p, &err) != 0) ...  bad input, err says why
+ *   struct run_result r;
+ *   if (run_point(&p, "/tmp/work", false, &r, &err) != 0) ...
+ *   printf("%g\n", r.exchange_s);
+ *   run_result_clear(&r);
+ *
+ * Units: seconds of simulated time, bytes, bytes per second (the point's
+ * *_Bps fields; runs.csv reports bits per second). Ownership: the caller
+ * owns the point and its strings; results and error messages are the
+ * caller's to free (run_result_clear, g_free). Errors: functions return
+ * 0, or -1 with a one-line message in *ERR naming the key, the value and
+ * what is allowed; the engine never prints and never exits on bad input.
+ * Internal invariants are checked with xbt_assert, which aborts.
+ *
+ * SimGrid starts once per process: run_point() can be called once per
+ * process (sweep/ runs each point in a child process). */
+#ifndef GRADSIM_SIM_ENGINE_H
+#define GRADSIM_SIM_ENGINE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gradgen.h"
+#include "nic.h"
+
+enum topology { TOPO_STAR, TOPO_FAT_TREE, TOPO_DRAGONFLY, TOPO_GPU, TOPO_FILE };
+enum payload { PAYLOAD_FULL, PAYLOAD_SAMPLED, PAYLOAD_NONE };
+enum placement { PLACE_CPU, PLACE_GPU, PLACE_NIC };
+enum mode { MODE_SYNC, MODE_OVERLAP, MODE_PIPE };
+
+/* One simulation's configuration (every key of an experiment file, the
+ * README's "Experiment keys"). Strings are owned by whoever filled it. */
+struct point {
+  /* [platform] */
+  enum topology topology;
+  char *platform_file; /* topology = file:PATH */
+  int nodes;           /* workers */
+  int aggregators;
+  double bandwidth_Bps; /* bytes per second */
+  double latency_s;     /* one-way, worker to worker */
+  bool ideal;
+  int gpus_per_node, gpus_per_switch; /* gpu-cluster */
+  double pcie_Bps, pcie_latency_s;
+  int leaf;                 /* fat-tree: hosts per leaf switch */
+  double oversubscription;  /* fat-tree: leaf down/up bandwidth ratio */
+  int group_size;           /* dragonfly: hosts per router */
+  /* [model] */
+  char *model;    /* name or path, or "synthetic" */
+  uint64_t params; /* synthetic */
+  int tensors;
+  double compute_s, update_s;
+  char *device, *precision;
+  int batch; /* 0: the model file's */
+  /* [exchange] */
+  char *algorithm;
+  char *codec; /* a codec spec, or "none" */
+  enum placement placement;
+  double reduce_Bps; /* bytes summed per second (gamma = 1 / this) */
+  enum payload payload;
+  int sample;        /* sampled: values encoded per block */
+  int compress_min;  /* buckets of fewer values travel uncompressed */
+  int group;         /* hierarchical: workers per node (0: topology's) */
+  int chunk;         /* csc: values per chunk */
+  double csc_ratio;  /* csc: fraction of chunks exchanged */
+  bool fast_forward;
+  char *costs; /* codec cost table, "" for the shipped one */
+  /* [nic] */
+  struct nic_engine nic;
+  struct nic_framing framing;
+  /* [training] */
+  enum mode mode;
+  int iterations;
+  int k;
+  double fusion_bytes; /* 0: one bucket per tensor; INFINITY: one in all */
+  int local_steps;
+  char *stragglers; /* "W:F,..." slowdown factors, "" for none */
+  double *slowdown; /* per worker, parsed from stragglers; NULL: none (a
+                     * sweep of huge clusters holds no per-worker array) */
+  /* [gradients] */
+  struct gradgen_params grad;
+  /* The point's identity, for the layers above (the engine reads
+   * neither): its effective configuration as key file text, and a short
+   * hash of it (the name of its result files). */
+  char *config;
+  char hash[17];
+};
+
+/* What one point measured. Means per iteration, simulated seconds (the
+ * README's "runs.csv" says what each is). */
+struct run_result {
+  double exchange_s, iteration_s;
+  double compute_s, codec_s, comm_s, reduce_s, idle_s;
+  double wire_bytes;
+  double formula_s; /* NAN where no analytic model applies */
+  const char *oracle; /* "pass", "fail" or "na" (static strings) */
+  /* Packets (framing = packets) and the NIC engine (placement = nic). */
+  double packets, header_bytes; /* every sender's, like wire_bytes */
+  double driver_s;              /* per worker: its host's driver time */
+  double nic_s;                 /* per worker: its two engines' busy time */
+  double nic_busy;              /* nic_s / (2 iteration_s) */
+  double nic_stall_cycles;      /* per worker: both engines */
+  double simulated_s; /* the whole run */
+  uint64_t ff_steps;  /* ring steps worker 0 fast-forwarded, all phases */
+  GString *iterations; /* iterations.csv rows, without point index or header */
+  GString *links;      /* links.csv rows, likewise */
+  char *note;          /* the oracle's finding when it failed, or NULL */
+};
+
+/* Check everything about P that does not need SimGrid (model, codec,
+ * collective, payload size); -1 with *ERR on bad input. */
+int run_check(const struct point *p, char **err);
+
+/* Simulate P: its platform XML (and, when TRACE, a Paje trace,
+ * trace.paje) are written into WORKDIR, which must exist. Returns 0 with
+ * *R filled, or -1 with *ERR: bad input that run_check() cannot see (a
+ * platform file with too few hosts, a codec that does not suit the
+ * collective) or a run that had to stop (a codec refusing NaN). */
+int run_point(const struct point *p, const char *workdir, bool trace,
+              struct run_result *r, char **err);
+
+void run_result_clear(struct run_result *r);
+
+/* The shape of P's simulation, before it runs, for estimates of its
+ * memory and time (config/estimate.c). */
+struct run_shape {
+  int hosts;          /* workers and the aggregators the collective uses */
+  size_t buckets;     /* buckets per exchange */
+  double held_values; /* gradient values held per host, all buckets */
+  bool stateful;      /* an error-feedback codec: a residual per value */
+  double exchanges;   /* exchanges over the run (local steps skip some) */
+  /* Messages every worker sends per bucket and exchange in a collective
+   * without aggregators whose formula is one of p, n, alpha, beta and
+   * gamma (its alpha count), fast-forwarded steps not counted; 0 for
+   * the others (at least one message per host then). */
+  double rounds;
+  bool fast_forward;  /* fast-forward applies (README, "Fast-forward") */
+};
+/* -1 with *ERR when the model or the collective cannot be loaded. */
+int run_shape(const struct point *p, struct run_shape *out, char **err);
+
+/* The SimGrid platform XML of P: generated into DIR, or P's own file.
+ * Returns its path (g_free) or NULL with *ERR. */
+char *platform_xml(const struct point *p, const char *dir, char **err);
+
+/* Check a platform file before anything is simulated or written: that it
+ * is well-formed XML (a line-precise message otherwise) and that SimGrid
+ * loads it (in a child process, as SimGrid starts once per process and
+ * aborts on a platform it rejects). Sets *HOSTS to its host count.
+ * Returns 0, or -1 with *ERR. */
+int platform_file_check(const char *path, size_t *hosts, char **err);
+
+#endif
