@@ -598,59 +598,6 @@ static void summary(const struct experiment *e, GPtrArray *rows) {
   g_ptr_array_free(keys, TRUE);
 }
 
-/* Everything about E that can be checked without simulating, before
- * anything is written: each point (run_check(), the size limits of
- * estimate.h), the joined iterations.csv against the memory that holds
- * it, and the platform files (loadable, with enough hosts). */
-static void check_points(const struct experiment *e, const char *path) {
-  char *err = NULL;
-  double rows_bytes = 0;
-  for (guint i = 0; i < e->points->len; i++) {
-    struct point *p = g_ptr_array_index(e->points, i);
-    struct estimate est;
-    if (run_check(p, &err) != 0 || estimate_check(p, &est, &err) != 0) {
-      if (e->points->len > 1)
-        cli_bad_input("%s: point %u: %s", path, i, err);
-      cli_bad_input("%s: %s", path, err);
-    }
-    rows_bytes += est.rows_bytes;
-  }
-  double limit = ESTIMATE_MEMORY_FRACTION * estimate_physical_memory();
-  if (rows_bytes > limit) {
-    char *need = units_bytes_text(rows_bytes);
-    char *lim = units_bytes_text(limit);
-    cli_bad_input("%s: the sweep's %u points would write about %s of "
-                  "iterations.csv, which is joined in memory; the limit is "
-                  "%s (%.0f%% of this machine's memory): split the sweep "
-                  "or reduce [training] iterations or [platform] nodes",
-                  path, e->points->len, need, lim,
-                  100 * ESTIMATE_MEMORY_FRACTION);
-  }
-  GHashTable *xmls = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                            NULL);
-  for (guint i = 0; i < e->points->len; i++) {
-    struct point *p = g_ptr_array_index(e->points, i);
-    if (p->topology != TOPO_FILE)
-      continue;
-    gpointer known;
-    size_t hosts;
-    if (g_hash_table_lookup_extended(xmls, p->platform_file, NULL, &known)) {
-      hosts = GPOINTER_TO_SIZE(known);
-    } else {
-      if (platform_file_check(p->platform_file, &hosts, &err) != 0)
-        cli_bad_input("%s: %s", path, err);
-      g_hash_table_insert(xmls, g_strdup(p->platform_file),
-                          GSIZE_TO_POINTER(hosts));
-    }
-    if (hosts < (size_t)p->nodes + (size_t)p->aggregators)
-      cli_bad_input("%s: platform %s has %zu hosts; [platform] nodes = %d "
-                    "and aggregators = %d need %d",
-                    path, p->platform_file, hosts, p->nodes,
-                    p->aggregators, p->nodes + p->aggregators);
-  }
-  g_hash_table_destroy(xmls);
-}
-
 /* ---- the sweep manifest ---------------------------------------------------
  * DIR/points/ID.sweep names the sweep a directory's points belong to, so
  * that `gradsim merge` can join directories written on several machines:
@@ -1068,7 +1015,8 @@ int cli_run(int argc, char **argv) {
                   "(0..%u; see --list-points)",
                   where, point, argv[1], total, total == 1 ? "" : "s",
                   total - 1);
-  check_points(e, argv[1]);
+  if (experiment_check(e, &err) != 0)
+    cli_bad_input("%s", err);
   if (list) {
     list_points(e);
     experiment_free(e);

@@ -42,6 +42,13 @@ struct experiment *experiment_load_data(const char *path, const char *data,
 
 void experiment_free(struct experiment *e);
 
+/* Check everything about E that can be checked without simulating,
+ * before anything is written: each point (run_check(), the size limits
+ * of estimate.h), the joined iterations.csv against the memory that
+ * holds it, and the platform files (loadable, with enough hosts).
+ * Returns 0, or -1 with *ERR ("PATH: point I: what is wrong"). */
+int experiment_check(const struct experiment *e, char **err);
+
 /* Split a swept value into its items. Codec specs hold commas too: an
  * item of the form key=value (no ':') continues the previous item's
  * parameter list, so "none,rgc:ratio=0.01,asq=1,3lc" is three codecs. */
