@@ -7,6 +7,7 @@
 #define GRADSIM_CLI_CLI_H
 
 #include <glib.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 enum { EXIT_BAD_INPUT = 2, EXIT_ENV_FAILURE = 1 };
@@ -15,6 +16,10 @@ enum { EXIT_BAD_INPUT = 2, EXIT_ENV_FAILURE = 1 };
 G_NORETURN void cli_bad_input(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Print "gradsim: MESSAGE" and exit with status 1. */
 G_NORETURN void cli_env_failure(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Print "gradsim: MESSAGE" and exit with STATUS (a lower layer's: 1, 2,
+ * or 128 + a signal). */
+G_NORETURN void cli_exit(int status, const char *fmt, ...)
+    G_GNUC_PRINTF(2, 3);
 
 /* Parse OPTIONS from ARGV with GLib; on an unknown option or a bad value
  * exit 2 with GLib's message. SUMMARY is shown by --help. */
@@ -25,7 +30,7 @@ void cli_parse(int *argc, char ***argv, const char *usage, const char *summary,
  * their contents and written (each atomically, by rename) only by
  * cli_outputs_commit(); if any write fails, the ones already written are
  * removed and the program exits with status 1. */
-typedef struct cli_outputs cli_outputs;
+typedef struct outputs cli_outputs; /* sweep.h's outputs */
 cli_outputs *cli_outputs_new(void);
 /* Takes ownership of DATA (g_free'd). */
 void cli_outputs_add(cli_outputs *o, const char *path, void *data, size_t len);
@@ -33,6 +38,23 @@ void cli_outputs_commit(cli_outputs *o); /* and frees O */
 
 /* Monotonic seconds, for benchmarks. */
 double cli_now(void);
+
+/* --jobs N: N in 1..4096, or 0 for the number of CPUs; exits 2 naming
+ * WHERE otherwise. */
+gint64 cli_jobs(gint64 jobs, const char *where);
+
+/* A progress bar of a sweep's points on stderr, drawn when SHOW (stderr
+ * is a terminal): the progress callback of struct sweep_opts. */
+struct cli_bar {
+  bool show;
+};
+void cli_bar_update(unsigned done, unsigned total, bool stopped, void *bar);
+
+struct sweep_report;
+/* A finished sweep's report: warnings and oracle notes on stderr, then,
+ * unless QUIET, the summary table and where the results are (OUT). */
+void cli_print_report(const struct sweep_report *r, const char *out,
+                      bool quiet);
 
 /* Subcommands. */
 int cli_codec(int argc, char **argv);

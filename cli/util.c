@@ -1,11 +1,14 @@
 /* cli/util.c: helpers shared by the subcommands. */
 #include "cli.h"
 
+#include "sweep.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -33,6 +36,12 @@ void cli_env_failure(const char *fmt, ...) {
   vfail(EXIT_ENV_FAILURE, fmt, ap);
 }
 
+void cli_exit(int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfail(status, fmt, ap);
+}
+
 void cli_parse(int *argc, char ***argv, const char *usage, const char *summary,
                const GOptionEntry *options) {
   GOptionContext *ctx = g_option_context_new(usage);
@@ -48,47 +57,66 @@ void cli_parse(int *argc, char ***argv, const char *usage, const char *summary,
   g_option_context_free(ctx);
 }
 
-struct cli_outputs {
-  GPtrArray *paths;
-  GPtrArray *data;
-  GArray *lens;
-};
+/* The output sets of the command line are sweep/'s, failing with exit
+ * status 1. */
+cli_outputs *cli_outputs_new(void) { return outputs_new(); }
 
-cli_outputs *cli_outputs_new(void) {
-  cli_outputs *o = g_new0(cli_outputs, 1);
-  o->paths = g_ptr_array_new_with_free_func(g_free);
-  o->data = g_ptr_array_new_with_free_func(g_free);
-  o->lens = g_array_new(FALSE, FALSE, sizeof(size_t));
-  return o;
-}
-
-void cli_outputs_add(cli_outputs *o, const char *path, void *data, size_t len) {
-  g_ptr_array_add(o->paths, g_strdup(path));
-  g_ptr_array_add(o->data, data);
-  g_array_append_val(o->lens, len);
+void cli_outputs_add(cli_outputs *o, const char *path, void *data,
+                     size_t len) {
+  outputs_add(o, path, data, len);
 }
 
 void cli_outputs_commit(cli_outputs *o) {
-  for (guint i = 0; i < o->paths->len; i++) {
-    const char *path = g_ptr_array_index(o->paths, i);
-    GError *err = NULL;
-    if (!g_file_set_contents(path, g_ptr_array_index(o->data, i),
-                             (gssize)g_array_index(o->lens, size_t, i), &err)) {
-      char *msg = g_strdup(err->message);
-      g_error_free(err);
-      for (guint j = 0; j < i; j++)
-        g_unlink(g_ptr_array_index(o->paths, j));
-      cli_env_failure("%s (nothing was written)", msg);
-    }
-  }
-  g_ptr_array_free(o->paths, TRUE);
-  g_ptr_array_free(o->data, TRUE);
-  g_array_free(o->lens, TRUE);
-  g_free(o);
+  char *err = NULL;
+  if (outputs_commit(o, &err) != 0)
+    cli_env_failure("%s", err);
 }
 
 double cli_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+gint64 cli_jobs(gint64 jobs, const char *where) {
+  if (jobs < 0 || jobs > 4096)
+    cli_bad_input("%s: --jobs %" G_GINT64_FORMAT " must be in 1..4096",
+                  where, jobs);
+  if (jobs == 0)
+    jobs = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN)
+                                              : 1;
+  return jobs;
+}
+
+void cli_bar_update(unsigned done, unsigned total, bool stopped, void *bar) {
+  if (!((struct cli_bar *)bar)->show)
+    return;
+  if (stopped) {
+    fprintf(stderr, "\n");
+    return;
+  }
+  int width = 40, fill = total ? (int)((double)done / total * width) : width;
+  fprintf(stderr, "\r[%.*s%*s] %u/%u points", fill,
+          "########################################", width - fill, "", done,
+          total);
+  if (done == total)
+    fprintf(stderr, "\n");
+  fflush(stderr);
+}
+
+void cli_print_report(const struct sweep_report *r, const char *out,
+                      bool quiet) {
+  char **lines = g_strsplit(r->warnings, "\n", -1);
+  for (char **l = lines; *l; l++)
+    if (**l)
+      fprintf(stderr, "gradsim: %s\n", *l);
+  g_strfreev(lines);
+  if (*r->notes)
+    fprintf(stderr, "gradsim: %s", r->notes);
+  if (!quiet) {
+    fputs(r->table, stdout);
+    printf("\nresults in %s (runs.csv, iterations.csv, links.csv, "
+           "config.txt)\n",
+           out);
+  }
 }

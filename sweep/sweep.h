@@ -87,5 +87,7 @@ outputs *outputs_new(void);
 void outputs_add(outputs *o, const char *path, void *data, size_t len);
 /* Writes and frees O: 0, or -1 with *ERR. */
 int outputs_commit(outputs *o, char **err);
+/* Frees O without writing anything (NULL is fine). */
+void outputs_free(outputs *o);
 
 #endif

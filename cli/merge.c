@@ -1,0 +1,47 @@
+/* cli/merge.c: `gradsim merge OUTDIR DIR...`: the points of one sweep,
+ * spread over several result directories (one per machine), joined into
+ * OUTDIR as one `gradsim run` of the whole sweep would have written it
+ * (sweep_merge() of sweep/sweep.h). */
+#include "cli.h"
+
+#include "sweep.h"
+
+int cli_merge(int argc, char **argv) {
+  const char *where = "merge";
+  char *want = NULL;
+  gboolean do_plot = FALSE, quiet = FALSE;
+  GOptionEntry opts[] = {
+      {"sweep", 0, 0, G_OPTION_ARG_STRING, &want,
+       "the sweep to join, where the directories hold several", "ID"},
+      {"plot", 'p', 0, G_OPTION_ARG_NONE, &do_plot,
+       "draw the sweep with gnuplot into OUTDIR/plot.png and plot.svg", NULL},
+      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+       "print no table at the end", NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "OUTDIR DIR...",
+            "Join the points of one sweep from several result directories "
+            "(of gradsim run, or gradsim run --point on several machines) "
+            "into OUTDIR: its points/ and runs.csv, iterations.csv, "
+            "links.csv and config.txt, in sweep order, as one gradsim run "
+            "would have written them.",
+            opts);
+  if (argc < 3)
+    cli_bad_input("%s: expected OUTDIR and at least one result directory "
+                  "(see gradsim merge --help)",
+                  where);
+  const char *out = argv[1];
+  if (g_file_test(out, G_FILE_TEST_EXISTS) &&
+      !g_file_test(out, G_FILE_TEST_IS_DIR))
+    cli_bad_input("%s: %s exists and is not a directory", where, out);
+  struct sweep_opts o = {out, 1, false, do_plot, NULL, NULL};
+  struct sweep_report rep;
+  char *err = NULL;
+  int rc = sweep_merge((const char *const *)argv + 2, argc - 2, want, &o,
+                       &rep, &err);
+  if (rc != 0)
+    cli_exit(rc, "%s: %s", where, err);
+  cli_print_report(&rep, out, quiet);
+  sweep_report_clear(&rep);
+  g_free(want);
+  return 0;
+}

@@ -1,0 +1,303 @@
+/* sweep/runner.c: a sweep's points run in processes of their own, and
+ * the sweep's entry points (sweep.h). */
+#include "sweep_impl.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <glib/gstdio.h>
+
+/* ---- stopping a sweep ---------------------------------------------------
+ * SIGINT and SIGTERM ask a sweep to stop: the handler records the signal,
+ * the loop that runs the points stops the running ones (SIGTERM), removes
+ * their partial files and returns 128 + the signal. The signals are
+ * blocked except while the loop waits (sigsuspend), so none is missed
+ * between a check and the wait. A signal ignored when gradsim started
+ * (a background job of a shell) stays ignored. A process runs one sweep
+ * at a time, so the handler's state is the process's. */
+
+/* The stopping signal, or 0: written by the handler only. */
+static volatile sig_atomic_t Stop_signal;
+
+static void on_stop(int sig) { Stop_signal = sig; }
+static void on_child(int sig) { (void)sig; }
+
+static const int CAUGHT[] = {SIGINT, SIGTERM, SIGCHLD};
+
+struct catcher {
+  sigset_t mask;      /* the mask before */
+  sigset_t wait_mask; /* the mask while waiting: the caught ones open */
+  struct sigaction old[G_N_ELEMENTS(CAUGHT)];
+  pid_t parent;
+};
+static struct catcher Catcher;
+
+static void catch_signals(void) {
+  struct catcher *c = &Catcher;
+  sigset_t set;
+  sigemptyset(&set);
+  for (size_t i = 0; i < G_N_ELEMENTS(CAUGHT); i++)
+    sigaddset(&set, CAUGHT[i]);
+  sigprocmask(SIG_BLOCK, &set, &c->mask);
+  c->wait_mask = c->mask;
+  for (size_t i = 0; i < G_N_ELEMENTS(CAUGHT); i++)
+    sigdelset(&c->wait_mask, CAUGHT[i]);
+  c->parent = getpid();
+  Stop_signal = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(CAUGHT); i++) {
+    sigaction(CAUGHT[i], NULL, &c->old[i]);
+    if (CAUGHT[i] != SIGCHLD && c->old[i].sa_handler == SIG_IGN)
+      continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = CAUGHT[i] == SIGCHLD ? on_child : on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(CAUGHT[i], &sa, NULL);
+  }
+}
+
+/* A stop that arrived after the last point (while the outputs were
+ * written) is delivered to the handler, and so ignored: the sweep is
+ * complete. */
+static void release_signals(void) {
+  const struct catcher *c = &Catcher;
+  sigprocmask(SIG_SETMASK, &c->mask, NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(CAUGHT); i++)
+    sigaction(CAUGHT[i], &c->old[i], NULL);
+}
+
+/* In a child: the parent decides about interrupts (SIGINT from a
+ * terminal reaches the whole process group) and stops it with SIGTERM,
+ * which is also sent if the parent dies (killed with SIGKILL). */
+static void child_signals(void) {
+  const struct catcher *c = &Catcher;
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_DFL);
+  sigaction(SIGCHLD, &c->old[2], NULL);
+  sigprocmask(SIG_SETMASK, &c->mask, NULL);
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+  if (getppid() != c->parent)
+    _exit(1);
+}
+
+/* ---- running the points ------------------------------------------------ */
+
+struct runner {
+  const struct experiment *e;
+  const struct sweep_opts *o;
+  guint total, done, next, last;
+  GHashTable *running; /* pid -> struct point * */
+  char *failure;       /* the first failure's message */
+  int fail_status;
+  bool stopping;
+};
+
+static void progress(const struct runner *r, bool stopped) {
+  if (r->o->progress)
+    r->o->progress(r->done, r->total, stopped, r->o->ctx);
+}
+
+/* Start points until JOBS run or none is left; -1 with R->failure when
+ * fork fails. */
+static int start_points(struct runner *r) {
+  while (!r->stopping && !r->failure && r->next < r->last &&
+         g_hash_table_size(r->running) < r->o->jobs) {
+    struct point *p = g_ptr_array_index(r->e->points, r->next++);
+    if (point_done(r->o->out, p))
+      continue;
+    point_clean(r->o->out, p); /* what a killed run left */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+      r->failure = g_strdup_printf("fork failed: %s", g_strerror(errno));
+      r->fail_status = SWEEP_ENV_FAILURE;
+      return -1;
+    }
+    if (pid == 0) {
+      child_signals();
+      point_child(r->o->out, p, r->o->trace);
+    }
+    g_hash_table_insert(r->running, GINT_TO_POINTER(pid), p);
+  }
+  return 0;
+}
+
+/* Point P's process ended with STATUS: done, or the sweep's failure (the
+ * point's message for bad input, else how the process ended). A point
+ * stopped by our own SIGTERM is no failure. */
+static void reap(struct runner *r, struct point *p, int status) {
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    r->done++;
+    if (!r->stopping)
+      progress(r, false);
+    return;
+  }
+  char *errf = point_file(r->o->out, p, ".err");
+  char *msg = NULL;
+  if (g_file_get_contents(errf, &msg, NULL, NULL)) {
+    g_unlink(errf);
+    if (!r->failure) {
+      r->failure = msg;
+      r->fail_status = SWEEP_BAD_INPUT;
+    } else {
+      g_free(msg);
+    }
+  } else if (!r->failure && !(r->stopping && WIFSIGNALED(status) &&
+                              WTERMSIG(status) == SIGTERM)) {
+    r->failure = g_strdup_printf(
+        "a simulation process ended abnormally (%s %d)",
+        WIFSIGNALED(status) ? "signal" : "status",
+        WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    r->fail_status = SWEEP_ENV_FAILURE;
+  }
+  g_free(errf);
+  point_clean(r->o->out, p);
+}
+
+/* On the first stop signal: SIGTERM to every running point. */
+static void stop_running(struct runner *r) {
+  r->stopping = true;
+  GHashTableIter it;
+  gpointer pid;
+  g_hash_table_iter_init(&it, r->running);
+  while (g_hash_table_iter_next(&it, &pid, NULL))
+    kill(GPOINTER_TO_INT(pid), SIGTERM);
+}
+
+/* Wait for one process to end and reap it; -1 with R->failure when the
+ * wait itself fails. */
+static int wait_one(struct runner *r) {
+  int status;
+  pid_t pid = waitpid(-1, &status, WNOHANG);
+  if (pid == 0) {
+    sigsuspend(&Catcher.wait_mask);
+    return 0;
+  }
+  if (pid < 0) {
+    if (errno == EINTR)
+      return 0;
+    if (!r->failure) {
+      r->failure = g_strdup_printf("wait failed: %s", g_strerror(errno));
+      r->fail_status = SWEEP_ENV_FAILURE;
+    }
+    return -1;
+  }
+  struct point *p = g_hash_table_lookup(r->running, GINT_TO_POINTER(pid));
+  g_hash_table_remove(r->running, GINT_TO_POINTER(pid));
+  if (p)
+    reap(r, p, status);
+  return 0;
+}
+
+int runner_points(const struct experiment *e, const struct sweep_opts *o,
+                  guint first, guint last, char **err) {
+  struct runner r = {e, o, last - first, 0, first, last, NULL, NULL, 0, false};
+  for (guint i = first; i < last; i++)
+    r.done += point_done(o->out, g_ptr_array_index(e->points, i));
+  progress(&r, false);
+  r.running = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (;;) {
+    if (Stop_signal && !r.stopping)
+      stop_running(&r);
+    if (start_points(&r) != 0 && !g_hash_table_size(r.running))
+      break;
+    if (!g_hash_table_size(r.running) || wait_one(&r) != 0)
+      break;
+  }
+  g_hash_table_destroy(r.running);
+  if (r.failure || r.stopping)
+    progress(&r, true);
+  if (r.failure) {
+    *err = g_strdup_printf("%s: %s", e->path, r.failure);
+    g_free(r.failure);
+    return r.fail_status;
+  }
+  if (r.stopping) {
+    if (r.total == 1 && e->points->len > 1)
+      *err = g_strdup_printf("interrupted: point %u is not done; run again "
+                             "to finish",
+                             first);
+    else
+      *err = g_strdup_printf("interrupted: %u of %u points done; run again "
+                             "to finish",
+                             r.done, r.total);
+    return 128 + Stop_signal;
+  }
+  return 0;
+}
+
+/* ---- the sweep's entry points ------------------------------------------ */
+
+void sweep_report_clear(struct sweep_report *r) {
+  g_free(r->table);
+  g_free(r->notes);
+  g_free(r->warnings);
+  memset(r, 0, sizeof *r);
+}
+
+/* OUT/points and the manifest, before anything is simulated. */
+static int prepare(const struct experiment *e, const struct sweep_opts *o,
+                   char **err) {
+  char *pdir = g_build_filename(o->out, "points", NULL);
+  int rc = 0;
+  if (g_mkdir_with_parents(pdir, 0755) != 0) {
+    *err = g_strdup_printf("cannot create %s: %s", pdir, g_strerror(errno));
+    rc = SWEEP_ENV_FAILURE;
+  }
+  g_free(pdir);
+  return rc ? rc : manifest_write(o->out, e, err);
+}
+
+int sweep_run(const struct experiment *e, const struct sweep_opts *o,
+              struct sweep_report *report, char **err) {
+  memset(report, 0, sizeof *report);
+  *err = NULL;
+  int rc = prepare(e, o, err);
+  if (rc)
+    return rc;
+  catch_signals();
+  rc = runner_points(e, o, 0, e->points->len, err);
+  if (rc == 0)
+    rc = results_join(o->out, e, o->plot, report, err);
+  release_signals();
+  return rc;
+}
+
+int sweep_run_point(const struct experiment *e, unsigned index,
+                    const struct sweep_opts *o, bool *was_done, char **err) {
+  *err = NULL;
+  int rc = prepare(e, o, err);
+  if (rc)
+    return rc;
+  *was_done = point_done(o->out, g_ptr_array_index(e->points, index));
+  catch_signals();
+  rc = runner_points(e, o, index, index + 1, err);
+  release_signals();
+  return rc;
+}
+
+char *sweep_list_points(const struct experiment *e) {
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < e->points->len; i++) {
+    const struct point *p = g_ptr_array_index(e->points, i);
+    g_string_append_printf(s, "%u\t%s", i, p->hash);
+    for (guint k = 0; k < e->swept->len; k++) {
+      const char *key = g_ptr_array_index(e->swept, k);
+      char *v = point_config_value(p, key);
+      g_string_append_printf(s, "\t%s=%s", key, v);
+      g_free(v);
+    }
+    g_string_append_c(s, '\n');
+  }
+  return g_string_free(s, FALSE);
+}
