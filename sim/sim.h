@@ -166,6 +166,14 @@ struct sim {
   uint64_t ff_steps;
   /* --trace: state intervals, written as a Paje trace at the end. */
   GArray *trace; /* struct trace_ev, or NULL */
+  /* The run (run.c): the training schedule, the workers' and
+   * aggregators' sides, and the oracle's exact sums (payload.c). */
+  const struct schedule *schedule;
+  struct wstate *ws;  /* per worker */
+  struct astate *as;  /* per aggregator */
+  double **truth;     /* [slot * nbuckets + bucket]: held values */
+  int truth_slots;    /* iterations whose sums are in flight at once */
+  int *checked;       /* per slot: workers that checked it */
 };
 
 /* One state interval of a worker's compute (side 0) or communication
@@ -277,5 +285,94 @@ struct collective {
 const struct collective *coll_find(const char *name);
 /* Names of every collective, comma-separated (g_free). */
 char *coll_names(void);
+
+
+/* ---- the run's insides: schedules, payloads, accounting ------------------ */
+
+/* A worker's record of iteration IT. */
+static inline struct iter_rec *sim_rec(struct sim *s, int it, int w) {
+  return &s->recs[(size_t)it * (size_t)s->nworkers + (size_t)w];
+}
+
+/* Gradient jobs between a worker's compute and communication actors:
+ * bucket BUCKET of ITERATION, or every bucket (SIZE_MAX); ITERATION < 0
+ * ends the communication actor. */
+struct job {
+  int iteration;
+  size_t bucket;
+};
+
+/* A worker's side of the run beside what collectives see (struct
+ * worker): its vectors, local-step accumulators, and the job queue
+ * between its compute and communication actors (overlap, pipe). */
+struct wstate {
+  struct worker *w;
+  struct vec *vecs;    /* per bucket */
+  float **accum;       /* per bucket: local steps not yet sent, or NULL */
+  GQueue *jobs;
+  sg_sem_t job_sem, done_sem;
+};
+
+/* An aggregator: its shard of every bucket. */
+struct astate {
+  int a;
+  struct sim *sim;
+  struct vec *vecs; /* per bucket */
+};
+
+/* A training schedule (schedules/): the compute side of a worker, run as
+ * its actor (its data, sg_actor_self_get_data(), is its struct wstate);
+ * COMM_ACTOR: a communication actor (schedule_comm_actor) runs beside it
+ * and exchanges the jobs it posts. */
+struct schedule {
+  const char *name;
+  const char *description;
+  void (*worker)(struct wstate *ws);
+  bool comm_actor;
+};
+const struct schedule *schedule_of(enum mode mode);
+
+/* schedules/common.c: what the schedules are built from. */
+/* Whether iteration IT exchanges (3LC's local steps skip some). */
+bool schedule_exchanges(const struct sim *s, int it);
+/* GPU work of SECONDS on WS's worker, counted as compute of R. */
+void schedule_compute(struct wstate *ws, double seconds, struct iter_rec *r);
+/* Every bucket of iteration IT: prepared, exchanged, checked, recorded. */
+void schedule_exchange_all(struct wstate *ws, int it);
+/* Post a job to WS's communication actor; wait for one to finish,
+ * attributing the wait to R. */
+void schedule_post(struct wstate *ws, int it, size_t bucket);
+void schedule_wait_done(struct wstate *ws, struct iter_rec *r);
+/* The actors' code: a worker's communication actor, an aggregator. */
+void schedule_comm_actor(int argc, char **argv);
+void schedule_aggregator_actor(int argc, char **argv);
+
+/* payload.c: gradient values, local steps, the oracle. */
+/* Values held per bucket of N values (payload full, sampled or none). */
+size_t payload_held(const struct point *p, uint64_t n);
+/* The oracle's exact sums, when it runs. */
+void payload_init_truth(struct sim *s, bool oracle);
+/* WS's vector of bucket B for the exchange of iteration IT (its gradient
+ * plus what local steps kept), added to the exact sum. */
+void payload_prepare(struct wstate *ws, size_t b, int it);
+/* A local step without exchange: keep iteration IT's gradient. */
+void payload_accumulate(struct wstate *ws, int it);
+/* After bucket B's exchange at IT: the dataflow and the codec's error
+ * checked against the exact sum. */
+void payload_check(struct wstate *ws, size_t b, int it);
+/* Everyone's checks of IT done: its sums' slot is free again. */
+void payload_release(struct sim *s, int it);
+
+/* account.c: where time went, and the results. */
+/* Attribute the wait [A, B) of worker W to its communication side's
+ * states into R; the uncovered rest is idle. */
+void account_attribute(struct worker *w, double a, double b,
+                       struct iter_rec *r);
+/* Drop W's spans that ended before T. */
+void account_prune(struct worker *w, double t);
+/* The actor that starts SimGrid's link-load tracking at time 0. */
+void account_track_links(int argc, char **argv);
+/* The run's results into R (iterations.csv and links.csv rows too). */
+void account_summarize(struct sim *s, struct run_result *r);
 
 #endif

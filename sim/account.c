@@ -1,0 +1,180 @@
+/* sim/account.c: where each worker's time went, and the run's results
+ * (run_result of engine.h): the critical-path breakdown per iteration,
+ * iterations.csv and links.csv rows, the analytic formula beside the
+ * simulation. */
+#include "sim.h"
+
+#include <simgrid/engine.h>
+#include <simgrid/link.h>
+#include <simgrid/plugins/load.h>
+#include <xbt/sysdep.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Attribute the wait [a, b) of worker W to its communication side's
+ * states; the uncovered rest is idle. */
+void account_attribute(struct worker *w, double a, double b,
+                       struct iter_rec *r) {
+  if (b <= a)
+    return;
+  double covered = 0;
+  for (guint i = 0; i < w->spans->len; i++) {
+    const struct span *s = &g_array_index(w->spans, struct span, i);
+    double lo = fmax(a, s->t0), hi = fmin(b, s->t1);
+    if (hi <= lo)
+      continue;
+    covered += hi - lo;
+    switch (s->st) {
+    case ST_CODEC:
+      r->codec_s += hi - lo;
+      break;
+    case ST_COMM:
+      r->comm_s += hi - lo;
+      break;
+    case ST_REDUCE:
+      r->reduce_s += hi - lo;
+      break;
+    case ST_IDLE:
+    case ST_NSTATES:
+      r->idle_s += hi - lo;
+      break;
+    }
+  }
+  r->idle_s += fmax(0, (b - a) - covered);
+}
+
+/* Drop spans that ended before T (no later wait can overlap them). */
+void account_prune(struct worker *w, double t) {
+  guint keep = 0;
+  for (guint i = 0; i < w->spans->len; i++) {
+    struct span s = g_array_index(w->spans, struct span, i);
+    if (s.t1 > t)
+      g_array_index(w->spans, struct span, keep++) = s;
+  }
+  g_array_set_size(w->spans, keep);
+}
+
+/* SimGrid 3.32's link-load plugin can start tracking only inside the
+ * simulation: this actor, created first, does it at time 0. */
+void account_track_links(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  sg_link_t *links = sg_link_list();
+  for (size_t i = 0; i < sg_link_count(); i++)
+    sg_link_load_track(links[i]);
+  xbt_free(links);
+}
+
+/* The analytic model of the collective, summed over the buckets, on the
+ * point's network: NAN where none applies (a codec, another topology). */
+static double formula_of(const struct sim *s) {
+  if (!s->coll->formula || s->codec || s->p->topology == TOPO_FILE ||
+      s->p->topology == TOPO_FAT_TREE || s->p->topology == TOPO_DRAGONFLY ||
+      (s->p->topology == TOPO_GPU && strcmp(s->coll->name, "hierarchical") != 0))
+    return NAN;
+  const struct formula *f = formula_find(s->coll->formula);
+  double total = 0;
+  for (size_t b = 0; b < s->nbuckets; b++) {
+    struct formula_in in;
+    formula_in_init(&in);
+    in.v[FP_P] = s->nworkers;
+    in.v[FP_N] = 4.0 * (double)s->buckets[b].n;
+    in.v[FP_ALPHA] = s->p->latency_s;
+    in.v[FP_BETA] = 1.0 / s->p->bandwidth_Bps;
+    in.v[FP_GAMMA] = s->gamma;
+    if (s->coll->formula_params)
+      s->coll->formula_params(s, &in);
+    struct formula_out o;
+    char err[256];
+    if (formula_eval(f, &in, &o, err, sizeof err) != 0)
+      return NAN;
+    total += o.total;
+  }
+  return total;
+}
+
+/* One iteration: its rows of iterations.csv, and the critical path (the
+ * worker whose iteration ends last) added to R's means over N
+ * iterations. Returns the exchange window: from the first byte leaving
+ * any worker to the last worker holding the result (0: none). */
+static double iteration_rows(struct sim *s, int it, int n,
+                             struct run_result *r) {
+  int crit = 0;
+  double lo = INFINITY, hi = -INFINITY, wire = 0;
+  for (int w = 0; w < s->nworkers; w++) {
+    struct iter_rec *x = sim_rec(s, it, w);
+    if (x->end > sim_rec(s, it, crit)->end)
+      crit = w;
+    if (x->exchange_start >= 0) {
+      lo = fmin(lo, x->exchange_start);
+      hi = fmax(hi, x->exchange_end);
+    }
+    wire += x->wire_bytes;
+    g_string_append_printf(
+        r->iterations,
+        "%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g\n", it, w,
+        x->start, x->end, x->compute_s, x->codec_s, x->comm_s, x->reduce_s,
+        x->idle_s, x->exchange_start >= 0 ? x->exchange_end - x->exchange_start
+                                          : 0,
+        x->wire_bytes);
+  }
+  struct iter_rec *c = sim_rec(s, it, crit);
+  r->compute_s += c->compute_s / n;
+  r->codec_s += c->codec_s / n;
+  r->comm_s += c->comm_s / n;
+  r->reduce_s += c->reduce_s / n;
+  r->idle_s += c->idle_s / n;
+  r->wire_bytes += wire / n;
+  return hi > lo ? hi - lo : 0;
+}
+
+/* links.csv: SimGrid's link-load plugin, links that carried traffic. */
+static GString *link_rows(double simulated_s) {
+  GString *rows = g_string_new(NULL);
+  sg_link_t *links = sg_link_list();
+  size_t nl = sg_link_count();
+  for (size_t i = 0; i < nl; i++) {
+    double bytes = sg_link_get_cum_load(links[i]);
+    if (bytes <= 0)
+      continue;
+    double bw = sg_link_get_bandwidth(links[i]);
+    g_string_append_printf(rows, "%s,%.17g,%.9g,%.9g\n",
+                           sg_link_get_name(links[i]), bytes,
+                           bytes / fmax(simulated_s, 1e-300),
+                           bytes / fmax(simulated_s, 1e-300) / bw);
+  }
+  xbt_free(links);
+  return rows;
+}
+
+void account_summarize(struct sim *s, struct run_result *r) {
+  int n = s->p->iterations, ex = 0;
+  double exch = 0;
+  r->iterations = g_string_new(NULL);
+  for (int it = 0; it < n; it++) {
+    double window = iteration_rows(s, it, n, r);
+    if (window > 0) {
+      exch += window;
+      ex++;
+    }
+  }
+  r->wire_bytes += s->aggr_wire_bytes / n;
+  r->exchange_s = ex ? exch / ex : 0;
+  r->simulated_s = simgrid_get_clock();
+  r->iteration_s = r->simulated_s / n;
+  double per = (double)n * s->nworkers;
+  r->packets = s->net.packets / n;
+  r->header_bytes = s->net.header_bytes / n;
+  r->driver_s = s->net.driver_s / per;
+  r->nic_s = s->net.nic_s / per;
+  r->nic_busy = r->iteration_s > 0 ? r->nic_s / (2 * r->iteration_s) : 0;
+  r->nic_stall_cycles = s->net.nic_stalls / per;
+  r->formula_s = formula_of(s);
+  r->ff_steps = s->ff_steps;
+  r->oracle = !s->oracle_ok ? "fail" : s->oracle_run ? "pass" : "na";
+  if (!s->oracle_ok)
+    r->note = g_strdup(s->oracle_msg->str);
+  r->links = link_rows(r->simulated_s);
+}

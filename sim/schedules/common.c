@@ -1,0 +1,126 @@
+/* sim/schedules/common.c: what the training schedules are built from:
+ * exchanging buckets through the collective, the job queue between a
+ * worker's compute and communication actors, the aggregators' actor
+ * (sim.h). */
+#include "../sim.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/semaphore.h>
+
+#include <math.h>
+#include <string.h>
+
+bool schedule_exchanges(const struct sim *s, int it) {
+  /* 3LC's local steps: an exchange every local_steps iterations. */
+  return (it + 1) % s->p->local_steps == 0 || it == s->p->iterations - 1;
+}
+
+/* [exchange] compress_min: small buckets (batch normalization's scales
+ * and shifts, biases) go as plain fp32 whatever the codec, as 3LC does
+ * (seeds/004 Section 5.1: "we exclude state changes for small layers
+ * (batch normalization in our experiments) from compression"). */
+static bool uncompressed(const struct sim *s, size_t b) {
+  return s->codec && s->buckets[b].n < (uint64_t)s->p->compress_min;
+}
+
+static void exchange_bucket(struct wstate *ws, size_t b) {
+  struct sim *s = ws->w->sim;
+  struct coll_call c = {s, ws->w, ws->w->rank, b, &ws->vecs[b],
+                        uncompressed(s, b)};
+  s->coll->worker(&c);
+}
+
+/* Bucket B of iteration IT: prepared, exchanged and checked. */
+static void exchange_one(struct wstate *ws, size_t b, int it) {
+  payload_prepare(ws, b, it);
+  exchange_bucket(ws, b);
+  payload_check(ws, b, it);
+}
+
+/* The exchange of iteration IT is complete on WS's worker. */
+static void exchange_done(struct wstate *ws, int it) {
+  struct worker *w = ws->w;
+  payload_release(w->sim, it);
+  struct iter_rec *r = sim_rec(w->sim, it, w->rank);
+  r->exchange_start = w->first_send;
+  r->exchange_end = sim_now();
+  r->wire_bytes = w->wire_bytes;
+}
+
+void schedule_exchange_all(struct wstate *ws, int it) {
+  struct worker *w = ws->w;
+  w->first_send = -1;
+  w->wire_bytes = 0;
+  for (size_t b = 0; b < w->sim->nbuckets; b++)
+    exchange_one(ws, b, it);
+  exchange_done(ws, it);
+}
+
+void schedule_compute(struct wstate *ws, double seconds, struct iter_rec *r) {
+  struct worker *w = ws->w;
+  double t0 = sim_now();
+  sim_gpu(w, seconds);
+  r->compute_s += sim_now() - t0;
+  sim_trace(w->sim, w->rank, 0, t0, sim_now(), ST_NSTATES);
+}
+
+/* The communication actor of overlap and pipe: exchanges the jobs the
+ * compute actor posts, in order. */
+void schedule_comm_actor(int argc, char **argv) {
+  (void)argc, (void)argv;
+  struct wstate *ws = sg_actor_self_get_data();
+  struct worker *w = ws->w;
+  size_t last = w->sim->nbuckets - 1;
+  for (;;) {
+    sg_sem_acquire(ws->job_sem);
+    struct job *j = g_queue_pop_head(ws->jobs);
+    if (j->iteration < 0) {
+      g_free(j);
+      break;
+    }
+    if (j->bucket == SIZE_MAX) {
+      schedule_exchange_all(ws, j->iteration);
+    } else {
+      if (j->bucket == 0) {
+        w->first_send = -1;
+        w->wire_bytes = 0;
+      }
+      exchange_one(ws, j->bucket, j->iteration);
+      if (j->bucket == last)
+        exchange_done(ws, j->iteration);
+    }
+    if (j->bucket == SIZE_MAX || j->bucket == last)
+      sg_sem_release(ws->done_sem);
+    g_free(j);
+  }
+}
+
+void schedule_post(struct wstate *ws, int it, size_t bucket) {
+  struct job *j = g_new(struct job, 1);
+  j->iteration = it;
+  j->bucket = bucket;
+  g_queue_push_tail(ws->jobs, j);
+  sg_sem_release(ws->job_sem);
+}
+
+void schedule_wait_done(struct wstate *ws, struct iter_rec *r) {
+  double a = sim_now();
+  sg_sem_acquire(ws->done_sem);
+  account_attribute(ws->w, a, sim_now(), r);
+}
+
+void schedule_aggregator_actor(int argc, char **argv) {
+  (void)argc, (void)argv;
+  struct astate *as = sg_actor_self_get_data();
+  struct sim *s = as->sim;
+  for (int it = 0; it < s->p->iterations; it++) {
+    if (!schedule_exchanges(s, it))
+      continue;
+    for (size_t b = 0; b < s->nbuckets; b++) {
+      struct vec *v = &as->vecs[b];
+      struct coll_call c = {s, NULL, s->nworkers + as->a, b, v,
+                            uncompressed(s, b)};
+      s->coll->aggregator(&c);
+    }
+  }
+}

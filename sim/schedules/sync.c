@@ -1,0 +1,44 @@
+/* sim/schedules/sync.c: update, forward, backward, then the exchange of
+ * every bucket (Pipe-SGD seeds/001 Eq. 2). */
+#include "../sim.h"
+
+#include <math.h>
+#include <string.h>
+
+static void sync_worker(struct wstate *ws) {
+  struct worker *w = ws->w;
+  struct sim *s = w->sim;
+  const struct model *m = s->model;
+  /* Everything the communication side logs falls inside the exchange
+   * window: sum it rather than keep it. */
+  w->direct = true;
+  for (int it = 0; it < s->p->iterations; it++) {
+    struct iter_rec *r = sim_rec(s, it, w->rank);
+    r->start = sim_now();
+    schedule_compute(ws, m->update_s + m->forward_s + m->backward_s, r);
+    if (schedule_exchanges(s, it)) {
+      double a = sim_now();
+      memset(w->acc, 0, sizeof w->acc);
+      schedule_exchange_all(ws, it);
+      double covered = 0;
+      for (int st = 0; st < ST_NSTATES; st++)
+        covered += w->acc[st];
+      r->codec_s += w->acc[ST_CODEC];
+      r->comm_s += w->acc[ST_COMM];
+      r->reduce_s += w->acc[ST_REDUCE];
+      r->idle_s += w->acc[ST_IDLE] + fmax(0, (sim_now() - a) - covered);
+    } else {
+      payload_accumulate(ws, it);
+      r->exchange_start = r->exchange_end = -1;
+    }
+    r->end = sim_now();
+  }
+}
+
+const struct schedule schedule_sync = {
+    .name = "sync",
+    .description = "update, forward, backward, then the exchange of every "
+                   "bucket (Pipe-SGD Eq. 2)",
+    .worker = sync_worker,
+    .comm_actor = false,
+};
