@@ -656,7 +656,7 @@ static int validate_point(struct point *p, char *e, size_t l) {
 
 /* Parse the values of one point (VALS[i] for keys[i]). */
 static struct point *make_point(char **vals, const char *path,
-                                const char *text, bool *is_set, char *e,
+                                const char *text, const bool *is_set, char *e,
                                 size_t l) {
   struct point *p = g_new0(struct point, 1);
   gradgen_defaults(&p->grad);
@@ -716,6 +716,171 @@ struct experiment *experiment_load(const char *path, char **sets,
   return ex;
 }
 
+/* The values of the keys of a loaded experiment: defaults, then the
+ * file's, then --set's (IS_SET: the value came from --set, so messages
+ * name it rather than a line of the file). */
+struct values {
+  char *v[NKEYS];
+  bool is_set[NKEYS];
+};
+
+static bool known_section(const char *name) {
+  for (size_t s = 0; s < G_N_ELEMENTS(sections); s++)
+    if (!strcmp(name, sections[s]))
+      return true;
+  return false;
+}
+
+/* The keys of section GROUP of KF into VALS; every key must be known.
+ * NULL, or a message. */
+static char *read_section(GKeyFile *kf, const char *group, const char *path,
+                          const char *text, struct values *vals) {
+  char *err = NULL;
+  char **ks = g_key_file_get_keys(kf, group, NULL, NULL);
+  for (char **k = ks; *k && !err; k++) {
+    const struct key *key = find_key(group, *k);
+    if (!key) {
+      char *valid = keys_of(group);
+      int line = line_of(text, group, *k);
+      err = g_strdup_printf("%s:%d: [%s] unknown key '%s' (valid: %s)", path,
+                            line, group, *k, valid);
+      g_free(valid);
+      break;
+    }
+    size_t idx = (size_t)(key - keys);
+    g_free(vals->v[idx]);
+    vals->v[idx] = g_key_file_get_value(kf, group, *k, NULL);
+    g_strstrip(vals->v[idx]);
+  }
+  g_strfreev(ks);
+  return err;
+}
+
+/* Every section of the file TEXT (already parsed into KF) into VALS.
+ * [reproduce] and [reproduce.*] are what `gradsim reproduce` compares
+ * with a paper (repro/repro.h); a plain run ignores them. */
+static char *read_file(GKeyFile *kf, const char *path, const char *text,
+                       struct values *vals) {
+  char *err = NULL;
+  gsize ngroups;
+  char **groups = g_key_file_get_groups(kf, &ngroups);
+  for (gsize gi = 0; gi < ngroups && !err; gi++) {
+    if (!strcmp(groups[gi], "reproduce") ||
+        g_str_has_prefix(groups[gi], "reproduce."))
+      continue;
+    if (!known_section(groups[gi]))
+      err = g_strdup_printf("%s: unknown section [%s] (valid: platform, "
+                            "model, exchange, nic, training, gradients)",
+                            path, groups[gi]);
+    else
+      err = read_section(kf, groups[gi], path, text, vals);
+  }
+  g_strfreev(groups);
+  return err;
+}
+
+/* One --set section.key=value into VALS; NULL, or a message. */
+static char *apply_set(const char *set, struct values *vals) {
+  const char *dot = strchr(set, '.'), *eq = strchr(set, '=');
+  if (!dot || !eq || dot > eq || dot == set || eq == dot + 1)
+    return g_strdup_printf("--set %s: expected section.key=value (e.g. "
+                           "--set platform.nodes=8)",
+                           set);
+  char *err = NULL;
+  char *section = g_strndup(set, (gsize)(dot - set));
+  char *name = g_strndup(dot + 1, (gsize)(eq - dot - 1));
+  const struct key *key = find_key(section, name);
+  if (!key) {
+    bool known = known_section(section);
+    char *valid = known ? keys_of(section) : NULL;
+    err = known ? g_strdup_printf("--set %s: unknown key '%s' in [%s] "
+                                  "(valid: %s)",
+                                  set, name, section, valid)
+                : g_strdup_printf("--set %s: unknown section '%s' (valid: "
+                                  "platform, model, exchange, training, "
+                                  "gradients)",
+                                  set, section);
+    g_free(valid);
+  } else {
+    size_t idx = (size_t)(key - keys);
+    g_free(vals->v[idx]);
+    vals->v[idx] = g_strstrip(g_strdup(eq + 1));
+    vals->is_set[idx] = true;
+  }
+  g_free(section);
+  g_free(name);
+  return err;
+}
+
+/* Every combination of VALS' swept values into EX's points, the first
+ * swept key varying slowest (an odometer); NULL, or a message. */
+static char *expand(struct experiment *ex, const struct values *vals,
+                    const char *text, size_t max_points) {
+  const char *path = ex->path;
+  char *err = NULL;
+  GPtrArray *items[NKEYS] = {NULL};
+  uint64_t total = 1;
+  for (size_t i = 0; i < NKEYS && !err; i++) {
+    items[i] = experiment_split_values(keys[i].name, vals->v[i]);
+    if (items[i]->len == 0)
+      g_ptr_array_add(items[i], g_strdup(""));
+    if (items[i]->len > 1)
+      g_ptr_array_add(ex->swept, g_strdup_printf("%s.%s", keys[i].section,
+                                                 keys[i].name));
+    /* Each factor is at most the value's length: no overflow before the
+     * first product over the limit. */
+    total *= items[i]->len;
+    if (total > max_points)
+      err = g_strdup_printf("%s: the sweep has over %zu points; split it "
+                            "into several experiments",
+                            path, max_points);
+  }
+  size_t idx[NKEYS] = {0};
+  for (uint64_t n = 0; n < total && !err; n++) {
+    char *pv[NKEYS], e[1024];
+    for (size_t i = 0; i < NKEYS; i++)
+      pv[i] = g_ptr_array_index(items[i], idx[i]);
+    struct point *p = make_point(pv, path, text, vals->is_set, e, sizeof e);
+    if (!p) {
+      err = g_strdup(e);
+      break;
+    }
+    g_ptr_array_add(ex->points, p);
+    for (size_t i = NKEYS; i-- > 0;) {
+      if (++idx[i] < items[i]->len)
+        break;
+      idx[i] = 0;
+    }
+  }
+  for (size_t i = 0; i < NKEYS; i++)
+    if (items[i])
+      g_ptr_array_free(items[i], TRUE);
+  return err;
+}
+
+/* The values of the file TEXT and SETS, every required key given;
+ * NULL, or a message. */
+static char *gather(const char *path, const char *text, size_t len,
+                    char **sets, struct values *vals) {
+  GKeyFile *kf = g_key_file_new();
+  GError *ge = NULL;
+  char *err = NULL;
+  if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &ge)) {
+    err = g_strdup_printf("%s: %s", path, ge->message);
+    g_error_free(ge);
+  } else {
+    err = read_file(kf, path, text, vals);
+  }
+  g_key_file_free(kf);
+  for (char **s = sets; s && *s && !err; s++)
+    err = apply_set(*s, vals);
+  for (size_t i = 0; i < NKEYS && !err; i++)
+    if (!vals->v[i])
+      err = g_strdup_printf("%s: [%s] %s is required", path, keys[i].section,
+                            keys[i].name);
+  return err;
+}
+
 struct experiment *experiment_load_data(const char *path, const char *data,
                                         size_t len, char **sets,
                                         size_t max_points, char **err) {
@@ -728,149 +893,22 @@ struct experiment *experiment_load_data(const char *path, const char *data,
     *err = g_strdup_printf("%s: holds a NUL byte (not a text file)", path);
     return NULL;
   }
-  char e[1024];
   char *text = g_strndup(data, len);
-  GKeyFile *kf = g_key_file_new();
-  GError *ge = NULL;
-  if (!g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &ge)) {
-    *err = g_strdup_printf("%s: %s", path, ge->message);
-    g_error_free(ge);
-    g_key_file_free(kf);
-    g_free(text);
-    return NULL;
-  }
-  char *vals[NKEYS];
-  bool is_set[NKEYS] = {false};
+  struct values vals;
+  memset(&vals, 0, sizeof vals);
   for (size_t i = 0; i < NKEYS; i++)
-    vals[i] = keys[i].def ? g_strdup(keys[i].def) : NULL;
-
-  /* Every section and key of the file must be known. */
-  gsize ngroups;
-  char **groups = g_key_file_get_groups(kf, &ngroups);
-  for (gsize gi = 0; gi < ngroups && !*err; gi++) {
-    /* [reproduce] and [reproduce.*]: what `gradsim reproduce` compares
-     * with a paper (sim/repro.h); a plain run ignores them. */
-    if (!strcmp(groups[gi], "reproduce") ||
-        g_str_has_prefix(groups[gi], "reproduce."))
-      continue;
-    bool known = false;
-    for (size_t s = 0; s < G_N_ELEMENTS(sections); s++)
-      known |= !strcmp(groups[gi], sections[s]);
-    if (!known) {
-      *err = g_strdup_printf("%s: unknown section [%s] (valid: platform, "
-                             "model, exchange, nic, training, gradients)",
-                             path, groups[gi]);
-      break;
-    }
-    char **ks = g_key_file_get_keys(kf, groups[gi], NULL, NULL);
-    for (char **k = ks; *k && !*err; k++) {
-      const struct key *key = find_key(groups[gi], *k);
-      if (!key) {
-        char *valid = keys_of(groups[gi]);
-        int line = line_of(text, groups[gi], *k);
-        *err = g_strdup_printf("%s:%d: [%s] unknown key '%s' (valid: %s)",
-                               path, line, groups[gi], *k, valid);
-        g_free(valid);
-        break;
-      }
-      size_t idx = (size_t)(key - keys);
-      g_free(vals[idx]);
-      vals[idx] = g_key_file_get_value(kf, groups[gi], *k, NULL);
-      g_strstrip(vals[idx]);
-    }
-    g_strfreev(ks);
-  }
-  g_strfreev(groups);
-  g_key_file_free(kf);
-
-  /* --set section.key=value overrides. */
-  for (char **s = sets; s && *s && !*err; s++) {
-    const char *dot = strchr(*s, '.'), *eq = strchr(*s, '=');
-    if (!dot || !eq || dot > eq || dot == *s || eq == dot + 1) {
-      *err = g_strdup_printf("--set %s: expected section.key=value (e.g. "
-                             "--set platform.nodes=8)",
-                             *s);
-      break;
-    }
-    char *section = g_strndup(*s, (gsize)(dot - *s));
-    char *name = g_strndup(dot + 1, (gsize)(eq - dot - 1));
-    const struct key *key = find_key(section, name);
-    if (!key) {
-      bool known = false;
-      for (size_t i = 0; i < G_N_ELEMENTS(sections); i++)
-        known |= !strcmp(section, sections[i]);
-      char *valid = known ? keys_of(section) : NULL;
-      *err = known ? g_strdup_printf("--set %s: unknown key '%s' in [%s] "
-                                     "(valid: %s)",
-                                     *s, name, section, valid)
-                   : g_strdup_printf("--set %s: unknown section '%s' "
-                                     "(valid: platform, model, exchange, "
-                                     "training, gradients)",
-                                     *s, section);
-      g_free(valid);
-    } else {
-      size_t idx = (size_t)(key - keys);
-      g_free(vals[idx]);
-      vals[idx] = g_strstrip(g_strdup(eq + 1));
-      is_set[idx] = true;
-    }
-    g_free(section);
-    g_free(name);
-  }
-  for (size_t i = 0; i < NKEYS && !*err; i++)
-    if (!vals[i])
-      *err = g_strdup_printf("%s: [%s] %s is required", path,
-                             keys[i].section, keys[i].name);
-
+    vals.v[i] = keys[i].def ? g_strdup(keys[i].def) : NULL;
+  *err = gather(path, text, len, sets, &vals);
   struct experiment *ex = NULL;
   if (!*err) {
     ex = g_new0(struct experiment, 1);
     ex->path = g_strdup(path);
     ex->points = g_ptr_array_new_with_free_func((GDestroyNotify)point_free);
     ex->swept = g_ptr_array_new_with_free_func(g_free);
-    GPtrArray *items[NKEYS] = {NULL};
-    uint64_t total = 1;
-    for (size_t i = 0; i < NKEYS; i++) {
-      items[i] = experiment_split_values(keys[i].name, vals[i]);
-      if (items[i]->len == 0)
-        g_ptr_array_add(items[i], g_strdup(""));
-      if (items[i]->len > 1)
-        g_ptr_array_add(ex->swept, g_strdup_printf("%s.%s", keys[i].section,
-                                                   keys[i].name));
-      /* Each factor is at most the value's length: no overflow before
-       * the first product over the limit. */
-      total *= items[i]->len;
-      if (total > max_points) {
-        *err = g_strdup_printf("%s: the sweep has over %zu points; "
-                               "split it into several experiments",
-                               path, max_points);
-        break;
-      }
-    }
-    /* Odometer over the swept keys, the first varying slowest. */
-    size_t idx[NKEYS] = {0};
-    for (uint64_t n = 0; n < total && !*err; n++) {
-      char *pv[NKEYS];
-      for (size_t i = 0; i < NKEYS; i++)
-        pv[i] = g_ptr_array_index(items[i], idx[i]);
-      struct point *p = make_point(pv, path, text, is_set, e, sizeof e);
-      if (!p) {
-        *err = g_strdup(e);
-        break;
-      }
-      g_ptr_array_add(ex->points, p);
-      for (size_t i = NKEYS; i-- > 0;) {
-        if (++idx[i] < items[i]->len)
-          break;
-        idx[i] = 0;
-      }
-    }
-    for (size_t i = 0; i < NKEYS; i++)
-      if (items[i])
-        g_ptr_array_free(items[i], TRUE);
+    *err = expand(ex, &vals, text, max_points);
   }
   for (size_t i = 0; i < NKEYS; i++)
-    g_free(vals[i]);
+    g_free(vals.v[i]);
   g_free(text);
   if (*err) {
     experiment_free(ex);
