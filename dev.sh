@@ -5,6 +5,8 @@
 #   ./dev.sh run    install what is missing, build, run the main job
 #   ./dev.sh test   install what is missing, build, run the whole test suite
 #   ./dev.sh build  install what is missing and build (build/gradsim)
+#   ./dev.sh deps   print the packages that are missing (none: nothing to
+#                   install, no network or root needed)
 #
 # `test` runs the whole meson suite in build/, then builds build-asan/
 # (AddressSanitizer and UndefinedBehaviorSanitizer) and runs the Criterion
@@ -12,18 +14,26 @@
 set -eu
 cd "$(dirname "$0")"
 
-# Debian 12 packages: compiler and build tools, the libraries, gnuplot for
-# plots, clang + libFuzzer for the fuzz tests.
-PKGS="build-essential pkg-config meson ninja-build libsimgrid-dev simgrid
+# Debian 12 packages: compiler and build tools, the libraries (SimGrid's
+# libsimgrid-dev also brings SMPI's smpicc and smpirun), gnuplot for plots,
+# clang + libFuzzer for the fuzz tests. Real package names only: dpkg
+# knows no virtual package (such as "simgrid", which libsimgrid-dev
+# provides) as installed, and one of those here would make every call run
+# apt-get, which needs the network and root.
+PKGS="build-essential pkg-config meson ninja-build libsimgrid-dev
 libglib2.0-dev libgsl-dev libcriterion-dev gnuplot-nox clang
 libclang-rt-14-dev"
 
-install_missing() {
+missing_packages() {
   missing=""
   for p in $PKGS; do
     status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
     [ "$status" = installed ] || missing="$missing $p"
   done
+}
+
+install_missing() {
+  missing_packages
   [ -z "$missing" ] && return 0
   echo "dev.sh: installing:$missing" >&2
   if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
@@ -57,8 +67,12 @@ case "${1:-}" in
   build)
     build
     ;;
+  deps)
+    missing_packages
+    for p in $missing; do echo "$p"; done
+    ;;
   *)
-    echo "usage: ./dev.sh run|test|build" >&2
+    echo "usage: ./dev.sh run|test|build|deps" >&2
     exit 2
     ;;
 esac

@@ -41,6 +41,14 @@ payload = none
 iterations = 2
 EOF
 
+# ---- dev.sh: a set-up machine needs no install ------------------------------
+# The test suite runs after ./dev.sh installed everything: `deps` must find
+# nothing missing (a virtual package name there would make every
+# ./dev.sh call run apt-get, which needs the network and root).
+deps=$(sh "$SRC/dev.sh" deps 2>&1)
+check "dev.sh deps finds every package installed" "$(isempty "$deps")" \
+  "missing: $deps"
+
 # ---- help ------------------------------------------------------------------
 if run_ok "run --help exits 0" run --help; then
   miss=
