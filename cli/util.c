@@ -48,6 +48,19 @@ void cli_parse(int *argc, char ***argv, const char *usage, const char *summary,
   g_option_context_free(ctx);
 }
 
+void cli_no_extra_args(int argc, char **argv, const char *where) {
+  if (argc > 1)
+    cli_bad_input("%s: unexpected argument '%s' (see --help)", where, argv[1]);
+}
+
+bool cli_format_csv(const char *format, const char *where) {
+  if (format && strcmp(format, "csv") == 0)
+    return true;
+  if (format && strcmp(format, "table") != 0)
+    cli_bad_input("%s: --format %s: expected table or csv", where, format);
+  return false;
+}
+
 struct cli_outputs {
   GPtrArray *paths;
   GPtrArray *data;
