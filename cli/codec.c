@@ -58,7 +58,6 @@ static const char *const paper_specs[] = {
     "rgc:ratio=0.001,select=trimmed,asq=1",
 };
 
-
 static codec_t *need_codec(const char *spec, const char *where) {
   if (!spec)
     cli_bad_input("%s: --codec SPEC is required (see 'gradsim codec list')",
@@ -222,25 +221,27 @@ static codec_t *roundtrip_parse(int argc, char **argv,
 /* The steps INPUTS name (malloc'ed, one per file), every one of the same
  * length *N; exit 2 on a bad file. */
 static float **roundtrip_read(char **inputs, size_t *n) {
+  const char *where = "codec roundtrip";
   size_t steps = g_strv_length(inputs);
   float **x = g_new0(float *, steps);
   for (size_t k = 0; k < steps; k++) {
     char err[512];
     size_t nk;
     if (array_read(inputs[k], &x[k], &nk, err, sizeof err) != 0)
-      cli_bad_input("codec roundtrip: %s", err);
+      cli_bad_input("%s: %s", where, err);
     if (k == 0)
       *n = nk;
     else if (nk != *n)
-      cli_bad_input("codec roundtrip: step %zu (%s) has %zu values but step "
-                    "0 (%s) has %zu: every step must have the same length",
-                    k, inputs[k], nk, inputs[0], *n);
+      cli_bad_input("%s: step %zu (%s) has %zu values but step 0 (%s) has "
+                    "%zu: every step must have the same length",
+                    where, k, inputs[k], nk, inputs[0], *n);
   }
   return x;
 }
 
-/* Step K (read from FILE) encoded through ST into PAYLOAD and decoded:
- * the decoded values (g_malloc'ed) and *S; exit on failure. */
+/* One step X (read from FILE) encoded through ST into PAYLOAD and
+ * decoded: the decoded values (g_malloc'ed) and their statistics *S;
+ * exit on failure. */
 static float *roundtrip_step(codec_state_t *st, const float *x, size_t n,
                              unsigned char *payload, size_t cap,
                              const char *file, struct codec_step_stats *s) {
