@@ -40,100 +40,92 @@ Test(codec_eval, error_statistics) {
   cr_assert(isnan(m), "a NaN difference is hidden: max %g", m);
 }
 
-Test(codec_eval, fp32_step_is_exact) {
-  enum { N = 1001 };
-  codec_t *c = make("fp32");
+/* A codec, a fresh stream of N values, a step of the synthetic gradient
+ * in X, room for the decoded step in Y and a payload of the bound. */
+struct rig {
+  codec_t *c;
   codec_state_t *s;
-  cr_assert_eq(codec_state_create(c, N, 1, &s), 0);
-  float *x = gradient(N, 0), *y = g_new(float, N);
-  size_t cap = codec_bound(c, N);
-  void *payload = g_malloc(cap);
+  float *x, *y;
+  void *payload;
+  size_t n, cap;
+};
+
+static struct rig rig_make(const char *spec, size_t n) {
+  struct rig r = {make(spec), NULL, gradient(n, 0), g_new(float, n), NULL, n,
+                  0};
+  cr_assert_eq(codec_state_create(r.c, n, 1, &r.s), 0);
+  r.cap = codec_bound(r.c, n);
+  r.payload = g_malloc(r.cap);
+  return r;
+}
+
+static void rig_free(struct rig *r) {
+  g_free(r->payload);
+  g_free(r->x);
+  g_free(r->y);
+  codec_state_free(r->s);
+  codec_free(r->c);
+}
+
+Test(codec_eval, fp32_step_is_exact) {
+  struct rig r = rig_make("fp32", 1001);
   struct codec_step_stats st;
-  cr_assert_eq(codec_eval_step(s, x, N, payload, cap, y, &st, NULL), 0);
-  cr_assert_eq(st.bytes, 4 * N);
+  cr_assert_eq(
+      codec_eval_step(r.s, r.x, r.n, r.payload, r.cap, r.y, &st, NULL), 0);
+  cr_assert_eq(st.bytes, 4 * r.n);
   cr_assert_float_eq(st.bits_per_value, 32.0, 1e-12);
   cr_assert_float_eq(st.ratio, 1.0, 1e-12);
   cr_assert(st.max_abs_err == 0 && st.rmse == 0 && !st.has_classes);
-  cr_assert_eq(memcmp(x, y, 4 * N), 0);
-  g_free(payload);
-  g_free(x);
-  g_free(y);
-  codec_state_free(s);
-  codec_free(c);
+  cr_assert_eq(memcmp(r.x, r.y, 4 * r.n), 0);
+  rig_free(&r);
 }
 
 Test(codec_eval, inceptionn_classes_count_every_value) {
-  enum { N = 4099 };
-  codec_t *c = make("inceptionn:eb=-10");
-  codec_state_t *s;
-  cr_assert_eq(codec_state_create(c, N, 1, &s), 0);
-  float *x = gradient(N, 0), *y = g_new(float, N);
-  x[5] = 3.0f; /* |x| >= 1: all 32 bits kept */
-  size_t cap = codec_bound(c, N);
-  void *payload = g_malloc(cap);
+  struct rig r = rig_make("inceptionn:eb=-10", 4099);
+  r.x[5] = 3.0f; /* |x| >= 1: all 32 bits kept */
   struct codec_step_stats st;
-  cr_assert_eq(codec_eval_step(s, x, N, payload, cap, y, &st, NULL), 0);
+  cr_assert_eq(
+      codec_eval_step(r.s, r.x, r.n, r.payload, r.cap, r.y, &st, NULL), 0);
   cr_assert(st.has_classes);
   uint64_t sum = st.classes[0] + st.classes[1] + st.classes[2] + st.classes[3];
-  cr_assert_eq(sum, N, "classes sum to %llu", (unsigned long long)sum);
+  cr_assert_eq(sum, r.n, "classes sum to %llu", (unsigned long long)sum);
   cr_assert_geq(st.classes[3], 1);
   /* 2 tag bits per value plus the kept fields, in whole bytes. */
-  uint64_t bits = 2 * (uint64_t)N + 8 * st.classes[1] + 16 * st.classes[2] +
+  uint64_t bits = 2 * (uint64_t)r.n + 8 * st.classes[1] + 16 * st.classes[2] +
                   32 * st.classes[3];
   cr_assert_eq(st.bytes, (bits + 7) / 8);
   /* Values kept in 8 bits are truncated to multiples of 2^-7. */
   cr_assert_leq(st.max_abs_err, ldexp(1, -7));
-  g_free(payload);
-  g_free(x);
-  g_free(y);
-  codec_state_free(s);
-  codec_free(c);
+  rig_free(&r);
 }
 
 Test(codec_eval, non_finite_input_fails_at_encode) {
-  enum { N = 64 };
-  codec_t *c = make("q8");
-  codec_state_t *s;
-  cr_assert_eq(codec_state_create(c, N, 1, &s), 0);
-  float *x = gradient(N, 0), *y = g_new(float, N);
-  x[3] = NAN;
-  size_t cap = codec_bound(c, N);
-  void *payload = g_malloc(cap);
+  struct rig r = rig_make("q8", 64);
+  r.x[3] = NAN;
   struct codec_step_stats st;
   enum codec_eval_stage failed = CODEC_EVAL_DECODE;
-  cr_assert_eq(codec_eval_step(s, x, N, payload, cap, y, &st, &failed),
-               -EDOM);
+  cr_assert_eq(
+      codec_eval_step(r.s, r.x, r.n, r.payload, r.cap, r.y, &st, &failed),
+      -EDOM);
   cr_assert_eq(failed, CODEC_EVAL_ENCODE);
-  cr_assert_eq(codec_state_step(s), 0, "a failed encode moved the state");
-  g_free(payload);
-  g_free(x);
-  g_free(y);
-  codec_state_free(s);
-  codec_free(c);
+  cr_assert_eq(codec_state_step(r.s), 0, "a failed encode moved the state");
+  rig_free(&r);
 }
 
 /* compare's row of SPEC over STEPS steps of N values. */
 static struct codec_compare_row compare(const char *spec, size_t n,
                                         size_t steps) {
-  codec_t *c = make(spec);
-  codec_state_t *s;
-  cr_assert_eq(codec_state_create(c, n, 1, &s), 0);
+  struct rig r = rig_make(spec, n);
   struct gradgen_params gp;
   gradgen_defaults(&gp);
-  struct codec_eval_scratch w = {g_new(float, n), g_new(float, n),
-                                 g_new(double, n), g_new(double, n)};
-  size_t cap = codec_bound(c, n);
-  void *payload = g_malloc(cap);
+  struct codec_eval_scratch w = {r.x, r.y, g_new(double, n), g_new(double, n)};
   struct codec_compare_row row;
   cr_assert_eq(
-      codec_eval_compare(s, &gp, n, steps, payload, cap, &w, &row, NULL), 0);
-  g_free(payload);
-  g_free(w.x);
-  g_free(w.y);
+      codec_eval_compare(r.s, &gp, n, steps, r.payload, r.cap, &w, &row, NULL),
+      0);
   g_free(w.sum_x);
   g_free(w.sum_y);
-  codec_state_free(s);
-  codec_free(c);
+  rig_free(&r);
   return row;
 }
 
