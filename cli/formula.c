@@ -209,6 +209,7 @@ int cli_formula(int argc, char **argv) {
   if (a.list) {
     cli_no_extra_args(argc, argv, where);
     print_formulas(stdout);
+    formula_args_free(&a);
     return 0;
   }
   const struct formula *f = need_formula(argc, argv, where);
