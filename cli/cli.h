@@ -26,6 +26,14 @@ G_NORETURN void cli_exit(int status, const char *fmt, ...)
 void cli_parse(int *argc, char ***argv, const char *usage, const char *summary,
                const GOptionEntry *options);
 
+/* After cli_parse(): ARGV[1], if any, is an argument the command does
+ * not take: exit 2 naming it and WHERE (the command, "codec roundtrip"). */
+void cli_no_extra_args(int argc, char **argv, const char *where);
+
+/* --format FORMAT: true for "csv", false for NULL or "table"; anything
+ * else exits 2 naming WHERE. */
+bool cli_format_csv(const char *format, const char *where);
+
 /* A set of output files written all or nothing: files are added with
  * their contents and written (each atomically, by rename) only by
  * cli_outputs_commit(); if any write fails, the ones already written are

@@ -5,14 +5,19 @@
  *   encode      one vector into a self-describing container
  *   decode      a container back to float32
  *   bench       encode/decode throughput beside memcpy
- *   compare     every codec on synthetic gradients: size and error */
+ *   compare     every codec on synthetic gradients: size and error
+ *   calibrate   codec costs on this CPU into a simulator cost table
+ *
+ * What roundtrip and compare measure is computed by models/codec_eval.h;
+ * this file parses their options, reports their errors and writes their
+ * results. */
 #include "cli.h"
 
 #include "array_io.h"
 #include "codec.h"
+#include "codec_eval.h"
 #include "container.h"
 #include "gradgen.h"
-#include "inceptionn.h"
 #include "model.h"
 
 #include <errno.h>
@@ -64,9 +69,11 @@ static codec_t *need_codec(const char *spec, const char *where) {
   return c;
 }
 
+/* cmd_bench and cmd_calibrate call cli_no_extra_args() by this name
+ * (their move into models/codec_bench.h is under way on another
+ * branch). */
 static void no_extra_args(int argc, char **argv, const char *where) {
-  if (argc > 1)
-    cli_bad_input("%s: unexpected argument '%s' (see --help)", where, argv[1]);
+  cli_no_extra_args(argc, argv, where);
 }
 
 static void *xmalloc(size_t bytes, const char *what) {
@@ -94,17 +101,23 @@ static void free_codecs(codec_t **c, size_t n) {
   g_free(c);
 }
 
-/* Encoded payload into a buffer of the codec's bound, or exit: -EDOM is
- * the user's data, anything else a bug. */
+/* Exit for a failed encode of WHAT with C: -EDOM is the user's data
+ * (status 2), anything else a bug (status 1). */
+static G_NORETURN void encode_failed(const codec_t *c, int rc,
+                                     const char *what) {
+  if (rc == -EDOM)
+    cli_bad_input("%s: holds NaN or infinity; codec %s needs finite values",
+                  what, codec_spec(c));
+  cli_env_failure("%s: encoding with %s failed: %s", what, codec_spec(c),
+                  codec_strerror(rc));
+}
+
+/* Encoded payload into a buffer of the codec's bound, or exit. */
 static size_t encode_or_die(codec_state_t *s, const float *x, size_t n,
                             unsigned char *out, size_t cap, const char *what) {
   ptrdiff_t r = codec_encode(s, x, n, out, cap);
-  if (r == -EDOM)
-    cli_bad_input("%s: holds NaN or infinity; codec %s needs finite values",
-                  what, codec_spec(codec_state_codec(s)));
   if (r < 0)
-    cli_env_failure("%s: encoding with %s failed: %s", what,
-                    codec_spec(codec_state_codec(s)), codec_strerror((int)r));
+    encode_failed(codec_state_codec(s), (int)r, what);
   return (size_t)r;
 }
 
@@ -115,7 +128,7 @@ static int cmd_list(int argc, char **argv) {
             "List every codec, its parameters and their "
             "ranges.",
             (GOptionEntry[]){{NULL, 0, 0, 0, NULL, NULL, NULL}});
-  no_extra_args(argc, argv, "codec list");
+  cli_no_extra_args(argc, argv, "codec list");
   for (size_t i = 0; i < codec_count(); i++) {
     const struct codec_info *ci = codec_info(i);
     printf("%-11s %s\n", ci->name, ci->description);
@@ -124,27 +137,7 @@ static int cmd_list(int argc, char **argv) {
   return 0;
 }
 
-/* ---- roundtrip ------------------------------------------------------ */
-
-struct step_stats {
-  size_t bytes;
-  double max_abs_err, rmse;
-  uint64_t classes[4];
-  bool has_classes;
-};
-
-static void error_stats(const float *x, const float *y, size_t n,
-                        double *max_abs, double *rmse) {
-  double m = 0, sq = 0;
-  for (size_t i = 0; i < n; i++) {
-    double d = fabs((double)x[i] - (double)y[i]);
-    if (!(d <= m)) /* NaN propagates: an error that cannot be measured */
-      m = d;
-    sq += d * d;
-  }
-  *max_abs = m;
-  *rmse = n ? sqrt(sq / (double)n) : 0;
-}
+/* ---- output formats ------------------------------------------------- */
 
 /* A JSON string literal (quotes, backslashes and control characters
  * escaped); file names may hold any of them. */
@@ -184,18 +177,26 @@ static void json_number(GString *s, double v) {
     g_string_append(s, "null");
 }
 
-static int cmd_roundtrip(int argc, char **argv) {
-  char *spec = NULL, *outdir = NULL;
-  char **inputs = NULL;
-  gint64 seed = 1;
+/* ---- roundtrip ------------------------------------------------------ */
+
+struct roundtrip_args {
+  char *spec, *outdir;
+  char **inputs;
+  gint64 seed;
+};
+
+/* The options of `codec roundtrip` into A, and its codec; exit 2 on bad
+ * ones. */
+static codec_t *roundtrip_parse(int argc, char **argv,
+                                struct roundtrip_args *a) {
   GOptionEntry opts[] = {
-      {"codec", 'c', 0, G_OPTION_ARG_STRING, &spec, "codec spec", "SPEC"},
-      {"in", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &inputs,
+      {"codec", 'c', 0, G_OPTION_ARG_STRING, &a->spec, "codec spec", "SPEC"},
+      {"in", 'i', 0, G_OPTION_ARG_FILENAME_ARRAY, &a->inputs,
        "one training step: .npy (float32) or .f32; repeat for more steps",
        "FILE"},
-      {"out-dir", 'o', 0, G_OPTION_ARG_FILENAME, &outdir,
+      {"out-dir", 'o', 0, G_OPTION_ARG_FILENAME, &a->outdir,
        "where step-K.f32 and stats.json go", "DIR"},
-      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed,
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &a->seed,
        "seed of the codec's random choices (default 1)", "N"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   cli_parse(&argc, &argv, "",
@@ -204,18 +205,24 @@ static int cmd_roundtrip(int argc, char **argv) {
             "decoded steps and per-step statistics.",
             opts);
   const char *where = "codec roundtrip";
-  no_extra_args(argc, argv, where);
-  codec_t *c = need_codec(spec, where);
-  if (!inputs || !inputs[0])
+  cli_no_extra_args(argc, argv, where);
+  codec_t *c = need_codec(a->spec, where);
+  if (!a->inputs || !a->inputs[0])
     cli_bad_input("%s: at least one --in FILE is required", where);
-  if (!outdir)
+  if (!a->outdir)
     cli_bad_input("%s: --out-dir DIR is required", where);
-  if (g_file_test(outdir, G_FILE_TEST_EXISTS) &&
-      !g_file_test(outdir, G_FILE_TEST_IS_DIR))
+  if (g_file_test(a->outdir, G_FILE_TEST_EXISTS) &&
+      !g_file_test(a->outdir, G_FILE_TEST_IS_DIR))
     cli_bad_input("%s: --out-dir %s exists and is not a directory", where,
-                  outdir);
+                  a->outdir);
+  return c;
+}
 
-  size_t steps = g_strv_length(inputs), n = 0;
+/* The steps INPUTS name (malloc'ed, one per file), every one of the same
+ * length *N; exit 2 on a bad file. */
+static float **roundtrip_read(char **inputs, size_t *n) {
+  const char *where = "codec roundtrip";
+  size_t steps = g_strv_length(inputs);
   float **x = g_new0(float *, steps);
   for (size_t k = 0; k < steps; k++) {
     char err[512];
@@ -223,72 +230,94 @@ static int cmd_roundtrip(int argc, char **argv) {
     if (array_read(inputs[k], &x[k], &nk, err, sizeof err) != 0)
       cli_bad_input("%s: %s", where, err);
     if (k == 0)
-      n = nk;
-    else if (nk != n)
+      *n = nk;
+    else if (nk != *n)
       cli_bad_input("%s: step %zu (%s) has %zu values but step 0 (%s) has "
                     "%zu: every step must have the same length",
-                    where, k, inputs[k], nk, inputs[0], n);
+                    where, k, inputs[k], nk, inputs[0], *n);
   }
+  return x;
+}
+
+/* One step X (read from FILE) encoded through ST into PAYLOAD and
+ * decoded: the decoded values (g_malloc'ed) and their statistics *S;
+ * exit on failure. */
+static float *roundtrip_step(codec_state_t *st, const float *x, size_t n,
+                             unsigned char *payload, size_t cap,
+                             const char *file, struct codec_step_stats *s) {
+  const codec_t *c = codec_state_codec(st);
+  float *y = xmalloc(4 * n, "decoded step");
+  enum codec_eval_stage failed;
+  int rc = codec_eval_step(st, x, n, payload, cap, y, s, &failed);
+  if (rc != 0 && failed == CODEC_EVAL_ENCODE)
+    encode_failed(c, rc, file);
+  if (rc != 0)
+    cli_env_failure("internal error: %s cannot decode its own payload: %s",
+                    codec_spec(c), codec_strerror(rc));
+  return y;
+}
+
+/* Step K's object in stats.json (README, "gradsim codec roundtrip"). */
+static void roundtrip_json(GString *json, size_t k, const char *file,
+                           const char *spec, size_t n,
+                           const struct codec_step_stats *s, bool last) {
+  g_string_append_printf(json, "  {\"step\": %zu, \"file\": ", k);
+  json_string(json, file);
+  g_string_append(json, ", \"codec\": ");
+  json_string(json, spec);
+  g_string_append_printf(json,
+                         ", \"n\": %zu, \"bytes\": %zu, "
+                         "\"bits_per_value\": ",
+                         n, s->bytes);
+  json_number(json, s->bits_per_value);
+  g_string_append(json, ", \"ratio\": ");
+  json_number(json, s->ratio);
+  g_string_append(json, ", \"max_abs_err\": ");
+  json_number(json, s->max_abs_err);
+  g_string_append(json, ", \"rmse\": ");
+  json_number(json, s->rmse);
+  if (s->has_classes)
+    g_string_append_printf(
+        json,
+        ", \"class_0bit\": %" PRIu64 ", \"class_8bit\": %" PRIu64
+        ", \"class_16bit\": %" PRIu64 ", \"class_32bit\": %" PRIu64,
+        s->classes[0], s->classes[1], s->classes[2], s->classes[3]);
+  g_string_append_printf(json, "}%s\n", last ? "" : ",");
+}
+
+static int cmd_roundtrip(int argc, char **argv) {
+  const char *where = "codec roundtrip";
+  struct roundtrip_args a = {NULL, NULL, NULL, 1};
+  codec_t *c = roundtrip_parse(argc, argv, &a);
+  size_t steps = g_strv_length(a.inputs), n = 0;
+  float **x = roundtrip_read(a.inputs, &n);
   size_t cap = codec_bound(c, n);
   if (!codec_accepts(c, n))
     cli_bad_input("%s: %zu values are too many for codec %s", where, n,
                   codec_spec(c));
   codec_state_t *st;
-  if (codec_state_create(c, n, (uint64_t)seed, &st) != 0)
+  if (codec_state_create(c, n, (uint64_t)a.seed, &st) != 0)
     cli_env_failure("%s: cannot create a codec state for %zu values", where, n);
   unsigned char *payload = xmalloc(cap, "payload");
-  bool is_inc = strcmp(codec_name(c), "inceptionn") == 0;
 
   cli_outputs *outs = cli_outputs_new();
   GString *json = g_string_new("[\n");
   for (size_t k = 0; k < steps; k++) {
-    struct step_stats s = {0};
-    s.bytes = encode_or_die(st, x[k], n, payload, cap, inputs[k]);
-    float *y = xmalloc(4 * n, "decoded step");
-    int rc = codec_decode(c, payload, s.bytes, y, n);
-    if (rc != 0)
-      cli_env_failure("internal error: %s cannot decode its own payload: %s",
-                      codec_spec(c), codec_strerror(rc));
-    error_stats(x[k], y, n, &s.max_abs_err, &s.rmse);
-    if (is_inc) {
-      s.has_classes = true;
-      inceptionn_scan(payload, s.bytes, n, NULL, s.classes);
-    }
-    char *path = g_strdup_printf("%s/step-%zu.f32", outdir, k);
+    struct codec_step_stats s;
+    float *y = roundtrip_step(st, x[k], n, payload, cap, a.inputs[k], &s);
+    char *path = g_strdup_printf("%s/step-%zu.f32", a.outdir, k);
     cli_outputs_add(outs, path, y, 4 * n);
     g_free(path);
-
-    g_string_append_printf(json, "  {\"step\": %zu, \"file\": ", k);
-    json_string(json, inputs[k]);
-    g_string_append(json, ", \"codec\": ");
-    json_string(json, codec_spec(c));
-    g_string_append_printf(json,
-                           ", \"n\": %zu, \"bytes\": %zu, "
-                           "\"bits_per_value\": ",
-                           n, s.bytes);
-    json_number(json, 8.0 * (double)s.bytes / (double)n);
-    g_string_append(json, ", \"ratio\": ");
-    json_number(json, s.bytes ? 4.0 * (double)n / (double)s.bytes : NAN);
-    g_string_append(json, ", \"max_abs_err\": ");
-    json_number(json, s.max_abs_err);
-    g_string_append(json, ", \"rmse\": ");
-    json_number(json, s.rmse);
-    if (s.has_classes)
-      g_string_append_printf(
-          json,
-          ", \"class_0bit\": %" PRIu64 ", \"class_8bit\": %" PRIu64
-          ", \"class_16bit\": %" PRIu64 ", \"class_32bit\": %" PRIu64,
-          s.classes[0], s.classes[1], s.classes[2], s.classes[3]);
-    g_string_append_printf(json, "}%s\n", k + 1 < steps ? "," : "");
+    roundtrip_json(json, k, a.inputs[k], codec_spec(c), n, &s, k + 1 == steps);
   }
   g_string_append(json, "]\n");
-  char *path = g_strdup_printf("%s/stats.json", outdir);
+  char *path = g_strdup_printf("%s/stats.json", a.outdir);
   size_t jlen = json->len;
   cli_outputs_add(outs, path, g_string_free(json, FALSE), jlen);
   g_free(path);
 
-  if (g_mkdir_with_parents(outdir, 0755) != 0)
-    cli_env_failure("%s: cannot create %s: %s", where, outdir,
+  if (g_mkdir_with_parents(a.outdir, 0755) != 0)
+    cli_env_failure("%s: cannot create %s: %s", where, a.outdir,
                     g_strerror(errno));
   cli_outputs_commit(outs);
   for (size_t k = 0; k < steps; k++)
@@ -297,9 +326,9 @@ static int cmd_roundtrip(int argc, char **argv) {
   g_free(payload);
   codec_state_free(st);
   codec_free(c);
-  g_strfreev(inputs);
-  g_free(spec);
-  g_free(outdir);
+  g_strfreev(a.inputs);
+  g_free(a.spec);
+  g_free(a.outdir);
   return 0;
 }
 
@@ -321,7 +350,7 @@ static int cmd_encode(int argc, char **argv) {
             "a self-describing container that 'codec decode' reads.",
             opts);
   const char *where = "codec encode";
-  no_extra_args(argc, argv, where);
+  cli_no_extra_args(argc, argv, where);
   codec_t *c = need_codec(spec, where);
   if (!in || !out)
     cli_bad_input("%s: --in FILE and --out FILE are required", where);
@@ -356,26 +385,10 @@ static int cmd_encode(int argc, char **argv) {
   return 0;
 }
 
-static int cmd_decode(int argc, char **argv) {
-  char *in = NULL, *out = NULL;
-  GOptionEntry opts[] = {
-      {"in", 'i', 0, G_OPTION_ARG_FILENAME, &in, "codec container", "FILE"},
-      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
-       "decoded values: raw float32 (.f32) or NumPy (.npy)", "FILE"},
-      {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  cli_parse(&argc, &argv, "",
-            "Decode a container written by 'codec encode'; the codec and the "
-            "length come from the container.",
-            opts);
+/* The values of the container in file IN (g_malloc'ed), *N of them; exit
+ * 2 when the file is not a container gradsim can decode. */
+static float *decode_container(const char *in, size_t *n) {
   const char *where = "codec decode";
-  no_extra_args(argc, argv, where);
-  if (!in || !out)
-    cli_bad_input("%s: --in FILE and --out FILE are required", where);
-  bool npy = g_str_has_suffix(out, ".npy");
-  if (!npy && !g_str_has_suffix(out, ".f32"))
-    cli_bad_input("%s: --out %s: expected a name ending in .f32 (raw float32) "
-                  "or .npy",
-                  where, out);
   char *bytes;
   gsize blen;
   GError *gerr = NULL;
@@ -392,16 +405,43 @@ static int cmd_decode(int argc, char **argv) {
     cli_bad_input("%s: %s announces %" PRIu64 " values, which codec %s "
                   "cannot hold",
                   where, in, v.n, v.spec);
-  size_t n = (size_t)v.n;
-  float *y = g_try_malloc(4 * n);
+  *n = (size_t)v.n;
+  float *y = g_try_malloc(4 * *n);
   if (!y)
     cli_bad_input("%s: %s announces %zu values (%.3g GB), more than this "
                   "machine can allocate",
-                  where, in, n, 4e-9 * (double)n);
-  int rc = codec_decode(c, v.payload, v.len, y, n);
+                  where, in, *n, 4e-9 * (double)*n);
+  int rc = codec_decode(c, v.payload, v.len, y, *n);
   if (rc != 0)
     cli_bad_input("%s: %s: the payload is not %zu values of %s (%s)", where, in,
-                  n, v.spec, codec_strerror(rc));
+                  *n, v.spec, codec_strerror(rc));
+  codec_free(c);
+  g_free(bytes);
+  return y;
+}
+
+static int cmd_decode(int argc, char **argv) {
+  char *in = NULL, *out = NULL;
+  GOptionEntry opts[] = {
+      {"in", 'i', 0, G_OPTION_ARG_FILENAME, &in, "codec container", "FILE"},
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+       "decoded values: raw float32 (.f32) or NumPy (.npy)", "FILE"},
+      {NULL, 0, 0, 0, NULL, NULL, NULL}};
+  cli_parse(&argc, &argv, "",
+            "Decode a container written by 'codec encode'; the codec and the "
+            "length come from the container.",
+            opts);
+  const char *where = "codec decode";
+  cli_no_extra_args(argc, argv, where);
+  if (!in || !out)
+    cli_bad_input("%s: --in FILE and --out FILE are required", where);
+  bool npy = g_str_has_suffix(out, ".npy");
+  if (!npy && !g_str_has_suffix(out, ".f32"))
+    cli_bad_input("%s: --out %s: expected a name ending in .f32 (raw float32) "
+                  "or .npy",
+                  where, out);
+  size_t n;
+  float *y = decode_container(in, &n);
   cli_outputs *outs = cli_outputs_new();
   if (npy) {
     unsigned char *file;
@@ -418,8 +458,6 @@ static int cmd_decode(int argc, char **argv) {
     cli_outputs_add(outs, out, y, 4 * n);
   }
   cli_outputs_commit(outs);
-  codec_free(c);
-  g_free(bytes);
   g_free(in);
   g_free(out);
   return 0;
@@ -583,21 +621,27 @@ static int cmd_bench(int argc, char **argv) {
 
 /* ---- compare -------------------------------------------------------- */
 
-static int cmd_compare(int argc, char **argv) {
-  char **specs_opt = NULL;
-  char *format = NULL;
-  gint64 n64 = 1 << 20, steps64 = 10, seed = 1;
+struct compare_args {
+  char **specs;
+  char *format;
+  gint64 n, steps, seed;
+};
+
+/* The options of `codec compare` into A; true for CSV output; exit 2 on
+ * bad ones. */
+static bool compare_parse(int argc, char **argv, struct compare_args *a) {
   GOptionEntry opts[] = {
-      {"codec", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &specs_opt,
+      {"codec", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &a->specs,
        "codec spec; repeat for more (default: the seed papers' settings)",
        "SPEC"},
-      {"n", 'n', 0, G_OPTION_ARG_INT64, &n64,
+      {"n", 'n', 0, G_OPTION_ARG_INT64, &a->n,
        "values per gradient (default 1048576)", "N"},
-      {"steps", 's', 0, G_OPTION_ARG_INT64, &steps64,
+      {"steps", 's', 0, G_OPTION_ARG_INT64, &a->steps,
        "training steps, each a fresh gradient (default 10)", "S"},
-      {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "table (default) or csv",
-       "FORMAT"},
-      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "data seed (default 1)", "N"},
+      {"format", 'f', 0, G_OPTION_ARG_STRING, &a->format,
+       "table (default) or csv", "FORMAT"},
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &a->seed, "data seed (default 1)",
+       "N"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   cli_parse(&argc, &argv, "",
             "Run codecs over S steps of synthetic gradients (the default "
@@ -607,89 +651,98 @@ static int cmd_compare(int argc, char **argv) {
             "steps (which error feedback keeps small).",
             opts);
   const char *where = "codec compare";
-  no_extra_args(argc, argv, where);
-  bool csv = false;
-  if (format && strcmp(format, "csv") == 0)
-    csv = true;
-  else if (format && strcmp(format, "table") != 0)
-    cli_bad_input("%s: --format %s: expected table or csv", where, format);
-  if (n64 < 1 || n64 > (gint64)1 << 28)
+  cli_no_extra_args(argc, argv, where);
+  bool csv = cli_format_csv(a->format, where);
+  if (a->n < 1 || a->n > (gint64)1 << 28)
     cli_bad_input("%s: --n %" G_GINT64_FORMAT " must be in [1, 2^28]", where,
-                  n64);
-  if (steps64 < 1 || steps64 > 100000)
+                  a->n);
+  if (a->steps < 1 || a->steps > 100000)
     cli_bad_input("%s: --steps %" G_GINT64_FORMAT " must be in [1, 100000]",
-                  where, steps64);
-  size_t n = (size_t)n64, steps = (size_t)steps64;
+                  where, a->steps);
+  return csv;
+}
 
-  size_t ncodecs;
-  codec_t **codecs = need_codecs(specs_opt, where, &ncodecs);
+/* One codec's row: a fresh stream state, STEPS steps; exit on failure. */
+static void compare_codec(const codec_t *c, const struct gradgen_params *gp,
+                          size_t n, size_t steps,
+                          const struct codec_eval_scratch *w,
+                          struct codec_compare_row *row) {
+  const char *where = "codec compare";
+  size_t cap = codec_bound(c, n);
+  codec_state_t *st;
+  if (!codec_accepts(c, n) || codec_state_create(c, n, gp->seed, &st) != 0)
+    cli_env_failure("%s: cannot create a codec state", where);
+  unsigned char *out = xmalloc(cap, "payload");
+  enum codec_eval_stage failed;
+  int rc = codec_eval_compare(st, gp, n, steps, out, cap, w, row, &failed);
+  if (rc != 0 && failed == CODEC_EVAL_GENERATE)
+    cli_env_failure("%s: generating the synthetic gradient failed: %s", where,
+                    g_strerror(-rc));
+  if (rc != 0 && failed == CODEC_EVAL_ENCODE)
+    encode_failed(c, rc, "synthetic gradient");
+  if (rc != 0)
+    cli_env_failure("internal error: %s cannot decode its own payload",
+                    codec_spec(c));
+  g_free(out);
+  codec_state_free(st);
+}
 
-  struct gradgen_params gp;
-  gradgen_defaults(&gp);
-  gp.seed = (uint64_t)seed;
-  float *x = xmalloc(4 * n, "gradient");
-  float *y = xmalloc(4 * n, "decoded");
-  double *sx = xmalloc(8 * n, "sum"), *sy = xmalloc(8 * n, "sum");
-
+/* SEED as given (the table shows a negative one as such). */
+static void compare_print_header(bool csv, size_t n, size_t steps,
+                                 const struct gradgen_params *gp,
+                                 gint64 seed) {
   if (csv)
     printf("codec,n,steps,bits_per_value,ratio,rmse,max_abs_err,"
            "sum_rel_err\n");
   else
     printf("%d steps of %zu synthetic gradient values (%s, scale %g, seed "
            "%" G_GINT64_FORMAT ")\n\n%-38s %9s %9s %11s %11s %11s\n",
-           (int)steps, n, gradgen_dist_name(gp.dist), gp.scale, seed, "codec",
-           "bits/val", "ratio", "rmse", "max |err|", "sum relerr");
+           (int)steps, n, gradgen_dist_name(gp->dist), gp->scale, seed,
+           "codec", "bits/val", "ratio", "rmse", "max |err|", "sum relerr");
+}
+
+static void compare_print_row(bool csv, const codec_t *c, size_t n,
+                              size_t steps,
+                              const struct codec_compare_row *r) {
+  if (csv) {
+    csv_field(stdout, codec_spec(c));
+    printf(",%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g\n", n, steps, r->bits_per_value,
+           r->ratio, r->rmse, r->max_abs_err, r->sum_rel_err);
+  } else
+    printf("%-38s %9.3f %9.2f %11.3e %11.3e %11.3e\n", codec_spec(c),
+           r->bits_per_value, r->ratio, r->rmse, r->max_abs_err,
+           r->sum_rel_err);
+}
+
+static int cmd_compare(int argc, char **argv) {
+  struct compare_args a = {NULL, NULL, 1 << 20, 10, 1};
+  bool csv = compare_parse(argc, argv, &a);
+  size_t n = (size_t)a.n, steps = (size_t)a.steps;
+  size_t ncodecs;
+  codec_t **codecs = need_codecs(a.specs, "codec compare", &ncodecs);
+
+  struct gradgen_params gp;
+  gradgen_defaults(&gp);
+  gp.seed = (uint64_t)a.seed;
+  struct codec_eval_scratch w;
+  w.x = xmalloc(4 * n, "gradient");
+  w.y = xmalloc(4 * n, "decoded");
+  w.sum_x = xmalloc(8 * n, "sum");
+  w.sum_y = xmalloc(8 * n, "sum");
+
+  compare_print_header(csv, n, steps, &gp, a.seed);
   for (size_t ci = 0; ci < ncodecs; ci++) {
-    codec_t *c = codecs[ci];
-    size_t cap = codec_bound(c, n);
-    codec_state_t *st;
-    if (!codec_accepts(c, n) ||
-        codec_state_create(c, n, (uint64_t)seed, &st) != 0)
-      cli_env_failure("%s: cannot create a codec state", where);
-    unsigned char *out = xmalloc(cap, "payload");
-    memset(sx, 0, 8 * n);
-    memset(sy, 0, 8 * n);
-    double bytes = 0, rmse = 0, maxerr = 0;
-    for (size_t t = 0; t < steps; t++) {
-      gradgen_fill(&gp, 0, 0, t, 1.0, 0, x, n);
-      size_t len = encode_or_die(st, x, n, out, cap, "synthetic gradient");
-      if (codec_decode(c, out, len, y, n) != 0)
-        cli_env_failure("internal error: %s cannot decode its own payload",
-                        codec_spec(c));
-      double m, r;
-      error_stats(x, y, n, &m, &r);
-      bytes += (double)len;
-      rmse += r / (double)steps;
-      maxerr = m > maxerr ? m : maxerr;
-      for (size_t i = 0; i < n; i++) {
-        sx[i] += x[i];
-        sy[i] += y[i];
-      }
-    }
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-      num += (sy[i] - sx[i]) * (sy[i] - sx[i]);
-      den += sx[i] * sx[i];
-    }
-    double bits = 8.0 * bytes / (double)steps / (double)n;
-    double ratio = 32.0 / bits, rel = den > 0 ? sqrt(num / den) : 0;
-    if (csv) {
-      csv_field(stdout, codec_spec(c));
-      printf(",%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g\n", n, steps, bits, ratio, rmse,
-             maxerr, rel);
-    } else
-      printf("%-38s %9.3f %9.2f %11.3e %11.3e %11.3e\n", codec_spec(c), bits,
-             ratio, rmse, maxerr, rel);
-    g_free(out);
-    codec_state_free(st);
+    struct codec_compare_row row;
+    compare_codec(codecs[ci], &gp, n, steps, &w, &row);
+    compare_print_row(csv, codecs[ci], n, steps, &row);
   }
-  g_free(x);
-  g_free(y);
-  g_free(sx);
-  g_free(sy);
+  g_free(w.x);
+  g_free(w.y);
+  g_free(w.sum_x);
+  g_free(w.sum_y);
   free_codecs(codecs, ncodecs);
-  g_strfreev(specs_opt);
-  g_free(format);
+  g_strfreev(a.specs);
+  g_free(a.format);
   return 0;
 }
 

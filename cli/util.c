@@ -57,6 +57,19 @@ void cli_parse(int *argc, char ***argv, const char *usage, const char *summary,
   g_option_context_free(ctx);
 }
 
+void cli_no_extra_args(int argc, char **argv, const char *where) {
+  if (argc > 1)
+    cli_bad_input("%s: unexpected argument '%s' (see --help)", where, argv[1]);
+}
+
+bool cli_format_csv(const char *format, const char *where) {
+  if (format && strcmp(format, "csv") == 0)
+    return true;
+  if (format && strcmp(format, "table") != 0)
+    cli_bad_input("%s: --format %s: expected table or csv", where, format);
+  return false;
+}
+
 /* The output sets of the command line are sweep/'s, failing with exit
  * status 1. */
 cli_outputs *cli_outputs_new(void) { return outputs_new(); }
