@@ -72,6 +72,7 @@ void account_track_links(int argc, char **argv) {
 static double formula_of(const struct sim *s) {
   if (!s->coll->formula || s->codec || s->p->topology == TOPO_FILE ||
       s->p->topology == TOPO_FAT_TREE || s->p->topology == TOPO_DRAGONFLY ||
+      s->p->topology == TOPO_TORUS ||
       (s->p->topology == TOPO_GPU && strcmp(s->coll->name, "hierarchical") != 0))
     return NAN;
   const struct formula *f = formula_find(s->coll->formula);

@@ -213,7 +213,9 @@ void sim_gpu(struct worker *w, double seconds);
 void sim_reduce(struct worker *w, struct sim *s, uint64_t values);
 
 /* Send M (takes ownership) from the caller to rank DST without waiting;
- * returns the comm to wait on (sim_wait_send). */
+ * returns the comm to wait on (sim_wait_send), or NULL when the message
+ * goes eagerly (below [exchange] eager_bytes: detached, nothing to wait
+ * for, as MPI's eager protocol). */
 sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m);
 void sim_wait_send(struct coll_call *c, sg_comm_t comm);
 /* Receive the next message from rank SRC, blocking; logs idle (before

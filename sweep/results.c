@@ -22,8 +22,8 @@ static const char LINKS_HEADER[] =
     "point,link,bytes,mean_bytes_per_s,utilisation\n";
 
 static const char *topo_name(const struct point *p) {
-  static const char *const names[] = {"star", "fat-tree", "dragonfly",
-                                      "gpu-cluster", "file"};
+  static const char *const names[] = {"star",        "fat-tree", "dragonfly",
+                                      "gpu-cluster", "file",     "torus"};
   return names[p->topology];
 }
 

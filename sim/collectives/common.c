@@ -150,3 +150,33 @@ void tree_broadcast(struct coll_call *c, const int *group, int g, int me,
   if (me > 0)
     msg_free(held);
 }
+
+/* The linear reduce of default_allreduce(): the root receives every
+ * member's values at once (they share its link), then sums them. */
+static void linear_reduce(struct coll_call *c, const int *group, int g,
+                          int me, uint64_t lo, uint64_t hi) {
+  if (me != 0) {
+    sim_wait_send(c, sim_send(c, group[0], sim_pack(c, c->v, lo, hi, NULL)));
+    return;
+  }
+  struct msg **in = g_new0(struct msg *, g - 1);
+  sim_recv_all(c, group + 1, g - 1, in);
+  for (int i = 0; i < g - 1; i++) {
+    sim_unpack(c, in[i], c->v, lo, hi, true);
+    msg_free(in[i]);
+  }
+  g_free(in);
+  sim_reduce(c->w, c->sim, (uint64_t)(g - 1) * (hi - lo));
+}
+
+void default_allreduce(struct coll_call *c, const int *group, int g, int me,
+                       uint64_t lo, uint64_t hi) {
+  if (g < 2 || hi <= lo)
+    return;
+  linear_reduce(c, group, g, me, lo, hi);
+  struct msg *carry = me == 0 && c->sim->codec && !c->raw
+                          ? sim_pack(c, c->v, lo, hi, NULL)
+                          : NULL;
+  tree_broadcast(c, group, g, me, lo, hi, carry);
+  msg_free(carry);
+}
