@@ -570,7 +570,7 @@ static const struct key keys[] = {
     {"exchange", "chunk", "32000", k_chunk},
     {"exchange", "csc_ratio", "0.1", k_csc_ratio},
     {"exchange", "fast_forward", "auto", k_fast_forward},
-    {"exchange", "eager_bytes", "65536", k_eager},
+    {"exchange", "eager_bytes", "0", k_eager},
     {"exchange", "envelope_bytes", "0", k_envelope},
     {"exchange", "costs", "", k_costs},
     {"nic", "clock", "100MHz", k_clock},

@@ -174,6 +174,7 @@ void account_summarize(struct sim *s, struct run_result *r) {
   r->nic_stall_cycles = s->net.nic_stalls / per;
   r->formula_s = formula_of(s);
   r->ff_steps = s->ff_steps;
+  r->ff_iterations = s->ff_iterations;
   r->oracle = !s->oracle_ok ? "fail" : s->oracle_run ? "pass" : "na";
   if (!s->oracle_ok)
     r->note = g_strdup(s->oracle_msg->str);

@@ -122,6 +122,7 @@ struct run_result {
   double nic_stall_cycles;      /* per worker: both engines */
   double simulated_s; /* the whole run */
   uint64_t ff_steps;  /* ring steps worker 0 fast-forwarded, all phases */
+  uint64_t ff_iterations; /* whole iterations fast-forwarded */
   GString *iterations; /* iterations.csv rows, without point index or header */
   GString *links;      /* links.csv rows, likewise */
   char *note;          /* the oracle's finding when it failed, or NULL */
