@@ -4,7 +4,9 @@
 # same host order, ideal network: ring = lr, rdb = rdb, rabenseifner =
 # rab_rdb, ps = MPI_Gather (default, linear) + MPI_Bcast (binomial_tree).
 #
-#   parity.sh GRADSIM SOURCE_ROOT
+#   parity.sh GRADSIM SOURCE_ROOT            (the suite's: 12 to 24 workers)
+#   PARITY_LARGE=1 parity.sh GRADSIM SOURCE_ROOT   (bench/parity_large.sh:
+#                                     100 to 128 workers, 16M values)
 #
 # Platforms with contention, written by `gradsim platform` (which must give
 # SMPI the network gradsim simulates): a 4:1 oversubscribed fat tree of 16
@@ -90,7 +92,7 @@ run_case() {
       2>"$name.err"; then
     nfail=$((nfail + 1)); echo "FAIL - $name: gradsim platform:"; cat "$name.err"; return
   fi
-  for n in 1000003 10; do
+  for n in $BIG $SMALL; do
     if ! "$G" run base.ini --quiet --out "$name-$n" --set platform.nodes="$np" \
         --set platform.hosts="$T/$hosts" "$@" \
         --set exchange.algorithm=ring,rdb,rabenseifner \
@@ -109,38 +111,53 @@ run_case() {
 }
 
 seq_hosts() { for i in $(seq 0 $(($1 - 1))); do echo "h$i"; done; }
-seq_hosts 16 >h16
-# Ring neighbours on different leaves: worker i on h((i % 4) 4 + i / 4).
-for i in $(seq 0 15); do echo "h$(( (i % 4) * 4 + i / 4 ))"; done >h16mixed
-seq_hosts 12 >h12
-seq_hosts 24 >h24
+# Ring neighbours on different leaves of L hosts: worker i on host
+# (i % L) L + i / L (for P = L * L hosts... and any P that L divides).
+mixed_hosts() { for i in $(seq 0 $(($1 - 1))); do
+  echo "h$(( (i % ($1 / $2)) * $2 + i / ($1 / $2) ))"; done; }
 
-FT="--set platform.topology=fat-tree --set platform.leaf=4 --set platform.oversubscription=4"
-# shellcheck disable=SC2086 # lists of words
-run_case fat-tree 16 h16 $FT
-# shellcheck disable=SC2086
-run_case fat-tree-mixed 16 h16mixed $FT
-# shellcheck disable=SC2086
-run_case fat-tree-12 12 h12 $FT
-run_case dragonfly 24 h24 --set platform.topology=dragonfly \
-  --set platform.hosts_per_router=1
-run_case torus 16 h16 --set platform.topology=torus --set platform.torus_dims=4x4
+if [ "${PARITY_LARGE:-0}" = 1 ]; then
+  BIG=16777219 SMALL=100
+  FT="--set platform.topology=fat-tree --set platform.leaf=16 --set platform.oversubscription=4"
+  seq_hosts 128 >h-ft; mixed_hosts 128 16 >h-ftmixed; seq_hosts 100 >h-ft100
+  seq_hosts 96 >h-df; seq_hosts 128 >h-torus; seq_hosts 65 >h-ps
+  CASES="fat-tree:128:h-ft:FT fat-tree-mixed:128:h-ftmixed:FT fat-tree-100:100:h-ft100:FT
+dragonfly:96:h-df:DF torus:128:h-torus:TORUS"
+  DF="--set platform.topology=dragonfly --set platform.hosts_per_router=2"
+  TORUS="--set platform.topology=torus --set platform.torus_dims=8x8x2"
+  PSN=64
+else
+  BIG=1000003 SMALL=10
+  FT="--set platform.topology=fat-tree --set platform.leaf=4 --set platform.oversubscription=4"
+  seq_hosts 16 >h-ft; mixed_hosts 16 4 >h-ftmixed; seq_hosts 12 >h-ft100
+  seq_hosts 24 >h-df; seq_hosts 16 >h-torus; seq_hosts 13 >h-ps
+  CASES="fat-tree:16:h-ft:FT fat-tree-mixed:16:h-ftmixed:FT fat-tree-12:12:h-ft100:FT
+dragonfly:24:h-df:DF torus:16:h-torus:TORUS"
+  DF="--set platform.topology=dragonfly --set platform.hosts_per_router=1"
+  TORUS="--set platform.topology=torus --set platform.torus_dims=4x4"
+  PSN=12
+fi
 
-# ps: 12 workers and the aggregator (the last host) on the fat tree.
-seq_hosts 13 >h13
+for c in $CASES; do
+  IFS=: read -r name np hosts sets <<<"$c"
+  # shellcheck disable=SC2086 # the sets are a list of words
+  run_case "$name" "$np" "$hosts" ${!sets}
+done
+
+# ps: the workers and the aggregator (the last host) on the fat tree.
 # shellcheck disable=SC2086
-if "$G" platform base.ini --set platform.nodes=12 --set platform.aggregators=1 \
+if "$G" platform base.ini --set platform.nodes=$PSN --set platform.aggregators=1 \
     $FT --set exchange.algorithm=ps --set model.params=1 --out ps.xml 2>ps.err &&
-  "$G" run base.ini --quiet --out ps --set platform.nodes=12 \
+  "$G" run base.ini --quiet --out ps --set platform.nodes=$PSN \
     --set platform.aggregators=1 $FT --set exchange.algorithm=ps \
-    --set model.params=1000003,10 >/dev/null 2>>ps.err; then
+    --set model.params=$BIG,$SMALL >/dev/null 2>>ps.err; then
   k=0
-  for n in 1000003 10; do
+  for n in $BIG $SMALL; do
     k=$((k + 1))
     # Rows in sweep order: model.params is the only swept key.
     g=$(awk -F, -v k=$k 'NR == k + 1 { print $18 }' ps/runs.csv)
-    s=$(smpi ps.xml h13 13 --cfg=smpi/bcast:binomial_tree ps "$n")
-    compare "fat-tree p=12+1 n=$n ps vs SMPI gather + bcast binomial_tree" "$s" "$g"
+    s=$(smpi ps.xml h-ps $((PSN + 1)) --cfg=smpi/bcast:binomial_tree ps "$n")
+    compare "fat-tree p=$PSN+1 n=$n ps vs SMPI gather + bcast binomial_tree" "$s" "$g"
   done
 else
   nfail=$((nfail + 1)); echo "FAIL - ps:"; cat ps.err
