@@ -1,74 +1,62 @@
 #!/usr/bin/env bash
 # bench/ring1024.sh: gradsim against SimGrid SMPI on the same platform
-# file: one 64 MB ring allreduce over 1024 workers.
+# file: one 64 MB ring allreduce over 1024 workers of a star
+# (bench/ring1024.ini).
 #
 #   bench/ring1024.sh [RUNS]     (after ./dev.sh build; RUNS default 5)
 #
-# Prints the wall time of gradsim (median of RUNS, lockstep fast-forward
-# on, as by default), of gradsim simulating every step (one run), and of
-# SMPI's MPI_Allreduce with algorithm lr (one run: it takes minutes), their
-# simulated times and the ratios; and gradsim's memory per worker: the
-# slope of its peak RSS between 1024 and 4096 workers (needs /usr/bin/time,
-# Debian package "time").
+# Prints the wall time of gradsim (median of RUNS, fast-forward on, as by
+# default), of gradsim simulating every step (one run), and of SMPI's
+# MPI_Allreduce with algorithm lr (one run: it takes minutes), their
+# simulated times (the last worker's end) and the ratios; and gradsim's
+# memory per worker: the slope of its peak RSS between 1024 and 4096
+# workers (needs /usr/bin/time, Debian package "time").
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 RUNS=${1:-5}
 G=$PWD/build/gradsim
 [ -x "$G" ] || { echo "build first: ./dev.sh build" >&2; exit 2; }
 W=$(mktemp -d /tmp/gradsim-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 E=bench/ring1024.ini
-now() { date +%s.%N; }
-calc() { awk "BEGIN { printf \"%.9g\\n\", $1 }"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-col() { awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k; exit }' "$1"; }
 
 "$G" platform "$E" --out "$W/platform.xml"
 for i in $(seq 0 1023); do echo "h$i"; done >"$W/hosts"
 
-# gradsim, fast-forward on.
 for r in $(seq "$RUNS"); do
   t0=$(now)
   "$G" run "$E" --out "$W/ff$r" --quiet
-  t1=$(now)
-  calc "$t1 - $t0"
+  calc "$(now) - $t0"
 done >"$W/ff.times"
 ff_wall=$(median <"$W/ff.times")
 ff_sim=$(col "$W/ff1/runs.csv" exchange_s)
 formula=$(col "$W/ff1/runs.csv" formula_exchange_s)
-# gradsim, every step simulated.
 t0=$(now)
 "$G" run "$E" --out "$W/full" --quiet --set exchange.fast_forward=off
 full_wall=$(calc "$(now) - $t0")
 full_sim=$(col "$W/full/runs.csv" exchange_s)
 
-# SMPI on the platform gradsim wrote.
-smpicc -O2 bench/smpi_allreduce.c -o "$W/ar" 2>/dev/null
+build_smpi
 t0=$(now)
-smpirun -np 1024 -platform "$W/platform.xml" -hostfile "$W/hosts" \
-  --cfg=network/model:CM02 --cfg=network/crosstraffic:0 \
-  --cfg=network/TCP-gamma:0 --cfg=smpi/allreduce:lr \
-  --cfg=smpi/simulate-computation:no --cfg=smpi/shared-malloc-blocksize:67108864 \
-  --cfg=contexts/stack-size:256 --log=root.thres:critical \
-  "$W/ar" 16777216 >"$W/smpi.out" 2>"$W/smpi.err"
+smpi_sim=$(smpi_time "$W/platform.xml" "$W/hosts" 1024 --cfg=smpi/allreduce:lr allreduce 16777216)
 smpi_wall=$(calc "$(now) - $t0")
-smpi_sim=$(awk '/simulated_allreduce_s/ { print $2 }' "$W/smpi.out")
 
 mem="(no /usr/bin/time)"
 if [ -x /usr/bin/time ]; then
-  rss() { /usr/bin/time -f %M "$G" run "$E" --out "$W/m$1" --quiet \
-    --set platform.nodes="$1" --set model.params=$(($1 * 16384)) 2>&1 >/dev/null | tail -1; }
+  rss() { rss_of "$G" run "$E" --out "$W/m$1" --quiet \
+    --set platform.nodes="$1" --set model.params=$(($1 * 16384)); }
   r1=$(rss 1024)
   r4=$(rss 4096)
   mem=$(calc "($r4 - $r1) * 1024 / 3072" | xargs printf '%.0f')
   mem="$mem bytes per worker (peak RSS $r1 KB at 1024, $r4 KB at 4096)"
 fi
 
-printf '%-36s %12s %14s\n' "one 64 MB ring allreduce, 1024 workers" "wall s" "simulated s"
-printf '%-36s %12.3f %14.9f\n' "gradsim (fast-forward, median of $RUNS)" "$ff_wall" "$ff_sim"
-printf '%-36s %12.3f %14.9f\n' "gradsim (every step simulated)" "$full_wall" "$full_sim"
-printf '%-36s %12.3f %14.9f\n' "SimGrid SMPI MPI_Allreduce lr" "$smpi_wall" "$smpi_sim"
-printf '%-36s %12s %14.9f\n' "formula (ring)" "" "$formula"
+printf '%-40s %12s %14s\n' "one 64 MB ring allreduce, 1024 workers" "wall s" "simulated s"
+printf '%-40s %12.3f %14.9f\n' "gradsim (fast-forward, median of $RUNS)" "$ff_wall" "$ff_sim"
+printf '%-40s %12.3f %14.9f\n' "gradsim (every step simulated)" "$full_wall" "$full_sim"
+printf '%-40s %12.3f %14.9f\n' "SimGrid SMPI MPI_Allreduce lr" "$smpi_wall" "$smpi_sim"
+printf '%-40s %12s %14.9f\n' "formula (ring)" "" "$formula"
 echo
 printf 'speed-up over SMPI: %.1fx (fast-forward), %.1fx (every step)\n' \
   "$(calc "$smpi_wall / $ff_wall")" "$(calc "$smpi_wall / $full_wall")"

@@ -60,6 +60,42 @@ static int check_files(const struct experiment *e, char **err) {
   return rc;
 }
 
+/* Every name of a point's hostfile is a host of its platform. */
+static int check_hostfile(const struct experiment *e, const struct point *p,
+                          char **err) {
+  char **names = NULL, *why = NULL;
+  if (platform_host_names(p, &names, &why) != 0) {
+    *err = g_strdup_printf("%s: %s", e->path, why);
+    g_free(why);
+    return -1;
+  }
+  GHashTable *have = g_hash_table_new(g_str_hash, g_str_equal);
+  for (char **n = names; *n; n++)
+    g_hash_table_add(have, *n);
+  int rc = 0;
+  for (char **h = p->hosts; *h && rc == 0; h++)
+    if (!g_hash_table_contains(have, *h)) {
+      guint n = g_strv_length(names);
+      *err = g_strdup_printf("%s: [platform] hosts = %s: no host '%s' on "
+                             "the platform (its %u hosts are %s ... %s)",
+                             e->path, p->hosts_file, *h, n,
+                             n ? names[0] : "", n ? names[n - 1] : "");
+      rc = -1;
+    }
+  g_hash_table_destroy(have);
+  g_strfreev(names);
+  return rc;
+}
+
+static int check_hostfiles(const struct experiment *e, char **err) {
+  for (guint i = 0; i < e->points->len; i++) {
+    const struct point *p = g_ptr_array_index(e->points, i);
+    if (p->hosts && check_hostfile(e, p, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 int experiment_check(const struct experiment *e, char **err) {
   *err = NULL;
   double rows_bytes = 0;
@@ -79,5 +115,7 @@ int experiment_check(const struct experiment *e, char **err) {
     g_free(lim);
     return -1;
   }
-  return check_files(e, err);
+  if (check_files(e, err) != 0)
+    return -1;
+  return check_hostfiles(e, err);
 }

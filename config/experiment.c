@@ -91,7 +91,9 @@ static int seconds(const char *v, double *out, char *err, size_t errlen) {
 /* One function per key. */
 static int k_topology(struct point *p, const char *v, char *e, size_t l) {
   static const char *const names[] = {"star", "fat-tree", "dragonfly",
-                                      "gpu-cluster"};
+                                      "gpu-cluster", "torus"};
+  static const enum topology topos[] = {TOPO_STAR, TOPO_FAT_TREE,
+                                        TOPO_DRAGONFLY, TOPO_GPU, TOPO_TORUS};
   if (g_str_has_prefix(v, "file:")) {
     if (!v[5])
       return bad(e, l, "file: needs a path to a SimGrid platform XML");
@@ -101,10 +103,10 @@ static int k_topology(struct point *p, const char *v, char *e, size_t l) {
     return 0;
   }
   int t;
-  if (choice(v, names, 4, &t, e, l) != 0)
-    return bad(e, l, "must be star, fat-tree, dragonfly, gpu-cluster or "
-                     "file:PATH");
-  p->topology = (enum topology)t;
+  if (choice(v, names, 5, &t, e, l) != 0)
+    return bad(e, l, "must be star, fat-tree, dragonfly, gpu-cluster, torus "
+                     "or file:PATH");
+  p->topology = topos[t];
   return 0;
 }
 static int k_nodes(struct point *p, const char *v, char *e, size_t l) {
@@ -153,6 +155,93 @@ static int k_oversub(struct point *p, const char *v, char *e, size_t l) {
 static int k_dfly_group(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 1, 4096, &p->group_size, e, l);
 }
+/* torus: "auto", or the hosts along each axis, XxY or XxYxZ. */
+static int k_torus(struct point *p, const char *v, char *e, size_t l) {
+  memset(p->torus_dims, 0, sizeof p->torus_dims);
+  if (!strcmp(v, "auto"))
+    return 0;
+  char **parts = g_strsplit(v, "x", -1);
+  guint n = g_strv_length(parts);
+  int rc = n >= 1 && n <= 3 ? 0 : -1;
+  for (guint i = 0; i < n && rc == 0; i++) {
+    char *end;
+    long x = strtol(parts[i], &end, 10);
+    if (!*parts[i] || *end || x < 1 || x > 65536)
+      rc = -1;
+    else
+      p->torus_dims[i] = (int)x;
+  }
+  g_strfreev(parts);
+  if (rc)
+    return bad(e, l, "must be auto or the hosts along each axis, e.g. 4x4 "
+                     "or 8x4x2 (1 to 3 axes of 1..65536)");
+  return 0;
+}
+
+/* One host name of a hostfile: no blanks, no SMPI "name:slots". */
+static bool host_name_ok(const char *name) {
+  for (const char *c = name; *c; c++)
+    if (g_ascii_isspace(*c) || *c == ':' || *c == '"' || *c == '\'')
+      return false;
+  return *name != 0;
+}
+
+/* [platform] hosts = FILE: an SMPI-style hostfile, one host name a line
+ * (blank lines and lines starting with # skipped). Worker i takes the
+ * i-th name, aggregators the ones after the workers'. */
+static int read_hostfile(struct point *p, const char *path, char *e,
+                         size_t l) {
+  char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, NULL))
+    return bad(e, l, "cannot read the hostfile");
+  char **lines = g_strsplit(text, "\n", -1);
+  g_free(text);
+  GPtrArray *names = g_ptr_array_new();
+  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+  int rc = 0;
+  for (int i = 0; lines[i] && rc == 0; i++) {
+    char *name = g_strstrip(lines[i]);
+    if (!*name || *name == '#')
+      continue;
+    gpointer first;
+    if (!host_name_ok(name))
+      rc = bad(e, l, "line %d: '%s' is not a host name (one name a line, "
+                     "no blanks and no name:slots)",
+               i + 1, name);
+    else if (g_hash_table_lookup_extended(seen, name, NULL, &first))
+      rc = bad(e, l, "line %d: host '%s' is listed twice (first on line "
+                     "%d): each host takes one worker or aggregator",
+               i + 1, name, GPOINTER_TO_INT(first));
+    else {
+      g_hash_table_insert(seen, name, GINT_TO_POINTER(i + 1));
+      g_ptr_array_add(names, g_strdup(name));
+    }
+  }
+  if (rc == 0 && !names->len)
+    rc = bad(e, l, "the hostfile names no host");
+  g_ptr_array_add(names, NULL);
+  char **v = (char **)g_ptr_array_free(names, FALSE);
+  if (rc == 0)
+    p->hosts = v;
+  else
+    g_strfreev(v);
+  g_hash_table_destroy(seen);
+  g_strfreev(lines);
+  return rc;
+}
+
+static int k_hosts(struct point *p, const char *v, char *e, size_t l) {
+  g_strfreev(p->hosts);
+  p->hosts = NULL;
+  g_free(p->hosts_file);
+  p->hosts_file = g_strdup(v);
+  if (!*v)
+    return 0;
+  if (!g_file_test(v, G_FILE_TEST_IS_REGULAR))
+    return bad(e, l, "no such file (a hostfile: one host name a line)");
+  return read_hostfile(p, v, e, l);
+}
+
 static int k_model(struct point *p, const char *v, char *e, size_t l) {
   if (!*v)
     return bad(e, l, "must name a model (see gradsim model list)");
@@ -272,6 +361,22 @@ static int k_fast_forward(struct point *p, const char *v, char *e,
     return 0;
   }
   return bad(e, l, "must be auto or off");
+}
+static int k_eager(struct point *p, const char *v, char *e, size_t l) {
+  char msg[256];
+  double b;
+  if (units_size(v, &b, msg, sizeof msg) != 0 || !(b >= 0) || b > 1e15)
+    return bad(e, l, "must be a size in bytes (e.g. 64KiB, 65536, 0)");
+  p->eager_bytes = b;
+  return 0;
+}
+static int k_envelope(struct point *p, const char *v, char *e, size_t l) {
+  char msg[256];
+  double b;
+  if (units_size(v, &b, msg, sizeof msg) != 0 || !(b >= 0) || b > 1e9)
+    return bad(e, l, "must be a size in bytes, 0 to 1GB (SMPI's is 16)");
+  p->envelope_bytes = b;
+  return 0;
 }
 static int k_costs(struct point *p, const char *v, char *e, size_t l) {
   if (*v && !g_file_test(v, G_FILE_TEST_IS_REGULAR))
@@ -440,6 +545,8 @@ static const struct key keys[] = {
     {"platform", "leaf", "16", k_leaf},
     {"platform", "oversubscription", "1", k_oversub},
     {"platform", "hosts_per_router", "4", k_dfly_group},
+    {"platform", "torus_dims", "auto", k_torus},
+    {"platform", "hosts", "", k_hosts},
     {"platform", "gpus_per_node", "8", k_gpus},
     {"platform", "gpus_per_switch", "4", k_gpus_switch},
     {"platform", "pcie_bandwidth", "12GBps", k_pcie_bw},
@@ -463,6 +570,8 @@ static const struct key keys[] = {
     {"exchange", "chunk", "32000", k_chunk},
     {"exchange", "csc_ratio", "0.1", k_csc_ratio},
     {"exchange", "fast_forward", "auto", k_fast_forward},
+    {"exchange", "eager_bytes", "0", k_eager},
+    {"exchange", "envelope_bytes", "0", k_envelope},
     {"exchange", "costs", "", k_costs},
     {"nic", "clock", "100MHz", k_clock},
     {"nic", "burst_bits", "256", k_burst},
@@ -559,6 +668,8 @@ void point_free(struct point *p) {
   if (!p)
     return;
   g_free(p->platform_file);
+  g_free(p->hosts_file);
+  g_strfreev(p->hosts);
   g_free(p->model);
   g_free(p->device);
   g_free(p->precision);
@@ -626,6 +737,12 @@ static int validate_point(struct point *p, char *e, size_t l) {
                "[platform] nodes = %d (workers, one per GPU) must be a "
                "multiple of gpus_per_node = %d on gpu-cluster",
                p->nodes, p->gpus_per_node);
+  if (p->hosts && g_strv_length(p->hosts) < (guint)(p->nodes + p->aggregators))
+    return bad(e, l,
+               "[platform] hosts = %s names %u hosts; nodes = %d and "
+               "aggregators = %d need %d",
+               p->hosts_file, g_strv_length(p->hosts), p->nodes,
+               p->aggregators, p->nodes + p->aggregators);
   if (nic_check(&p->nic, &p->framing, e, l) != 0)
     return -EINVAL;
   if (p->k > 1 && p->mode != MODE_PIPE && p->k != 2)

@@ -84,6 +84,9 @@ void experiment_seal_inputs(struct experiment *e) {
     if (p->topology == TOPO_FILE)
       g_string_append_printf(s, "platform_file = %s\n",
                              cached(seen, p->platform_file));
+    if (p->hosts_file && *p->hosts_file)
+      g_string_append_printf(s, "hosts_file = %s\n",
+                             cached(seen, p->hosts_file));
     g_free(p->config);
     p->config = g_string_free(s, FALSE);
     char *sum =

@@ -72,6 +72,7 @@ void account_track_links(int argc, char **argv) {
 static double formula_of(const struct sim *s) {
   if (!s->coll->formula || s->codec || s->p->topology == TOPO_FILE ||
       s->p->topology == TOPO_FAT_TREE || s->p->topology == TOPO_DRAGONFLY ||
+      s->p->topology == TOPO_TORUS ||
       (s->p->topology == TOPO_GPU && strcmp(s->coll->name, "hierarchical") != 0))
     return NAN;
   const struct formula *f = formula_find(s->coll->formula);
@@ -173,6 +174,7 @@ void account_summarize(struct sim *s, struct run_result *r) {
   r->nic_stall_cycles = s->net.nic_stalls / per;
   r->formula_s = formula_of(s);
   r->ff_steps = s->ff_steps;
+  r->ff_iterations = s->ff_iterations;
   r->oracle = !s->oracle_ok ? "fail" : s->oracle_run ? "pass" : "na";
   if (!s->oracle_ok)
     r->note = g_strdup(s->oracle_msg->str);

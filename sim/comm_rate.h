@@ -9,9 +9,12 @@ extern "C" {
 #endif
 
 /* sg_mailbox_put_async with the transfer's rate bounded by RATE_BPS bytes
- * per second (<= 0: no bound). Wait on the result with sg_comm_wait. */
+ * per second (<= 0: no bound). Wait on the result with sg_comm_wait; or,
+ * with DETACH_CLEAN, the send is detached (the sender goes on at once, the
+ * transfer happens when the receiver takes it; DETACH_CLEAN frees the
+ * payload if it never does) and NULL is returned. */
 sg_comm_t sim_put_async_rate(sg_mailbox_t mailbox, void *payload, long bytes,
-                             double rate_Bps);
+                             double rate_Bps, void (*detach_clean)(void *));
 
 #ifdef __cplusplus
 }

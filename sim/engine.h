@@ -34,7 +34,9 @@
 #include "gradgen.h"
 #include "nic.h"
 
-enum topology { TOPO_STAR, TOPO_FAT_TREE, TOPO_DRAGONFLY, TOPO_GPU, TOPO_FILE };
+enum topology {
+  TOPO_STAR, TOPO_FAT_TREE, TOPO_DRAGONFLY, TOPO_GPU, TOPO_FILE, TOPO_TORUS
+};
 enum payload { PAYLOAD_FULL, PAYLOAD_SAMPLED, PAYLOAD_NONE };
 enum placement { PLACE_CPU, PLACE_GPU, PLACE_NIC };
 enum mode { MODE_SYNC, MODE_OVERLAP, MODE_PIPE };
@@ -55,6 +57,12 @@ struct point {
   int leaf;                 /* fat-tree: hosts per leaf switch */
   double oversubscription;  /* fat-tree: leaf down/up bandwidth ratio */
   int group_size;           /* dragonfly: hosts per router */
+  int torus_dims[3];        /* torus: hosts along each axis (0: none) */
+  /* [platform] hosts: worker i takes hosts[i], aggregator a hosts[nodes +
+   * a] (a NULL-terminated list, from the hostfile HOSTS_FILE); NULL: the
+   * platform's own order (the natural order of the names for a file). */
+  char *hosts_file; /* "" for none */
+  char **hosts;
   /* [model] */
   char *model;    /* name or path, or "synthetic" */
   uint64_t params; /* synthetic */
@@ -74,6 +82,8 @@ struct point {
   int chunk;         /* csc: values per chunk */
   double csc_ratio;  /* csc: fraction of chunks exchanged */
   bool fast_forward;
+  double eager_bytes; /* messages below this are sent eagerly (detached) */
+  double envelope_bytes; /* added to every message on the wire */
   char *costs; /* codec cost table, "" for the shipped one */
   /* [nic] */
   struct nic_engine nic;
@@ -112,6 +122,7 @@ struct run_result {
   double nic_stall_cycles;      /* per worker: both engines */
   double simulated_s; /* the whole run */
   uint64_t ff_steps;  /* ring steps worker 0 fast-forwarded, all phases */
+  uint64_t ff_iterations; /* whole iterations fast-forwarded */
   GString *iterations; /* iterations.csv rows, without point index or header */
   GString *links;      /* links.csv rows, likewise */
   char *note;          /* the oracle's finding when it failed, or NULL */
@@ -152,6 +163,13 @@ int run_shape(const struct point *p, struct run_shape *out, char **err);
 /* The SimGrid platform XML of P: generated into DIR, or P's own file.
  * Returns its path (g_free) or NULL with *ERR. */
 char *platform_xml(const struct point *p, const char *dir, char **err);
+
+/* The names of P's hosts (a NULL-terminated list, g_strfreev): a
+ * generated platform's without SimGrid, a file's by loading it in a child
+ * process (see platform_file_check()), in the platform's default order
+ * (a file's: the natural order of the names, h2 before h10). -1 with
+ * *ERR. */
+int platform_host_names(const struct point *p, char ***names, char **err);
 
 /* Check a platform file before anything is simulated or written: that it
  * is well-formed XML (a line-precise message otherwise) and that SimGrid

@@ -159,15 +159,16 @@ int run_check(const struct point *p, char **err) {
   return rc;
 }
 
-/* Ring legs in lockstep can be fast-forwarded (collectives/common.c):
- * a symmetric platform, everyone at the same speed, no data. */
+/* Fast-forward (fastforward.c) is allowed when every step of a sequence
+ * can be the same as the last: no data (payload none: sizes do not depend
+ * on values), no per-packet or NIC-engine state that the skipped steps
+ * would have to update, and a schedule whose other actor puts no traffic
+ * on the network between steps (sync, overlap; not pipe, whose
+ * communication side runs exchanges of several iterations). */
 static bool ff_allowed(const struct point *p) {
-  bool ok = p->fast_forward && p->payload == PAYLOAD_NONE &&
-            p->topology == TOPO_STAR && p->mode == MODE_SYNC &&
-            p->placement != PLACE_NIC && !p->framing.packets;
-  for (int i = 0; p->slowdown && i < p->nodes && ok; i++)
-    ok = p->slowdown[i] == 1.0;
-  return ok;
+  return p->fast_forward && p->payload == PAYLOAD_NONE &&
+         p->mode != MODE_PIPE && p->placement != PLACE_NIC &&
+         !p->framing.packets;
 }
 
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
@@ -196,9 +197,10 @@ static double rounds_of(const struct collective *c, int p) {
   return floor(o.total + 0.5);
 }
 
-/* Steps of a ring leg simulated under fast-forward (collectives/common.c
- * simulates two per leg, two legs). */
-enum { FF_ROUNDS = 4 };
+/* Steps of ring legs simulated at least before fast-forward can skip
+ * (fastforward.c: four per leg, two legs), for the estimate's lower
+ * bound. */
+enum { FF_ROUNDS = 8 };
 
 int run_shape(const struct point *p, struct run_shape *out, char **err) {
   *err = NULL;

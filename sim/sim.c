@@ -36,6 +36,9 @@ void msg_free(struct msg *m) {
   g_free(m);
 }
 
+/* The clean function of a detached send that was never received. */
+static void msg_clean(void *m) { msg_free(m); }
+
 struct msg *msg_ref(struct msg *m) {
   m->refs++;
   return m;
@@ -126,7 +129,9 @@ sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
   const struct nic_framing *f = &s->p->framing;
   m->src = rank_of(c);
   m->posted = sim_now();
-  double wire = (double)m->bytes, rate = 0;
+  /* The envelope (MPI's tag, source and communicator: SMPI sends 16
+   * bytes) travels with every message. */
+  double wire = (double)m->bytes + s->p->envelope_bytes, rate = 0;
   m->sent_packets = 0;
   if (f->packets || m->tx_s > 0 || m->rx_s > 0) {
     /* The stages of the packet pipeline: the host driver at each end,
@@ -164,8 +169,12 @@ sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
     s->aggr_wire_bytes += wire;
   }
   long size = wire >= 1 ? (long)wire : 1;
-  if (rate > 0)
-    return sim_put_async_rate(sim_mailbox(s, m->src, dst), m, size, rate);
+  /* Eager protocol (MPICH's, SMPI's send-is-detached-thresh): a message
+   * below eager_bytes is detached; its sender goes on at once. */
+  bool eager = (double)m->bytes < s->p->eager_bytes;
+  if (rate > 0 || eager)
+    return sim_put_async_rate(sim_mailbox(s, m->src, dst), m, size, rate,
+                              eager ? msg_clean : NULL);
   return sg_mailbox_put_async(sim_mailbox(s, m->src, dst), m, size);
 }
 
@@ -204,6 +213,8 @@ static void fill_wait(struct coll_call *c, double fill) {
 }
 
 void sim_wait_send(struct coll_call *c, sg_comm_t comm) {
+  if (!comm)
+    return; /* sent eagerly: nothing to wait for */
   double t0 = sim_now();
   sg_comm_wait(comm);
   sim_span(c->w, t0, sim_now(), ST_COMM);

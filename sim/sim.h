@@ -96,6 +96,7 @@ struct worker {
   double wire_bytes;  /* bytes this worker sent */
   double first_send;  /* time of its first send in the iteration, or -1 */
   double codec_host_s; /* codec time on the host (cpu or gpu placement) */
+  uint64_t ff_legs;    /* ring legs it entered (fast-forward's keys) */
 };
 
 struct bucket {
@@ -160,10 +161,11 @@ struct sim {
    * broadcast tree order [P + A, 0, 1, ..., P-1]. */
   int *ranks;
   int **trees;
-  /* Lockstep fast-forward of ring phases (see collectives/common.c):
-   * allowed for this run, and the steps each worker skipped in total. */
+  /* Fast-forward (fastforward.c): allowed for this run; the ring steps
+   * and iterations worker 0 skipped; the sequences in progress. */
   bool ff_ok;
-  uint64_t ff_steps;
+  uint64_t ff_steps, ff_iterations;
+  GHashTable *ff_seqs;
   /* --trace: state intervals, written as a Paje trace at the end. */
   GArray *trace; /* struct trace_ev, or NULL */
   /* The run (run.c): the training schedule, the workers' and
@@ -213,7 +215,9 @@ void sim_gpu(struct worker *w, double seconds);
 void sim_reduce(struct worker *w, struct sim *s, uint64_t values);
 
 /* Send M (takes ownership) from the caller to rank DST without waiting;
- * returns the comm to wait on (sim_wait_send). */
+ * returns the comm to wait on (sim_wait_send), or NULL when the message
+ * goes eagerly (below [exchange] eager_bytes: detached, nothing to wait
+ * for, as MPI's eager protocol). */
 sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m);
 void sim_wait_send(struct coll_call *c, sg_comm_t comm);
 /* Receive the next message from rank SRC, blocking; logs idle (before
@@ -286,6 +290,36 @@ const struct collective *coll_find(const char *name);
 /* Names of every collective, comma-separated (g_free). */
 char *coll_names(void);
 
+
+/* ---- fast-forward (fastforward.c) ---------------------------------------
+ * A sequence of steps every member of a group runs in order, simulated
+ * until it is periodic and then skipped (see fastforward.c). A member
+ * joins with the sequence's KEY (the same for every member: the count of
+ * sequences of its kind it entered before, in FF_KEY_* space), calls
+ * ff_step() at the start of every step and, when it returns true, skips
+ * the SKIP steps left, each PERIOD long, repeating its own last step. */
+#define FF_KEY_LEGS ((uint64_t)1 << 56)
+#define FF_KEY_ITERATIONS ((uint64_t)2 << 56)
+struct ff_seq;
+struct ff_cursor {
+  bool on;
+  struct ff_seq *seq;
+  double t[3];   /* the member's starts of its last steps, latest first */
+  int seen;      /* steps it started */
+  int skip;      /* when ff_step() returned true: the steps left */
+  double period; /* and their length */
+  /* The caller's record of the last step: */
+  double mark_t;             /* its start */
+  double acc[ST_NSTATES];    /* the worker's summed spans then (direct) */
+  double wire;               /* the worker's wire bytes then */
+};
+/* ELIGIBLE: the caller's conditions hold (no other traffic, the same
+ * sizes in every step); otherwise every step is simulated. */
+void ff_join(struct sim *s, struct ff_cursor *cur, uint64_t key, int members,
+             int steps, bool eligible);
+/* At the start of step STEP (1-based): true when the rest is skipped. */
+bool ff_step(struct ff_cursor *cur, int step);
+void ff_leave(struct sim *s, struct ff_cursor *cur);
 
 /* ---- the run's insides: schedules, payloads, accounting ------------------ */
 

@@ -5,67 +5,78 @@
 #include <simgrid/comm.h>
 #include <xbt/asserts.h>
 
-/* Lockstep fast-forward. On a symmetric platform (a generated star, no
- * stragglers, sync schedule, payload none: run.c sets sim->ff_ok) a ring
- * over all workers with equal blocks is in lockstep: every worker starts
- * every step at the same time and every step moves the same bytes over
- * identical links, so every step lasts the same. Steps 1 and 2 of each
- * leg are simulated; the rest are the last simulated step again: the
- * worker sleeps their total and logs their spans and wire bytes as that
- * step's. (A step's time in SimGrid's models is fixed by its message size
- * and route, which are the same for all steps.) Anywhere else every
- * step is simulated. */
-enum { FF_SIMULATED = 2 };
-
-static bool ff_applies(const struct coll_call *c, int g, uint64_t lo,
-                      uint64_t hi) {
-  return c->sim->ff_ok && c->w && g == c->sim->nworkers &&
-         g > FF_SIMULATED + 1 && (hi - lo) % (uint64_t)g == 0;
+/* Fast-forward of ring legs (fastforward.c): a leg over all workers with
+ * equal blocks, in a run where fast-forward is allowed (payload none, no
+ * packets or NIC engines, the sync or overlap schedule: see run.c), moves
+ * the same bytes between the same neighbours in every step with nothing
+ * else in flight; once its steps are periodic, the rest are skipped. */
+static void ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
+                         uint64_t lo, uint64_t hi) {
+  bool eligible = c->sim->ff_ok && c->w && g == c->sim->nworkers &&
+                  (hi - lo) % (uint64_t)g == 0;
+  /* Only eligible legs are counted: every worker enters the same ones in
+   * the same order, so that their counts name the same leg. */
+  uint64_t key = eligible ? FF_KEY_LEGS + ++c->w->ff_legs : 0;
+  ff_join(c->sim, ff, key, g, g - 1, eligible);
 }
 
-/* Where a worker's accounting stood when a step began. Fast-forward runs
- * in sync mode only, where a worker's spans are summed (worker.direct). */
-struct ff_mark {
-  double t0;
-  double acc[ST_NSTATES];
-};
-
-static void ff_mark(const struct coll_call *c, struct ff_mark *m) {
-  m->t0 = sim_now();
-  if (c->w)
-    memcpy(m->acc, c->w->acc, sizeof m->acc);
+/* The worker's state at the start of a step it simulates. */
+static void ff_mark(const struct coll_call *c, struct ff_cursor *ff) {
+  ff->mark_t = sim_now();
+  ff->wire = c->w->wire_bytes;
+  memcpy(ff->acc, c->w->acc, sizeof ff->acc);
 }
 
-/* Skip STEPS steps shaped like the one just simulated since MK, which
- * sent BYTES: the step's time per state, STEPS more times (in the trace,
- * one interval per state), its bytes, and a sleep for their length. */
-static void ff_skip(struct coll_call *c, int steps, const struct ff_mark *mk,
-                    uint64_t bytes) {
+/* Skip FF->skip steps shaped like the last simulated one (started at
+ * FF->mark_t): its accounting (summed spans, or the spans themselves
+ * shifted by one period per step), bytes and a sleep of their length. */
+static void ff_replay(struct coll_call *c, const struct ff_cursor *ff) {
   struct worker *w = c->w;
-  double d = sim_now() - mk->t0;
-  if (steps <= 0 || !(d > 0))
-    return;
-  xbt_assert(w->direct, "fast-forward needs summed spans (sync mode)");
-  double at = sim_now();
-  for (int st = 0; st < ST_NSTATES; st++) {
-    double add = (w->acc[st] - mk->acc[st]) * steps;
-    w->acc[st] += add;
-    sim_trace(w->sim, w->rank, 1, at, at + add, st);
-    at += add;
+  if (w->direct) {
+    double at = sim_now();
+    for (int st = 0; st < ST_NSTATES; st++) {
+      double add = (w->acc[st] - ff->acc[st]) * ff->skip;
+      w->acc[st] += add;
+      sim_trace(w->sim, w->rank, 1, at, at + add, st);
+      at += add;
+    }
+  } else {
+    guint n = w->spans->len, first = n;
+    while (first > 0 &&
+           g_array_index(w->spans, struct span, first - 1).t0 >= ff->mark_t)
+      first--;
+    for (int k = 1; k <= ff->skip; k++)
+      for (guint i = first; i < n; i++) {
+        struct span sp = g_array_index(w->spans, struct span, i);
+        sim_span(w, sp.t0 + k * ff->period, sp.t1 + k * ff->period, sp.st);
+      }
   }
-  w->wire_bytes += (double)bytes * steps;
+  w->wire_bytes += (w->wire_bytes - ff->wire) * ff->skip;
   if (c->rank == 0)
-    c->sim->ff_steps += (uint64_t)steps;
-  sg_actor_sleep_for(d * steps);
+    c->sim->ff_steps += (uint64_t)ff->skip;
+  sg_actor_sleep_for(ff->period * ff->skip);
+}
+
+/* At the start of step STEP: true when the leg's rest was skipped. */
+static bool ff_ring_step(struct coll_call *c, struct ff_cursor *ff,
+                         int step) {
+  if (ff_step(ff, step)) {
+    ff_replay(c, ff);
+    return true;
+  }
+  if (ff->on)
+    ff_mark(c, ff);
+  return false;
 }
 
 void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
                          uint64_t lo, uint64_t hi) {
   int next = group[(me + 1) % g], prev = group[(me + g - 1) % g];
-  bool ff = ff_applies(c, g, lo, hi);
+  struct ff_cursor ff;
+  ff_ring_join(c, &ff, g, lo, hi);
   for (int s = 1; s < g; s++) {
-    struct ff_mark mk;
-    ff_mark(c, &mk);
+    if (ff_ring_step(c, &ff, s))
+      break;
     int sb = (me - s + 1 + g) % g, rb = (me - s + g) % g;
     struct msg *out =
         sim_pack(c, c->v, block_lo(lo, hi, g, sb), block_lo(lo, hi, g, sb + 1),
@@ -74,23 +85,20 @@ void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
     uint64_t a = block_lo(lo, hi, g, rb), b = block_lo(lo, hi, g, rb + 1);
     sim_unpack(c, in, c->v, a, b, true);
     sim_reduce(c->w, c->sim, b - a);
-    uint64_t bytes = in->bytes;
     msg_free(in);
-    if (ff && s == FF_SIMULATED) {
-      ff_skip(c, g - 1 - s, &mk, bytes);
-      break;
-    }
   }
+  ff_leave(c->sim, &ff);
 }
 
 void ring_allgather(struct coll_call *c, const int *group, int g, int me,
                     uint64_t lo, uint64_t hi, enum ring_codec mode) {
   int next = group[(me + 1) % g], prev = group[(me + g - 1) % g];
   struct msg *carry = NULL; /* RING_ENCODE_ONCE: what to pass on */
-  bool ff = ff_applies(c, g, lo, hi);
+  struct ff_cursor ff;
+  ff_ring_join(c, &ff, g, lo, hi);
   for (int s = g; s <= 2 * g - 2; s++) {
-    struct ff_mark mk;
-    ff_mark(c, &mk);
+    if (ff_ring_step(c, &ff, s - g + 1))
+      break;
     int sb = (me - s + 1 + 2 * g) % g, rb = (me - s + 2 * g) % g;
     struct msg *out;
     if (carry) {
@@ -104,17 +112,13 @@ void ring_allgather(struct coll_call *c, const int *group, int g, int me,
     struct msg *in = sim_sendrecv(c, next, out, prev);
     sim_unpack(c, in, c->v, block_lo(lo, hi, g, rb),
                block_lo(lo, hi, g, rb + 1), false);
-    uint64_t bytes = in->bytes;
     if (mode == RING_ENCODE_ONCE && c->sim->codec && s < 2 * g - 2)
       carry = in;
     else
       msg_free(in);
-    if (ff && s == g - 1 + FF_SIMULATED) {
-      ff_skip(c, 2 * g - 2 - s, &mk, bytes);
-      break;
-    }
   }
   msg_free(carry);
+  ff_leave(c->sim, &ff);
 }
 
 void tree_broadcast(struct coll_call *c, const int *group, int g, int me,
@@ -149,4 +153,34 @@ void tree_broadcast(struct coll_call *c, const int *group, int g, int me,
   }
   if (me > 0)
     msg_free(held);
+}
+
+/* The linear reduce of default_allreduce(): the root receives every
+ * member's values at once (they share its link), then sums them. */
+static void linear_reduce(struct coll_call *c, const int *group, int g,
+                          int me, uint64_t lo, uint64_t hi) {
+  if (me != 0) {
+    sim_wait_send(c, sim_send(c, group[0], sim_pack(c, c->v, lo, hi, NULL)));
+    return;
+  }
+  struct msg **in = g_new0(struct msg *, g - 1);
+  sim_recv_all(c, group + 1, g - 1, in);
+  for (int i = 0; i < g - 1; i++) {
+    sim_unpack(c, in[i], c->v, lo, hi, true);
+    msg_free(in[i]);
+  }
+  g_free(in);
+  sim_reduce(c->w, c->sim, (uint64_t)(g - 1) * (hi - lo));
+}
+
+void default_allreduce(struct coll_call *c, const int *group, int g, int me,
+                       uint64_t lo, uint64_t hi) {
+  if (g < 2 || hi <= lo)
+    return;
+  linear_reduce(c, group, g, me, lo, hi);
+  struct msg *carry = me == 0 && c->sim->codec && !c->raw
+                          ? sim_pack(c, c->v, lo, hi, NULL)
+                          : NULL;
+  tree_broadcast(c, group, g, me, lo, hi, carry);
+  msg_free(carry);
 }

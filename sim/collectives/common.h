@@ -30,6 +30,17 @@ void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
 void ring_allgather(struct coll_call *c, const int *group, int g, int me,
                     uint64_t lo, uint64_t hi, enum ring_codec mode);
 
+/* SimGrid SMPI 3.32's default allreduce (allreduce__default: its
+ * default reduce, then its default broadcast), of V[lo, hi) over
+ * GROUP[0..G): every other member sends its values to GROUP[0] at once,
+ * which receives them all at once and sums them (a linear reduce), then
+ * the sum goes down MPICH's binomial tree from GROUP[0]. lr takes it for
+ * the values that do not fill a ring block. With a codec each reduce
+ * message is encoded, and the sum once, its bytes forwarded down the
+ * tree. */
+void default_allreduce(struct coll_call *c, const int *group, int g, int me,
+                       uint64_t lo, uint64_t hi);
+
 /* Binomial-tree broadcast of V[lo, hi) over GROUP from GROUP[0]: ceil(lg
  * G) rounds. When CARRY is not NULL the root sends that message (a payload
  * encoded once, forwarded unchanged down the tree) and receivers decode

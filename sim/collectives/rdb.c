@@ -1,7 +1,8 @@
 /* sim/collectives/rdb.c: recursive doubling (butterfly) and Rabenseifner's
  * allreduce (recursive halving reduce-scatter, recursive doubling
  * allgather), after Thakur, Rabenseifner and Gropp (2005), the papers the
- * seeds cite (RedSync Section 2.3; GradientFlow's MPI baseline).
+ * seeds cite (RedSync Section 2.3; GradientFlow's MPI baseline), step for
+ * step as MPICH and SimGrid SMPI's rdb and rab_rdb do them.
  *
  * A number of workers p that is not a power of two is folded first: of
  * the first 2r ranks (r = p - p', p' the largest power of two <= p) the
@@ -76,42 +77,94 @@ static void rdb_worker(struct coll_call *c) {
   fold_out(c, &f);
 }
 
+/* Rabenseifner's allreduce as MPICH's MPIR_Allreduce_redscat_allgather
+ * does it, step for step as SMPI's rab_rdb (SimGrid src/smpi/colls/
+ * allreduce/allreduce-rab-rdb.cpp): the vector is cut into p' blocks of
+ * floor(n/p') values, the last taking the rest; the reduce-scatter halves
+ * recursively starting with the nearest partner (mask 1: the neighbour
+ * gets the half it keeps), the allgather doubles back starting with the
+ * farthest. INDEX windows of blocks [send_idx, last_idx) follow MPICH's
+ * bookkeeping. */
+struct rab {
+  uint64_t n;
+  unsigned q;
+  unsigned send_idx, recv_idx, last_idx;
+};
+
+/* The first value of block I. */
+static uint64_t disp(const struct rab *r, unsigned i) {
+  return i >= r->q ? r->n : r->n / r->q * i;
+}
+
+/* Send blocks [SA, SB) to PARTNER and receive [RA, RB) from it, summed
+ * into V (SUM) or copied. */
+static void rab_step(struct coll_call *c, int partner, const struct rab *r,
+                     unsigned sa, unsigned sb, unsigned ra, unsigned rb,
+                     bool sum) {
+  uint64_t slo = disp(r, sa), shi = disp(r, sb);
+  uint64_t rlo = disp(r, ra), rhi = disp(r, rb);
+  struct msg *out = sim_pack(c, c->v, slo, shi, NULL);
+  struct msg *in = sim_sendrecv(c, partner, out, partner);
+  sim_unpack(c, in, c->v, rlo, rhi, sum);
+  if (sum)
+    sim_reduce(c->w, c->sim, rhi - rlo);
+  msg_free(in);
+}
+
+static void rab_reduce_scatter(struct coll_call *c, const struct fold *f,
+                               struct rab *r) {
+  unsigned mask = 1;
+  r->send_idx = r->recv_idx = 0;
+  r->last_idx = r->q;
+  while (mask < r->q) {
+    int newdst = f->newrank ^ (int)mask;
+    int partner = real_rank(f, newdst);
+    unsigned half = r->q / (mask * 2);
+    if (f->newrank < newdst) {
+      r->send_idx = r->recv_idx + half;
+      rab_step(c, partner, r, r->send_idx, r->last_idx, r->recv_idx,
+               r->send_idx, true);
+    } else {
+      r->recv_idx = r->send_idx + half;
+      rab_step(c, partner, r, r->send_idx, r->recv_idx, r->recv_idx,
+               r->last_idx, true);
+    }
+    r->send_idx = r->recv_idx;
+    mask <<= 1;
+    /* last_idx is kept in the last step: the allgather needs it. */
+    if (mask < r->q)
+      r->last_idx = r->recv_idx + r->q / mask;
+  }
+}
+
+static void rab_allgather(struct coll_call *c, const struct fold *f,
+                          struct rab *r) {
+  for (unsigned mask = r->q / 2; mask > 0; mask >>= 1) {
+    int newdst = f->newrank ^ (int)mask;
+    int partner = real_rank(f, newdst);
+    unsigned half = r->q / (mask * 2);
+    if (f->newrank < newdst) {
+      if (mask != r->q / 2)
+        r->last_idx += half;
+      r->recv_idx = r->send_idx + half;
+      rab_step(c, partner, r, r->send_idx, r->recv_idx, r->recv_idx,
+               r->last_idx, false);
+    } else {
+      r->recv_idx = r->send_idx - half;
+      rab_step(c, partner, r, r->send_idx, r->last_idx, r->recv_idx,
+               r->send_idx, false);
+      r->send_idx = r->recv_idx;
+    }
+  }
+}
+
 static void rabenseifner_worker(struct coll_call *c) {
   struct fold f = fold_of(c->sim->nworkers, c->rank);
   fold_in(c, &f);
   if (f.newrank >= 0) {
-    uint64_t lo = 0, hi = c->v->n;
-    /* Window of each step, to walk back in the allgather. */
-    uint64_t los[64], his[64];
-    int steps = 0;
-    for (int mask = f.q / 2; mask >= 1; mask /= 2, steps++) {
-      int partner = real_rank(&f, f.newrank ^ mask);
-      uint64_t mid = lo + (hi - lo) / 2;
-      bool low = !(f.newrank & mask);
-      uint64_t klo = low ? lo : mid, khi = low ? mid : hi;
-      uint64_t slo = low ? mid : lo, shi = low ? hi : mid;
-      los[steps] = lo;
-      his[steps] = hi;
-      struct msg *out = sim_pack(c, c->v, slo, shi, NULL);
-      struct msg *in = sim_sendrecv(c, partner, out, partner);
-      sim_unpack(c, in, c->v, klo, khi, true);
-      sim_reduce(c->w, c->sim, khi - klo);
-      msg_free(in);
-      lo = klo;
-      hi = khi;
-    }
-    for (int mask = 1, s = steps - 1; mask < f.q; mask *= 2, s--) {
-      int partner = real_rank(&f, f.newrank ^ mask);
-      /* The partner holds the other half of the window of step s. */
-      uint64_t plo = los[s] == lo ? hi : los[s];
-      uint64_t phi = los[s] == lo ? his[s] : lo;
-      struct msg *out = sim_pack(c, c->v, lo, hi, NULL);
-      struct msg *in = sim_sendrecv(c, partner, out, partner);
-      sim_unpack(c, in, c->v, plo, phi, false);
-      msg_free(in);
-      lo = los[s];
-      hi = his[s];
-    }
+    struct rab r = {c->v->n, (unsigned)f.q, 0, 0, 0};
+    rab_reduce_scatter(c, &f, &r);
+    rab_allgather(c, &f, &r);
   }
   fold_out(c, &f);
 }
@@ -126,8 +179,10 @@ const struct collective coll_rdb = {
 
 const struct collective coll_rabenseifner = {
     .name = "rabenseifner",
-    .description = "recursive halving reduce-scatter, recursive doubling "
-                   "allgather (RedSync Eq. 2); non-powers of two folded",
+    .description = "MPICH's reduce-scatter by recursive halving (nearest "
+                   "partner first) and allgather by recursive doubling "
+                   "(SMPI's rab_rdb; RedSync Eq. 2); non-powers of two "
+                   "folded",
     .formula = "rabenseifner",
     .worker = rabenseifner_worker,
 };

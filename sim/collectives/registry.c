@@ -3,12 +3,13 @@
 
 #include <string.h>
 
-extern const struct collective coll_ring, coll_inceptionn, coll_rdb,
+extern const struct collective coll_ring, coll_nccl_ring, coll_inceptionn,
+    coll_rdb,
     coll_rabenseifner, coll_allgather, coll_ps, coll_ps_shared,
     coll_hierarchical, coll_csc;
 
 static const struct collective *const registry[] = {
-    &coll_ring,      &coll_inceptionn, &coll_rdb,
+    &coll_ring,      &coll_nccl_ring, &coll_inceptionn, &coll_rdb,
     &coll_rabenseifner, &coll_allgather, &coll_ps,
     &coll_ps_shared, &coll_hierarchical, &coll_csc,
 };

@@ -1,37 +1,71 @@
-/* sim/collectives/ring.c: ring allreduce, reduce-scatter then allgather
- * (INCEPTIONN seeds/000 Algorithm 1; Thakur et al. 2005), and the
- * INCEPTIONN variant with the codec on every hop of both legs.
+/* sim/collectives/ring.c: ring allreduces, reduce-scatter then allgather
+ * (INCEPTIONN seeds/000 Algorithm 1; Thakur et al. 2005).
  *
- * With a codec, `ring` decodes, sums and re-encodes on every hop of the
- * reduce-scatter (a partial sum cannot be summed compressed), then encodes
- * each reduced block once and forwards those bytes unchanged around the
- * allgather; `inceptionn` re-encodes on every allgather hop too, as the
- * paper's NIC engines compress every gradient packet they send and
- * decompress every one they receive (Section VI). */
+ * `ring` is SMPI's `lr` (SimGrid src/smpi/colls/allreduce/allreduce-lr.cpp,
+ * a logical ring in neighbour order): blocks of floor(n/p) values, p - 1
+ * reduce-scatter steps and p - 1 allgather steps in which rank r sends to
+ * r + 1 and receives from r - 1; the n mod p values left over (all n when
+ * n < p) are then reduced by SMPI's default allreduce, a linear reduce to
+ * rank 0 and a binomial broadcast from it. `nccl-ring` differs on purpose:
+ * its p blocks differ in size by at most one value, so that every value
+ * takes the ring, as NCCL splits a buffer (GradientFlow's rings);
+ * `inceptionn` splits likewise, as INCEPTIONN's Algorithm 1 partitions the
+ * gradient into N blocks. For n divisible by p all three move the same
+ * bytes in the same steps.
+ *
+ * With a codec, `ring` and `nccl-ring` decode, sum and re-encode on every
+ * hop of the reduce-scatter (a partial sum cannot be summed compressed),
+ * then encode each reduced block once and forward those bytes unchanged
+ * around the allgather; `inceptionn` re-encodes on every allgather hop
+ * too, as the paper's NIC engines compress every gradient packet they
+ * send and decompress every one they receive (Section VI). */
 #include "common.h"
 
-static void run(struct coll_call *c, enum ring_codec mode) {
+static void lr_worker(struct coll_call *c) {
+  int p = c->sim->nworkers;
+  uint64_t n = c->v->n, body = n / (uint64_t)p * (uint64_t)p;
+  if (body > 0) {
+    ring_reduce_scatter(c, c->sim->ranks, p, c->rank, 0, body);
+    ring_allgather(c, c->sim->ranks, p, c->rank, 0, body, RING_ENCODE_ONCE);
+  }
+  default_allreduce(c, c->sim->ranks, p, c->rank, body, n);
+}
+
+static void balanced(struct coll_call *c, enum ring_codec mode) {
   int p = c->sim->nworkers;
   ring_reduce_scatter(c, c->sim->ranks, p, c->rank, 0, c->v->n);
   ring_allgather(c, c->sim->ranks, p, c->rank, 0, c->v->n, mode);
 }
 
-static void ring_worker(struct coll_call *c) { run(c, RING_ENCODE_ONCE); }
-static void inceptionn_worker(struct coll_call *c) { run(c, RING_EVERY_HOP); }
+static void nccl_worker(struct coll_call *c) {
+  balanced(c, RING_ENCODE_ONCE);
+}
+static void inceptionn_worker(struct coll_call *c) {
+  balanced(c, RING_EVERY_HOP);
+}
 
 const struct collective coll_ring = {
     .name = "ring",
-    .description = "ring reduce-scatter then allgather (INCEPTIONN Alg. 1); "
-                   "a codec re-encodes every reduce-scatter hop, then each "
-                   "reduced block once",
+    .description = "SMPI's lr: ring reduce-scatter then allgather over "
+                   "blocks of floor(n/p) values, the rest by SMPI's default "
+                   "allreduce (linear reduce, binomial broadcast)",
     .formula = "ring",
-    .worker = ring_worker,
+    .worker = lr_worker,
+};
+
+const struct collective coll_nccl_ring = {
+    .name = "nccl-ring",
+    .description = "ring reduce-scatter then allgather over p blocks that "
+                   "differ by at most one value (NCCL's split; INCEPTIONN "
+                   "Alg. 1)",
+    .formula = "nccl-ring",
+    .worker = nccl_worker,
 };
 
 const struct collective coll_inceptionn = {
     .name = "inceptionn",
-    .description = "the same ring with the codec on every hop of both legs: "
-                   "decompress, sum, compress (INCEPTIONN Sec. IV, VI)",
+    .description = "the balanced ring with the codec on every hop of both "
+                   "legs: decompress, sum, compress (INCEPTIONN Sec. IV, VI)",
     .formula = "inceptionn-ring",
     .worker = inceptionn_worker,
 };

@@ -1,27 +1,37 @@
 /* sim/platforms/dragonfly.c: the Cray Cascade shape (SimGrid's DRAGONFLY
  * cluster): N hosts per router, 4 routers per chassis, 4 chassis per
  * group, as many groups as needed, one link between each pair of routers
- * and groups. The latency is spread over the longest route after
- * loading. */
+ * and groups. The latency is spread over the links of the longest
+ * route. */
 #include "generator.h"
 
-static int dragonfly_write(FILE *f, const struct point *p, char **err) {
+enum { ROUTERS = 4, CHASSIS = 4 };
+
+static int groups_of(const struct point *p) {
+  int h = p->nodes + p->aggregators, per = p->group_size * ROUTERS * CHASSIS;
+  int groups = (h + per - 1) / per;
+  return groups < 1 ? 1 : groups;
+}
+
+static int dragonfly_hosts(const struct point *p) {
+  return groups_of(p) * CHASSIS * ROUTERS * p->group_size;
+}
+
+static int dragonfly_write(FILE *f, const struct point *p, double link_lat_s,
+                           char **err) {
   (void)err;
-  int h = p->nodes + p->aggregators;
-  int n = p->group_size, routers = 4, chassis = 4;
-  int groups = (h + n * routers * chassis - 1) / (n * routers * chassis);
-  groups = groups < 1 ? 1 : groups;
   char attrs[160];
   snprintf(attrs, sizeof attrs,
            " topology=\"DRAGONFLY\" topo_parameters=\"%d,1;%d,1;%d,1;%d\"",
-           groups, chassis, routers, n);
-  platform_write_cluster(f, p, groups * chassis * routers * n, 0, attrs);
+           groups_of(p), CHASSIS, ROUTERS, p->group_size);
+  platform_write_cluster(f, p, dragonfly_hosts(p), link_lat_s, attrs);
   return 0;
 }
 
 const struct platform_gen platform_dragonfly = {
     .name = "dragonfly",
-    .write = dragonfly_write,
+    .host_count = dragonfly_hosts,
     .host_name = platform_cluster_host,
-    .loaded = platform_spread_latency,
+    .write = dragonfly_write,
+    .links = 0,
 };

@@ -1,7 +1,8 @@
 /* sim/platforms/generator.h: a platform generator: the SimGrid platform
  * XML of a [platform] topology, and the names of the hosts that workers
  * and aggregators take on it. One file per generator, one registry
- * (registry.c); platform.c dispatches to them. */
+ * (registry.c); platform.c dispatches to them. Also the probe of a
+ * platform by SimGrid itself (probe.c). */
 #ifndef GRADSIM_SIM_PLATFORMS_GENERATOR_H
 #define GRADSIM_SIM_PLATFORMS_GENERATOR_H
 
@@ -11,31 +12,54 @@
 
 struct platform_gen {
   const char *name;
+  /* Hosts the platform has for P (at least P's workers and aggregators:
+   * some topologies round up to whole switches or groups). */
+  int (*host_count)(const struct point *p);
+  /* Host I's name into NAME (I < host_count: workers take the first
+   * ones, aggregators the next, unless [platform] hosts says otherwise). */
+  void (*host_name)(const struct point *p, int i, char *name, size_t len);
   /* Write the platform's zones, hosts and links (between <platform> and
-   * </platform>) for P into F; -1 with *ERR when P cannot be built. */
-  int (*write)(FILE *f, const struct point *p, char **err);
-  /* Worker I's host (AGGREGATOR: aggregator I's) into NAME. */
-  void (*host_name)(const struct point *p, bool aggregator, int i,
-                    char *name, size_t len);
-  /* After SimGrid loaded the platform: what the XML could not say (may
-   * be NULL). */
-  void (*loaded)(const struct point *p);
+   * </platform>) for P into F, every network link with latency LINK_LAT_S
+   * where the generator spreads the latency (see LINKS); -1 with *ERR
+   * when P cannot be built. */
+  int (*write)(FILE *f, const struct point *p, double link_lat_s,
+               char **err);
+  /* The latency `latency` is split evenly over the links of the longest
+   * route between two hosts: LINKS of them, or 0 when the platform is
+   * probed for it (multi-hop topologies: SimGrid's routing decides);
+   * -1: the generator places its latencies itself. */
+  int links;
 };
 
 /* The generator of P's topology (NULL for topology = file). */
 const struct platform_gen *platform_gen_of(const struct point *p);
 
-/* The <cluster> of hosts h0..h(HOSTS-1) (workers first), split-duplex
- * links of P's bandwidth and latency LAT_S, with TOPO_ATTRS (topology and
+/* The <cluster> of hosts h0..h(HOSTS-1), split-duplex links of P's
+ * bandwidth and latency LAT_S, with TOPO_ATTRS (topology and
  * topo_parameters attributes, or ""). Shared by the cluster topologies. */
 void platform_write_cluster(FILE *f, const struct point *p, int hosts,
                             double lat_s, const char *topo_attrs);
-/* Host names h<I> of the cluster topologies: workers, then aggregators. */
-void platform_cluster_host(const struct point *p, bool aggregator, int i,
-                           char *name, size_t len);
-/* Spread `latency` over the links of the longest route of a generated
- * multi-hop topology: every link gets latency / L, where L is the number
- * of links from the first host to the last. */
-void platform_spread_latency(const struct point *p);
+/* Host names h<I> of the cluster topologies. */
+void platform_cluster_host(const struct point *p, int i, char *name,
+                           size_t len);
+
+/* What SimGrid makes of a platform file, learnt by loading it in a child
+ * process (SimGrid starts once per process and aborts on a platform it
+ * rejects). */
+struct platform_probe {
+  char **names; /* every host, in the natural order of the names */
+  /* Links of the longest route from the first host (natural order) to
+   * any other: on the symmetric topologies gradsim generates, the longest
+   * route of the platform. 0 with fewer than two hosts. */
+  int links;
+};
+/* Probe XML (a file); -1 with *ERR, a line naming the file and SimGrid's
+ * complaint. */
+int platform_probe(const char *xml, struct platform_probe *out, char **err);
+void platform_probe_clear(struct platform_probe *pr);
+
+/* Natural order of host names: runs of digits compare as numbers (h2
+ * before h10), the rest byte by byte. */
+int platform_name_cmp(const char *a, const char *b);
 
 #endif

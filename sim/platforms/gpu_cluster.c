@@ -106,7 +106,9 @@ static void write_fabric_routes(FILE *f, const struct point *p, int nodes) {
     }
 }
 
-static int gpu_write(FILE *f, const struct point *p, char **err) {
+static int gpu_write(FILE *f, const struct point *p, double link_lat_s,
+                     char **err) {
+  (void)link_lat_s;
   if (p->aggregators > 1) {
     *err = g_strdup("[platform] gpu-cluster takes at most one aggregator");
     return -1;
@@ -128,14 +130,22 @@ static int gpu_write(FILE *f, const struct point *p, char **err) {
   return 0;
 }
 
-static void gpu_host(const struct point *p, bool aggregator, int i,
-                     char *name, size_t len) {
-  (void)p;
-  snprintf(name, len, aggregator ? "a%d" : "w%d", i);
+static int gpu_hosts(const struct point *p) {
+  return p->nodes + p->aggregators;
+}
+
+/* The GPUs w0..w(N-1), then the aggregators a0.. */
+static void gpu_host(const struct point *p, int i, char *name, size_t len) {
+  if (i < p->nodes)
+    snprintf(name, len, "w%d", i);
+  else
+    snprintf(name, len, "a%d", i - p->nodes);
 }
 
 const struct platform_gen platform_gpu_cluster = {
     .name = "gpu-cluster",
-    .write = gpu_write,
+    .host_count = gpu_hosts,
     .host_name = gpu_host,
+    .write = gpu_write,
+    .links = -1,
 };

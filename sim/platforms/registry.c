@@ -3,7 +3,7 @@
 #include "generator.h"
 
 extern const struct platform_gen platform_star, platform_fat_tree,
-    platform_dragonfly, platform_gpu_cluster;
+    platform_dragonfly, platform_gpu_cluster, platform_torus;
 
 const struct platform_gen *platform_gen_of(const struct point *p) {
   switch (p->topology) {
@@ -15,6 +15,8 @@ const struct platform_gen *platform_gen_of(const struct point *p) {
     return &platform_dragonfly;
   case TOPO_GPU:
     return &platform_gpu_cluster;
+  case TOPO_TORUS:
+    return &platform_torus;
   case TOPO_FILE:
     return NULL;
   }

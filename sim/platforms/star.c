@@ -3,15 +3,21 @@
  * is split over the two host links of their route. */
 #include "generator.h"
 
-static int star_write(FILE *f, const struct point *p, char **err) {
+static int star_hosts(const struct point *p) {
+  return p->nodes + p->aggregators;
+}
+
+static int star_write(FILE *f, const struct point *p, double link_lat_s,
+                      char **err) {
   (void)err;
-  platform_write_cluster(f, p, p->nodes + p->aggregators, p->latency_s / 2,
-                         "");
+  platform_write_cluster(f, p, star_hosts(p), link_lat_s, "");
   return 0;
 }
 
 const struct platform_gen platform_star = {
     .name = "star",
-    .write = star_write,
+    .host_count = star_hosts,
     .host_name = platform_cluster_host,
+    .write = star_write,
+    .links = 2,
 };

@@ -175,23 +175,105 @@ if run_ok "pipe with local steps" run full.ini --out ls1 --quiet \
 fi
 
 # ---- fast-forward: the same times as simulating every step ----------------
-if run_ok "fast-forward on" run small.ini --set platform.nodes=16 \
-  --set model.params=1600000 --set platform.ideal=false --out f1 --quiet &&
-  run_ok "fast-forward off" run small.ini --set platform.nodes=16 \
-    --set model.params=1600000 --set platform.ideal=false \
+# On every kind of platform (the star, an oversubscribed fat tree, a
+# dragonfly, a torus, a platform file) and network model, a ring and
+# Rabenseifner over several iterations, synchronous and overlapped:
+# fast-forward skips ring steps (and, in sync, whole iterations) and
+# changes no simulated time.
+cat >ffw.ini <<'EOF'
+[platform]
+topology = star, fat-tree, dragonfly, torus
+nodes = 32
+leaf = 8
+oversubscription = 4
+hosts_per_router = 2
+ideal = true, false
+[model]
+name = synthetic
+params = 3200000
+tensors = 2
+compute = 0.002
+[exchange]
+algorithm = ring, rabenseifner
+payload = none
+[training]
+mode = sync, overlap
+iterations = 8
+EOF
+if run_ok "fast-forward on (32 points)" run ffw.ini --out f1 --quiet &&
+  run_ok "fast-forward off (32 points)" run ffw.ini \
     --set exchange.fast_forward=off --out f2 --quiet; then
-  ff=$(csv_get f1/runs.csv 1 fast_forwarded_steps)
-  check "fast-forward skipped steps ($ff)" "$([ "$ff" -gt 0 ]; echo $?)"
-  check "fast_forward = off skips none" \
-    "$([ "$(csv_get f2/runs.csv 1 fast_forwarded_steps)" = 0 ]; echo $?)"
-  for c in exchange_s iteration_s comm_s reduce_s wire_bytes; do
-    a=$(csv_get f1/runs.csv 1 $c)
-    b=$(csv_get f2/runs.csv 1 $c)
-    check "fast-forward gives the simulated $c ($a vs $b)" \
-      "$(rel_le "$a" "$b" 1e-9; echo $?)"
+  ffs=0 ffi=0 bad=
+  for i in $(seq 1 32); do
+    ffs=$((ffs + $(csv_get f1/runs.csv "$i" fast_forwarded_steps)))
+    ffi=$((ffi + $(csv_get f1/runs.csv "$i" fast_forwarded_iterations)))
+    for c in exchange_s iteration_s comm_s reduce_s wire_bytes; do
+      a=$(csv_get f1/runs.csv "$i" $c)
+      b=$(csv_get f2/runs.csv "$i" $c)
+      rel_le "$a" "$b" 1e-9 || bad+=" point $((i - 1)) $c: $a vs $b;"
+    done
   done
+  check "fast-forward skipped ring steps ($ffs) and iterations ($ffi)" \
+    "$([ "$ffs" -gt 0 ] && [ "$ffi" -gt 0 ]; echo $?)"
+  ffoff=0
+  for i in $(seq 1 32); do
+    ffoff=$((ffoff + $(csv_get f2/runs.csv "$i" fast_forwarded_steps) +
+      $(csv_get f2/runs.csv "$i" fast_forwarded_iterations)))
+  done
+  check "fast_forward = off skips none" "$([ "$ffoff" -eq 0 ]; echo $?)"
+  check "fast-forward gives the simulated times and bytes (to 1e-9)" \
+    "$(isempty "$bad")" "$bad"
+fi
+# A platform file: its generated twin, written by gradsim platform.
+if run_ok "platform of a fat tree" platform ffw.ini \
+    --set platform.topology=fat-tree --set platform.ideal=true \
+    --set exchange.algorithm=ring --set training.mode=sync --out ft.xml &&
+  run_ok "fast-forward on a platform file" run ffw.ini \
+    --set "platform.topology=file:$W/ft.xml" --set platform.ideal=true \
+    --set exchange.algorithm=ring --set training.mode=sync --out f3 --quiet &&
+  run_ok "the generated fat tree, every step" run ffw.ini \
+    --set platform.topology=fat-tree --set platform.ideal=true \
+    --set exchange.algorithm=ring --set training.mode=sync \
+    --set exchange.fast_forward=off --out f4 --quiet; then
+  a=$(csv_get f3/runs.csv 1 exchange_s)
+  b=$(csv_get f4/runs.csv 1 exchange_s)
+  check "a platform file simulates as its generated point, fast-forwarded ($a vs $b)" \
+    "$(rel_le "$a" "$b" 1e-9; echo $?)"
+  check "a platform file is fast-forwarded" \
+    "$([ "$(csv_get f3/runs.csv 1 fast_forwarded_steps)" -gt 0 ]; echo $?)"
 fi
 
+# ---- host order: [platform] hosts, the natural order of a file's names ------
+# A 16-host fat tree as a file; ring neighbours on the same leaf (h0..h15
+# in numeric order) and scattered over the leaves: the order is what the
+# ring's time depends on.
+if run_ok "platform of a 16-host fat tree" platform small.ini \
+    --set platform.topology=fat-tree --set platform.nodes=16 \
+    --set platform.leaf=4 --set platform.oversubscription=4 --out ft16.xml; then
+  for i in $(seq 0 15); do echo "h$i"; done >numeric.hosts
+  sort numeric.hosts >lexical.hosts
+  printf '# comment and blank line\n\n' >mixed.hosts
+  for i in $(seq 0 15); do echo "h$(((i % 4) * 4 + i / 4))"; done >>mixed.hosts
+  for o in default numeric lexical mixed; do
+    set -- --set "platform.topology=file:$W/ft16.xml" --set platform.nodes=16
+    [ "$o" = default ] || set -- "$@" --set "platform.hosts=$W/$o.hosts"
+    run_ok "a ring on the file, $o order" run small.ini "$@" --out ho-$o --quiet
+  done
+  d=$(csv_get ho-default/runs.csv 1 exchange_s)
+  n=$(csv_get ho-numeric/runs.csv 1 exchange_s)
+  x=$(csv_get ho-lexical/runs.csv 1 exchange_s)
+  m=$(csv_get ho-mixed/runs.csv 1 exchange_s)
+  check "a file's hosts in natural order by default (h2 before h10): $d = $n" \
+    "$([ "$d" = "$n" ]; echo $?)"
+  check "a hostfile changes the order: lexical $x, mixed $m, numeric $n" \
+    "$([ "$x" != "$n" ] && [ "$m" != "$n" ]; echo $?)"
+  check "the hostfile's digest is among a point's inputs" \
+    "$(grep -q '^hosts_file = ' ho-mixed/config.txt; echo $?)"
+fi
+printf 'h0\nh1\nh2\nh9999\n' >unknown.hosts
+printf 'h0\nh1\nh0\nh3\n' >dup.hosts
+printf 'h0\nh1\n' >few.hosts
+printf 'h0:4\nh1\nh2\nh3\n' >slots.hosts
 # ---- plot and trace --------------------------------------------------------
 if command -v gnuplot >/dev/null 2>&1; then
   if run_ok "--plot" run small.ini --set platform.nodes=2,4 \
@@ -267,6 +349,21 @@ bad() { # NAME EXPECT-IN-MESSAGE ARGS...
 cp small.ini e.ini
 printf '[bogus]\nx = 1\n' >>e.ini
 bad "unknown section" "valid: platform" run e.ini --out never
+bad "hostfile naming an unknown host" "no host 'h9999'" run small.ini \
+  --set "platform.hosts=$W/unknown.hosts" --out never
+bad "hostfile listing a host twice" "listed twice" run small.ini \
+  --set "platform.hosts=$W/dup.hosts" --out never
+bad "hostfile with too few hosts" "need 4" run small.ini \
+  --set "platform.hosts=$W/few.hosts" --out never
+bad "hostfile with SMPI slots" "not a host name" run small.ini \
+  --set "platform.hosts=$W/slots.hosts" --out never
+bad "missing hostfile" "no such file" run small.ini \
+  --set platform.hosts=nope.hosts --out never
+bad "torus dimensions" "4x4" run small.ini --set platform.topology=torus \
+  --set platform.torus_dims=4x0 --out never
+bad "eager threshold" "size in bytes" run small.ini \
+  --set exchange.eager_bytes=-1 --out never
+
 cp small.ini e.ini
 printf 'foo = 1\n' >>e.ini
 bad "unknown key (with its line)" "e.ini:16" run e.ini --out never

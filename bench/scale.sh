@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# bench/scale.sh: gradsim at scale on a generated fat tree (bench/scale.ini):
+# a 64 MB ring over 4096 workers, a 64 MB Rabenseifner over 4096 workers,
+# and ResNet-50's per-tensor rings (153 tensors, one exchange) over 1024
+# workers. Prints each one's wall time and peak memory (RSS, GNU time:
+# Debian package "time") beside the goal of 30 s and 2 GB, and the ring
+# steps fast-forward skipped.
+#
+#   bench/scale.sh      (after ./dev.sh build)
+set -eu
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+G=$PWD/build/gradsim
+[ -x "$G" ] || { echo "build first: ./dev.sh build" >&2; exit 2; }
+W=$(mktemp -d /tmp/gradsim-bench.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+E=bench/scale.ini
+
+printf '%-46s %9s %9s %12s %10s\n' "generated fat tree, one exchange" "wall s" "RSS MB" "simulated s" "ff steps"
+one() { # NAME SETS...
+  local name=$1
+  shift
+  local t0 t1 kb
+  t0=$(now)
+  kb=$(rss_of "$G" run "$E" --out "$W/$name" --quiet "$@")
+  t1=$(now)
+  printf '%-46s %9.2f %9s %12.6f %10s\n' "$name" "$(calc "$t1 - $t0")" \
+    "$([ "$kb" = - ] && echo - || calc "$kb / 1024" | xargs printf '%.0f')" \
+    "$(col "$W/$name/runs.csv" exchange_s)" \
+    "$(col "$W/$name/runs.csv" fast_forwarded_steps)"
+}
+one "ring, 4096 workers, 64 MB"
+one "rabenseifner, 4096 workers, 64 MB" --set exchange.algorithm=rabenseifner
+one "ResNet-50 per-tensor rings, 1024 workers" --set platform.nodes=1024 \
+  --set model.name=resnet50
+echo "goals: each under 30 s of wall time and 2048 MB of memory"

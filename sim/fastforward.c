@@ -1,0 +1,144 @@
+/* sim/fastforward.c: steps simulated once and replayed (sim.h,
+ * "fast-forward"; the README's "Fast-forward" states the conditions).
+ *
+ * A sequence of steps that every member of a group runs in order (the
+ * p - 1 steps of a ring leg, the iterations of a synchronous run) is
+ * simulated step by step until it is periodic: at the start of step s,
+ * each member compares its own last three step lengths (the times
+ * between its starts of steps s - 3, s - 2, s - 1 and s); when they are
+ * equal (to 1e-9 of a step), the member votes for that period. Step s
+ * is complete when every member has voted at it (steps complete in order:
+ * a member starts step s + 1 only after its part of step s). When the
+ * last L + 1 complete steps were voted for by every member, all for the
+ * same period d, where L is how many steps the farthest member is ahead
+ * (the messages in flight belong to those steps, and every vote cast at
+ * them so far agreed too), the sequence is in its periodic regime: each
+ * step is the previous one shifted by d (the same messages over the same
+ * routes, started at the same offsets, with nothing else in flight), and
+ * so is every step after it. From the next step no member has started
+ * yet, each member skips the rest: it sleeps d per step and repeats its
+ * own last step's accounting, bytes and records. Until then, and wherever
+ * a vote fails, everything is simulated.
+ *
+ * The state is shared by the members through struct sim (all actors run
+ * in one thread); a sequence is found by the number of sequences its
+ * member entered before (every member enters the same ones in the same
+ * order), and freed when its last member leaves. */
+#include "sim.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Step lengths compared, and their tolerance (relative to the step). */
+enum { FF_INTERVALS = 3 };
+#define FF_TOLERANCE 1e-9
+
+struct ff_seq {
+  uint64_t key; /* its key in struct sim's table */
+  int members, steps;
+  int *arrived;    /* [steps + 1]: members that started step s */
+  bool *bad;       /* [steps + 1]: a member did not vote for PERIOD */
+  double *period;  /* [steps + 1]: the first vote of step s */
+  int max_step;    /* the latest step any member started */
+  int run;         /* complete steps in a row every member voted for */
+  int skip_from;   /* 0, or the step from which every member skips */
+  double d;        /* the period, once decided */
+  int left;
+};
+
+static struct ff_seq *seq_new(uint64_t key, int members, int steps) {
+  struct ff_seq *q = g_new0(struct ff_seq, 1);
+  q->key = key;
+  q->members = members;
+  q->steps = steps;
+  q->arrived = g_new0(int, steps + 1);
+  q->bad = g_new0(bool, steps + 1);
+  q->period = g_new0(double, steps + 1);
+  return q;
+}
+
+static void seq_free(struct ff_seq *q) {
+  g_free(q->arrived);
+  g_free(q->bad);
+  g_free(q->period);
+  g_free(q);
+}
+
+void ff_join(struct sim *s, struct ff_cursor *cur, uint64_t key, int members,
+             int steps, bool eligible) {
+  memset(cur, 0, sizeof *cur);
+  cur->on = eligible && steps > FF_INTERVALS + 1;
+  if (!cur->on)
+    return;
+  if (!s->ff_seqs)
+    s->ff_seqs = g_hash_table_new(g_int64_hash, g_int64_equal);
+  cur->seq = g_hash_table_lookup(s->ff_seqs, &key);
+  if (!cur->seq) {
+    cur->seq = seq_new(key, members, steps);
+    g_hash_table_insert(s->ff_seqs, &cur->seq->key, cur->seq);
+  }
+}
+
+void ff_leave(struct sim *s, struct ff_cursor *cur) {
+  if (!cur->on)
+    return;
+  struct ff_seq *q = cur->seq;
+  if (++q->left == q->members) {
+    g_hash_table_remove(s->ff_seqs, &q->key);
+    seq_free(q);
+  }
+  cur->on = false;
+}
+
+static bool same(double a, double b) {
+  return fabs(a - b) <= FF_TOLERANCE * fmax(fabs(a), fabs(b));
+}
+
+/* The member's vote at step S, and the decision when it is the last. */
+static void vote(struct ff_cursor *cur, int step, double now) {
+  struct ff_seq *q = cur->seq;
+  /* cur->t[0] is the start of the previous step, t[1] the one before. */
+  double d[FF_INTERVALS];
+  bool periodic = cur->seen >= FF_INTERVALS;
+  for (int i = 0; i < FF_INTERVALS && periodic; i++) {
+    d[i] = (i ? cur->t[i - 1] : now) - cur->t[i];
+    periodic = d[i] > 0 && (i == 0 || same(d[i], d[0]));
+  }
+  if (q->arrived[step]++ == 0)
+    q->period[step] = periodic ? d[0] : 0;
+  if (!periodic || !same(d[0], q->period[step]))
+    q->bad[step] = true;
+  if (step > q->max_step)
+    q->max_step = step;
+  if (q->arrived[step] < q->members || q->skip_from)
+    return;
+  /* Step STEP is complete. */
+  bool good = !q->bad[step] &&
+              (step == 1 || q->run == 0 || same(q->period[step],
+                                               q->period[step - 1]));
+  q->run = good ? q->run + 1 : 0;
+  int lag = q->max_step - step;
+  for (int k = step + 1; k <= q->max_step && good; k++)
+    good = !q->bad[k] && (!q->arrived[k] || same(q->period[k], q->period[step]));
+  if (good && q->run > lag) {
+    q->skip_from = q->max_step + 1;
+    q->d = q->period[step];
+  }
+}
+
+bool ff_step(struct ff_cursor *cur, int step) {
+  if (!cur->on)
+    return false;
+  double now = sim_now();
+  struct ff_seq *q = cur->seq;
+  if (q->skip_from && step >= q->skip_from) {
+    cur->skip = q->steps - step + 1;
+    cur->period = q->d;
+    return true;
+  }
+  vote(cur, step, now);
+  memmove(cur->t + 1, cur->t, sizeof cur->t - sizeof cur->t[0]);
+  cur->t[0] = now;
+  cur->seen++;
+  return false;
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# tests/parity/parity.sh: gradsim's collectives named after MPICH against
+# SimGrid SMPI's own implementations, on the same platform files with the
+# same host order, ideal network: ring = lr, rdb = rdb, rabenseifner =
+# rab_rdb, ps = MPI_Gather (default, linear) + MPI_Bcast (binomial_tree).
+#
+#   parity.sh GRADSIM SOURCE_ROOT            (the suite's: 12 to 24 workers)
+#   PARITY_LARGE=1 parity.sh GRADSIM SOURCE_ROOT   (bench/parity_large.sh:
+#                                     100 to 128 workers, 16M values)
+#
+# Platforms with contention, written by `gradsim platform` (which must give
+# SMPI the network gradsim simulates): a 4:1 oversubscribed fat tree of 16
+# hosts, the same with 12 workers (not a power of two), a dragonfly of two
+# groups (24 workers), a 4x4 torus, and a host order that puts ring
+# neighbours on different leaves, through
+# [platform] hosts on the fat tree. A large vector that p does not divide
+# (lr's remainder, rab_rdb's uneven last block) and a tiny one (n < p: the
+# default allreduce, eager sends). gradsim models SMPI's 16-byte message
+# envelope (envelope_bytes = 16) and its eager threshold (eager_bytes =
+# 64 KiB, smpi/send-is-detached-thresh), both off by default. Passes when
+# every time is within 0.5% of SMPI's.
+set -u
+export LC_ALL=C
+G=$1
+SRC=${2:-.}
+case $G in /*) ;; *) G=$PWD/$G ;; esac
+case $SRC in /*) ;; *) SRC=$PWD/$SRC ;; esac
+T=$(mktemp -d "${TMPDIR:-/tmp}/gradsim-parity.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+TOL=0.005
+nfail=0
+npass=0
+
+if ! command -v smpicc >/dev/null || ! command -v smpirun >/dev/null; then
+  echo "FAIL - SimGrid SMPI (smpicc, smpirun; Debian package libsimgrid-dev) is missing"
+  exit 1
+fi
+if ! smpicc -O2 "$SRC/tests/parity/smpi_coll.c" -o coll >build.log 2>&1; then
+  echo "FAIL - smpicc cannot build tests/parity/smpi_coll.c:"
+  cat build.log
+  exit 1
+fi
+
+cat >base.ini <<'INI'
+[platform]
+bandwidth = 10Gbps
+latency = 5us
+ideal = true
+[model]
+name = synthetic
+tensors = 1
+compute = 0.000001
+[exchange]
+reduce_rate = 1000000000GBps
+payload = none
+envelope_bytes = 16
+eager_bytes = 65536
+[training]
+iterations = 1
+INI
+
+# smpi HOSTS PLATFORM HOSTFILE NP ALGORITHM-CFG MODE N: the simulated time.
+smpi() {
+  smpirun -np "$3" -platform "$1" -hostfile "$2" \
+    --cfg=network/model:CM02 --cfg=network/crosstraffic:0 \
+    --cfg=network/TCP-gamma:0 --cfg=smpi/simulate-computation:no \
+    --cfg=smpi/shared-malloc-blocksize:67108864 "$4" \
+    --log=root.thres:critical ./coll "$5" "$6" 2>smpi.err |
+    awk '/simulated_s/ { print $2 }'
+}
+
+# compare NAME SMPI GRADSIM
+compare() {
+  local verdict
+  verdict=$(awk -v s="$2" -v g="$3" -v t=$TOL 'BEGIN {
+    if (s == "" || g == "" || s <= 0) { print "missing"; exit }
+    d = (g - s) / s; printf "%s %+.2e", (d <= t && d >= -t) ? "ok" : "off", d }')
+  case $verdict in
+    ok*) npass=$((npass + 1)); echo "ok   - $1: smpi $2 s, gradsim $3 s (${verdict#ok })" ;;
+    *) nfail=$((nfail + 1)); echo "FAIL - $1: smpi ${2:-none} s, gradsim ${3:-none} s ($verdict)"
+       [ -s smpi.err ] && sed 's/^/       smpi| /' smpi.err | head -5 ;;
+  esac
+}
+
+# case NAME NODES HOSTFILE SETS...: every algorithm at both sizes.
+run_case() {
+  local name=$1 np=$2 hosts=$3
+  shift 3
+  if ! "$G" platform base.ini --set platform.nodes="$np" "$@" \
+      --set exchange.algorithm=ring --set model.params=1 --out "$name.xml" \
+      2>"$name.err"; then
+    nfail=$((nfail + 1)); echo "FAIL - $name: gradsim platform:"; cat "$name.err"; return
+  fi
+  for n in $BIG $SMALL; do
+    if ! "$G" run base.ini --quiet --out "$name-$n" --set platform.nodes="$np" \
+        --set platform.hosts="$T/$hosts" "$@" \
+        --set exchange.algorithm=ring,rdb,rabenseifner \
+        --set model.params="$n" >/dev/null 2>"$name.err"; then
+      nfail=$((nfail + 1)); echo "FAIL - $name: gradsim run:"; cat "$name.err"; return
+    fi
+    local k=0
+    for pair in ring:lr rdb:rdb rabenseifner:rab_rdb; do
+      k=$((k + 1))
+      local g s
+      g=$(awk -F, -v k=$k 'NR == k + 1 { print $18 }' "$name-$n/runs.csv")
+      s=$(smpi "$name.xml" "$hosts" "$np" "--cfg=smpi/allreduce:${pair#*:}" allreduce "$n")
+      compare "$name p=$np n=$n ${pair%%:*} vs SMPI ${pair#*:}" "$s" "$g"
+    done
+  done
+}
+
+seq_hosts() { for i in $(seq 0 $(($1 - 1))); do echo "h$i"; done; }
+# Ring neighbours on different leaves of L hosts: worker i on host
+# (i % L) L + i / L (for P = L * L hosts... and any P that L divides).
+mixed_hosts() { for i in $(seq 0 $(($1 - 1))); do
+  echo "h$(( (i % ($1 / $2)) * $2 + i / ($1 / $2) ))"; done; }
+
+if [ "${PARITY_LARGE:-0}" = 1 ]; then
+  BIG=16777219 SMALL=100
+  FT="--set platform.topology=fat-tree --set platform.leaf=16 --set platform.oversubscription=4"
+  seq_hosts 128 >h-ft; mixed_hosts 128 16 >h-ftmixed; seq_hosts 100 >h-ft100
+  seq_hosts 96 >h-df; seq_hosts 128 >h-torus; seq_hosts 65 >h-ps
+  CASES="fat-tree:128:h-ft:FT fat-tree-mixed:128:h-ftmixed:FT fat-tree-100:100:h-ft100:FT
+dragonfly:96:h-df:DF torus:128:h-torus:TORUS"
+  DF="--set platform.topology=dragonfly --set platform.hosts_per_router=2"
+  TORUS="--set platform.topology=torus --set platform.torus_dims=8x8x2"
+  PSN=64
+else
+  BIG=1000003 SMALL=10
+  FT="--set platform.topology=fat-tree --set platform.leaf=4 --set platform.oversubscription=4"
+  seq_hosts 16 >h-ft; mixed_hosts 16 4 >h-ftmixed; seq_hosts 12 >h-ft100
+  seq_hosts 24 >h-df; seq_hosts 16 >h-torus; seq_hosts 13 >h-ps
+  CASES="fat-tree:16:h-ft:FT fat-tree-mixed:16:h-ftmixed:FT fat-tree-12:12:h-ft100:FT
+dragonfly:24:h-df:DF torus:16:h-torus:TORUS"
+  DF="--set platform.topology=dragonfly --set platform.hosts_per_router=1"
+  TORUS="--set platform.topology=torus --set platform.torus_dims=4x4"
+  PSN=12
+fi
+
+for c in $CASES; do
+  IFS=: read -r name np hosts sets <<<"$c"
+  # shellcheck disable=SC2086 # the sets are a list of words
+  run_case "$name" "$np" "$hosts" ${!sets}
+done
+
+# ps: the workers and the aggregator (the last host) on the fat tree.
+# shellcheck disable=SC2086
+if "$G" platform base.ini --set platform.nodes=$PSN --set platform.aggregators=1 \
+    $FT --set exchange.algorithm=ps --set model.params=1 --out ps.xml 2>ps.err &&
+  "$G" run base.ini --quiet --out ps --set platform.nodes=$PSN \
+    --set platform.aggregators=1 $FT --set exchange.algorithm=ps \
+    --set model.params=$BIG,$SMALL >/dev/null 2>>ps.err; then
+  k=0
+  for n in $BIG $SMALL; do
+    k=$((k + 1))
+    # Rows in sweep order: model.params is the only swept key.
+    g=$(awk -F, -v k=$k 'NR == k + 1 { print $18 }' ps/runs.csv)
+    s=$(smpi ps.xml h-ps $((PSN + 1)) --cfg=smpi/bcast:binomial_tree ps "$n")
+    compare "fat-tree p=$PSN+1 n=$n ps vs SMPI gather + bcast binomial_tree" "$s" "$g"
+  done
+else
+  nfail=$((nfail + 1)); echo "FAIL - ps:"; cat ps.err
+fi
+
+echo "parity: $npass passed, $nfail failed (tolerance ${TOL})"
+[ "$nfail" -eq 0 ]
