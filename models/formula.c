@@ -88,6 +88,38 @@ static void ring(const struct formula_in *in, struct formula_out *o) {
   term(o, "reduction", "((p - 1)/p) n gamma", (P - 1) / P * N * G);
 }
 
+/* ---- rings on whole values (float32: n/4 values) ---------------------- */
+
+/* MPICH's ring as SMPI runs it (lr, SimGrid allreduce-lr.cpp): the ring
+ * moves p blocks of b = floor(n/4p) values in 2(p - 1) steps; the
+ * r = n/4 - p b values left over go through SMPI's default allreduce, a
+ * linear reduce to rank 0 (the p - 1 messages share its link, then it
+ * sums them) and a binomial broadcast. Every term is present for every
+ * n, zero where it does not apply, so that a sweep has the same columns. */
+static void ring_lr(const struct formula_in *in, struct formula_out *o) {
+  double v = floor(N / 4), b = floor(v / P), rest = 4 * (v - P * b);
+  double ring_n = b > 0 ? 4 * b : 0, hops = b > 0 ? P - 1 : 0;
+  term(o, "latency", "2(p - 1) alpha", 2 * hops * A);
+  term(o, "bandwidth", "2(p - 1) 4b beta", 2 * hops * ring_n * B);
+  term(o, "reduction", "(p - 1) 4b gamma", hops * ring_n * G);
+  bool any = rest > 0 && P > 1;
+  term(o, "rest-reduce", "alpha + (p - 1) 4r (beta + gamma)",
+       any ? A + (P - 1) * rest * (B + G) : 0);
+  term(o, "rest-bcast", "ceil(lg p)(alpha + 4r beta)",
+       any ? clg(P) * (A + rest * B) : 0);
+}
+
+/* NCCL's split (and INCEPTIONN's Algorithm 1): p blocks that differ by
+ * at most one value, so each of the 2(p - 1) steps waits for the largest,
+ * of ceil(n/4p) values. */
+static void ring_balanced(const struct formula_in *in,
+                          struct formula_out *o) {
+  double big = 4 * ceil(floor(N / 4) / P);
+  term(o, "latency", "2(p - 1) alpha", 2 * (P - 1) * A);
+  term(o, "bandwidth", "2(p - 1) 4 ceil(n/4p) beta", 2 * (P - 1) * big * B);
+  term(o, "reduction", "(p - 1) 4 ceil(n/4p) gamma", (P - 1) * big * G);
+}
+
 /* ---- Thakur, Rabenseifner and Gropp (2005) -------------------------- */
 
 /* Non-powers of two, as the simulator does it (Thakur et al. Section
@@ -266,8 +298,22 @@ static const struct formula formulas[] = {
      "INCEPTIONN's aggregator-free ring exchange", "s", NETG, false, ring},
     {"ring", "Thakur et al. 2005; Pipe-SGD Eq. (5)",
      "2(p - 1) alpha + 2((p - 1)/p) n beta + ((p - 1)/p) n gamma",
-     "ring allreduce: reduce-scatter then allgather", "s", NETG, false,
-     ring},
+     "ring allreduce: reduce-scatter then allgather, as the papers write "
+     "it (n divisible by 4p)",
+     "s", NETG, false, ring},
+    {"ring-lr", "MPICH ring as SimGrid SMPI's lr (allreduce-lr.cpp)",
+     "2(p - 1)(alpha + 4b beta) + (p - 1) 4b gamma, b = floor(n/4p); "
+     "the r = n/4 - pb values left: alpha + (p - 1) 4r (beta + gamma) + "
+     "ceil(lg p)(alpha + 4r beta)",
+     "the `ring` collective: lr's ring on whole blocks, the rest by a "
+     "linear reduce and a binomial broadcast",
+     "s", NETG, false, ring_lr},
+    {"nccl-ring", "NCCL's ring split; INCEPTIONN Algorithm 1",
+     "2(p - 1) alpha + 2(p - 1) 4 ceil(n/4p) beta + (p - 1) 4 ceil(n/4p) "
+     "gamma",
+     "the `nccl-ring` collective: p blocks that differ by at most one "
+     "value",
+     "s", NETG, false, ring_balanced},
     {"rdb", "Thakur et al. 2005 Section 4.1",
      "lg p (alpha + n beta + n gamma) (+ a fold for non-powers of two)",
      "recursive doubling (butterfly) allreduce, the MPI baseline", "s", NETG,

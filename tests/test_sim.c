@@ -63,9 +63,18 @@ static char *fcase_ini(const struct fcase *c) {
 
 ParameterizedTestParameters(sim, formula) {
   static struct fcase cases[] = {
-      /* ring, any p; odd element counts leave uneven blocks (the formula
-       * is the even-split model: kept within 1e-6 by large n). */
+      /* ring (lr), any p: whole blocks, and counts p does not divide
+       * (the rest by a linear reduce and a binomial broadcast; with fewer
+       * values than workers, only those). */
       {"ring", 2, 1000000, 1, "5us", "10Gbps", "5GBps", 1e-6},
+      {"ring", 7, 7000005, 1, "5us", "10Gbps", "5GBps", 1e-6},
+      {"ring", 12, 1000003, 1, "2us", "25Gbps", "8GBps", 1e-6},
+      {"ring", 16, 10, 1, "2us", "25Gbps", "8GBps", 1e-6},
+      /* nccl-ring: blocks that differ by one value. The formula charges
+       * every step the larger block; a rank passing a smaller one goes
+       * ahead, so the ring ends up to a value's time per step sooner. */
+      {"nccl-ring", 7, 7000005, 1, "5us", "10Gbps", "5GBps", 1e-5},
+      {"nccl-ring", 12, 1000003, 1, "2us", "25Gbps", "8GBps", 1e-5},
       {"ring", 3, 3000000, 1, "1us", "100Gbps", "20GBps", 1e-6},
       {"ring", 7, 7000000, 2, "50us", "1Gbps", "1GBps", 1e-6},
       {"ring", 12, 1200000, 1, "2us", "25Gbps", "8GBps", 1e-6},

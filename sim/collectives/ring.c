@@ -49,7 +49,7 @@ const struct collective coll_ring = {
     .description = "SMPI's lr: ring reduce-scatter then allgather over "
                    "blocks of floor(n/p) values, the rest by SMPI's default "
                    "allreduce (linear reduce, binomial broadcast)",
-    .formula = "ring",
+    .formula = "ring-lr",
     .worker = lr_worker,
 };
 

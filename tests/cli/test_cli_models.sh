@@ -151,7 +151,7 @@ fi
 
 # ---- formula ----------------------------------------------------------------
 
-FORMULAS="inceptionn-wa inceptionn-ring ring rdb rabenseifner bcast-binomial
+FORMULAS="inceptionn-wa inceptionn-ring ring-lr nccl-ring ring rdb rabenseifner bcast-binomial
 reduce-binomial allgather-rdb hierarchical ps redsync-sparse redsync-dense
 pipesgd-sync pipesgd-ideal pipesgd-pipe pipesgd-seq pipesgd-pipelined
 pipesgd-efficiency"
@@ -160,7 +160,7 @@ if run_ok "formula --list exits 0" formula --list; then
   got=$(grep -o '^[a-z][a-z0-9-]*' "$L/out" | sort | tr '\n' ' ')
   want=$(printf '%s\n' $FORMULAS | sort | tr '\n' ' ')
   [ "$got" = "$want" ]
-  check "formula --list lists exactly the 18 formulas" $? "want: $want" "got:  $got"
+  check "formula --list lists exactly the 20 formulas" $? "want: $want" "got:  $got"
   bad=
   for f in $FORMULAS; do
     awk -v f="$f" '/^[a-z]/ { on = ($1 == f) } on && /needs:/ { ok = 1 } END { exit !ok }' \
@@ -178,6 +178,27 @@ fcsv() {
   run_ok "$name exits 0" formula "$@" --format csv || return 1
   cp "$L/out" "$L/$file"
 }
+
+# ring-lr at p = 3 on 10 values (40 B) by hand: blocks of b = 3 values
+# (12 B) around the ring, the r = 1 value left (4 B) by a linear reduce,
+# alpha + (p-1) 4 (beta + gamma), and a binomial broadcast of ceil(lg 3) = 2
+# rounds, 2 (alpha + 4 beta); beta = 8e-10 s/B, gamma = 1e-9 s/B. nccl-ring
+# on the same: 2(p-1) steps of the larger block, 4 values (16 B).
+if fcsv "formula ring-lr --p 3 --n 40B csv" lr3 ring-lr --p 3 --n 40B \
+  --alpha 5us --bandwidth 10Gbps --gamma 1e-9; then
+  want=$(calc "4 * (5e-6 + 12 * 8e-10) + 2 * 12 * 1e-9 + 5e-6 + 2 * 4 * (8e-10 + 1e-9) + 2 * (5e-6 + 4 * 8e-10)")
+  got=$(csv_get "$L/lr3" 1 total_s)
+  rel_eq "$got" "$want"
+  check "formula ring-lr p=3 n=40B: ring on 12 B blocks + linear reduce + binomial broadcast of 4 B = $want" \
+    $? "got total_s $got"
+fi
+if fcsv "formula nccl-ring --p 3 --n 40B csv" nccl3 nccl-ring --p 3 --n 40B \
+  --alpha 5us --bandwidth 10Gbps --gamma 1e-9; then
+  want=$(calc "4 * (5e-6 + 16 * 8e-10) + 2 * 16 * 1e-9")
+  got=$(csv_get "$L/nccl3" 1 total_s)
+  rel_eq "$got" "$want"
+  check "formula nccl-ring p=3 n=40B: 2(p-1) steps of 16 B = $want" $? "got total_s $got"
+fi
 
 # ring at p = 4 by hand: 2(p-1) alpha + 2((p-1)/p) n beta + ((p-1)/p) n gamma.
 if fcsv "formula ring --p 4 csv" ring4 ring --p 4 "${NET[@]}" --gamma 0; then
