@@ -17,7 +17,19 @@ static struct msg *bundle(struct msg **parts, int p) {
   return b;
 }
 
+extern const struct collective coll_rabenseifner;
+
 static void allgather_worker(struct coll_call *c) {
+  /* A bucket that travels uncompressed ([exchange] compress_min) is
+   * allreduced densely, by Rabenseifner's algorithm as in the dense SGD
+   * it replaces: RedSync does not compress small layers (seeds/002
+   * Section 2.1: "For smaller parameter sets such as biases and batch
+   * norm layers, we do not compress residuals"), and an allgather of
+   * dense vectors would send p times the bytes. */
+  if (c->raw) {
+    coll_rabenseifner.worker(c);
+    return;
+  }
   int p = c->sim->nworkers;
   struct msg **have = g_new0(struct msg *, p);
   codec_state_t *st = c->w->states ? c->w->states[c->bucket] : NULL;
