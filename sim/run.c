@@ -174,6 +174,12 @@ static bool ff_allowed(const struct point *p) {
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
                                  size_t *count);
 
+/* The bytes of values a bucket fuses: fusion_bytes, or for a collective
+ * that sends csc_ratio of them (csc), fusion_bytes / csc_ratio. */
+static double fusion_of(const struct point *p, const struct collective *c) {
+  return c->fuse_selected ? p->fusion_bytes / p->csc_ratio : p->fusion_bytes;
+}
+
 /* The alpha count of a symmetric collective's formula (no aggregators,
  * a formula of p, n, alpha, beta and gamma only), in which every worker
  * sends one message per round; 0 for the others. */
@@ -222,7 +228,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
     }
   }
   out->hosts = p->nodes + (coll->aggregators ? p->aggregators : 0);
-  struct bucket *b = buckets_of(m, p->fusion_bytes, &out->buckets);
+  struct bucket *b = buckets_of(m, fusion_of(p, coll), &out->buckets);
   for (size_t i = 0; i < out->buckets; i++)
     out->held_values += (double)payload_held(p, b[i].n);
   g_free(b);
@@ -296,7 +302,7 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
   s->oracle_ok = true;
   s->oracle_msg = g_string_new(NULL);
   s->mb = g_hash_table_new(g_direct_hash, g_direct_equal);
-  s->buckets = buckets_of(s->model, p->fusion_bytes, &s->nbuckets);
+  s->buckets = buckets_of(s->model, fusion_of(p, s->coll), &s->nbuckets);
   if (s->coll->check && s->coll->check(s, e, sizeof e) != 0) {
     *err = g_strdup(e);
     return -1;

@@ -282,6 +282,10 @@ struct collective {
   void (*formula_params)(const struct sim *s, struct formula_in *in);
   /* Its result is not the plain sum (csc keeps chunks local): no oracle. */
   bool no_oracle;
+  /* [training] fusion_bytes thresholds the bytes a bucket sends, csc_ratio
+   * of its values (csc's lazy buffer of selected chunks), not its values'
+   * bytes: buckets fuse fusion_bytes / csc_ratio. */
+  bool fuse_selected;
   /* Free a worker's per-bucket state (struct worker.cstate); may be NULL. */
   void (*free_state)(void *state);
 };

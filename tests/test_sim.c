@@ -374,3 +374,63 @@ Test(nic, aggregator_engine_shared) {
             "exchange %.9g s, want in [%.9g, %.9g]", r.exchange_s, lo, hi);
   run_result_clear(&r);
 }
+
+/* ---- GradientFlow's CSC ------------------------------------------------ */
+
+/* Three tensors of 320000 values (10 chunks of 32000 each), 4 workers,
+ * csc_ratio 0.1, no data (each bucket selects its first chunk in ten).
+ * Wire bytes of one iteration: a ring allreduce of v values sends
+ * 2(p - 1) v / p values per worker, 2(p - 1) v in all; each bucket's
+ * selected chunk is v = 32000, and one norm allreduce per iteration
+ * covers the 30 chunks of all buckets (seeds/003 line 249). */
+static const char *csc_ini(const char *fusion, const char *extra) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "[platform]\nnodes = 4\nbandwidth = 1000Gbps\nlatency = 1ms\n"
+           "ideal = true\n[model]\nname = synthetic\nparams = 960000\n"
+           "tensors = 3\ncompute = 0.001\n[exchange]\nalgorithm = csc\n"
+           "chunk = 32000\ncsc_ratio = 0.1\nreduce_rate = 1000000GBps\n"
+           "%s[training]\niterations = 2\n"
+           "fusion_bytes = %s\n",
+           extra, fusion);
+  return buf;
+}
+
+Test(csc, one_norm_allreduce_per_iteration) {
+  struct run_result r;
+  simulate(csc_ini("0", "payload = none\n"), &r);
+  double want = 3 * 2 * 3 * 32000 * 4.0 + 2 * 3 * 30 * 4.0;
+  cr_expect_eq(r.wire_bytes, want, "wire %.0f bytes, want %.0f",
+               r.wire_bytes, want);
+  /* Four rings in a row (three buckets, the norms), 2(p - 1) = 6 steps of
+   * alpha = 1 ms each; the bytes take microseconds. */
+  cr_expect(fabs(r.exchange_s - 24e-3) < 0.02 * 24e-3, "exchange %.6g s",
+            r.exchange_s);
+  run_result_clear(&r);
+}
+
+/* fusion_bytes thresholds the selected chunks a bucket sends: 256000
+ * bytes of selected chunks is 2.56 MB of values, so the first two tensors
+ * (2.56 MB) fuse into one bucket (two chunks selected) and the third is
+ * alone: two rings and the norms, 18 steps. */
+Test(csc, lazy_buffer_of_selected_chunks) {
+  struct run_result r;
+  simulate(csc_ini("256000", "payload = none\n"), &r);
+  cr_expect(fabs(r.exchange_s - 18e-3) < 0.02 * 18e-3, "exchange %.6g s",
+            r.exchange_s);
+  double want = 3 * 2 * 3 * 32000 * 4.0 + 2 * 3 * 30 * 4.0;
+  cr_expect_eq(r.wire_bytes, want, "wire %.0f bytes", r.wire_bytes);
+  run_result_clear(&r);
+}
+
+/* With values the selection follows the summed norms of all buckets: the
+ * same number of chunks in all (three of thirty), wherever they are. */
+Test(csc, selection_by_norm_with_values) {
+  struct run_result r;
+  simulate(csc_ini("0", "payload = full\n"), &r);
+  double ring = 2 * 3 * 32000 * 4.0, norms = 2 * 3 * 30 * 4.0;
+  cr_expect_eq(r.wire_bytes, 3 * ring + norms, "wire %.0f bytes",
+               r.wire_bytes);
+  cr_expect_str_eq(r.oracle, "na");
+  run_result_clear(&r);
+}
