@@ -338,6 +338,9 @@ static int k_compress_min(struct point *p, const char *v, char *e,
                           size_t l) {
   return int_in(v, 0, 1 << 30, &p->compress_min, e, l);
 }
+static int k_warmup(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 0, 100000, &p->warmup_steps, e, l);
+}
 static int k_group(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 0, 1 << 16, &p->group, e, l);
 }
@@ -566,6 +569,7 @@ static const struct key keys[] = {
     {"exchange", "payload", "full", k_payload},
     {"exchange", "sample", "65536", k_sample},
     {"exchange", "compress_min", "0", k_compress_min},
+    {"exchange", "warmup_steps", "0", k_warmup},
     {"exchange", "group", "0", k_group},
     {"exchange", "chunk", "32000", k_chunk},
     {"exchange", "csc_ratio", "0.1", k_csc_ratio},
@@ -743,6 +747,12 @@ static int validate_point(struct point *p, char *e, size_t l) {
                "aggregators = %d need %d",
                p->hosts_file, g_strv_length(p->hosts), p->nodes,
                p->aggregators, p->nodes + p->aggregators);
+  if (p->warmup_steps > 0 && p->grad.decay != 1)
+    return bad(e, l,
+               "[exchange] warmup_steps = %d needs [gradients] decay = 1 "
+               "(the warm-up's steps precede iteration 0, where a decayed "
+               "scale has no value), not %g",
+               p->warmup_steps, p->grad.decay);
   if (nic_check(&p->nic, &p->framing, e, l) != 0)
     return -EINVAL;
   if (p->k > 1 && p->mode != MODE_PIPE && p->k != 2)

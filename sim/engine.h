@@ -78,6 +78,7 @@ struct point {
   enum payload payload;
   int sample;        /* sampled: values encoded per block */
   int compress_min;  /* buckets of fewer values travel uncompressed */
+  int warmup_steps;  /* untimed codec steps before iteration 0 */
   int group;         /* hierarchical: workers per node (0: topology's) */
   int chunk;         /* csc: values per chunk */
   double csc_ratio;  /* csc: fraction of chunks exchanged */

@@ -42,7 +42,7 @@ static double *truth_of(const struct sim *s, int it, size_t b) {
 
 /* Fill bucket B of worker W at iteration IT with its gradient: each
  * tensor's values, or, sampled, a prefix of each tensor in proportion. */
-static void generate(const struct sim *s, int w, size_t b, int it,
+static void generate(const struct sim *s, int w, size_t b, uint64_t it,
                      float *out, size_t m) {
   const struct bucket *bk = &s->buckets[b];
   size_t done = 0;
@@ -52,10 +52,73 @@ static void generate(const struct sim *s, int w, size_t b, int it,
                              : (size_t)((long double)n * m / bk->n + 0.5);
     if (t == bk->first + bk->count - 1 || done + take > m)
       take = m - done;
-    gradgen_fill(&s->p->grad, (uint32_t)w, (uint32_t)t, (uint64_t)it, 1.0, 0,
+    gradgen_fill(&s->p->grad, (uint32_t)w, (uint32_t)t, it, 1.0, 0,
                  out + done, take);
     done += take;
   }
+}
+
+/* [exchange] warmup_steps: error feedback reaches its steady state only
+ * after many steps (3LC's residual grows until the quantizer's zeros and
+ * the error it carries balance; 40 steps from a zero residual are a
+ * transient), so the codec streams start from the state that many
+ * untimed steps leave them in. At each step every worker encodes a fresh
+ * gradient (iteration 2^40 + k of the generator, which no timed iteration
+ * draws) with each of its push streams, and ps-shared's aggregators
+ * encode the sum of the pushes they decode with their pull streams, as
+ * the exchange does. No simulated time passes. */
+#define WARMUP_ITERATION ((uint64_t)1 << 40)
+
+static void warm_bucket(struct sim *s, size_t b, uint64_t it, float *x,
+                        float **sums, void *buf, size_t cap) {
+  int shards = s->naggr ? s->naggr : 1;
+  uint64_t n = s->buckets[b].n;
+  for (int w = 0; w < s->nworkers; w++) {
+    const struct vec *v = &s->ws[w].vecs[b];
+    generate(s, w, b, it, x, v->m);
+    for (int a = 0; a < shards; a++) {
+      size_t lo, hi;
+      vec_held(v, n * (uint64_t)a / (uint64_t)shards,
+               n * (uint64_t)(a + 1) / (uint64_t)shards, &lo, &hi);
+      codec_state_t *st = s->ws[w].w->states[b * (size_t)shards + (size_t)a];
+      ptrdiff_t len = codec_encode(st, x + lo, hi - lo, buf, cap);
+      if (len >= 0 && sums && hi > lo)
+        codec_decode_add(s->codec, buf, (size_t)len, sums[a], hi - lo);
+    }
+  }
+  for (int a = 0; sums && a < s->naggr; a++) {
+    size_t m = s->as[a].vecs[b].m;
+    codec_encode(s->aggr_states[b * (size_t)s->naggr + (size_t)a], sums[a],
+                 m, buf, cap);
+    memset(sums[a], 0, m * sizeof(float));
+  }
+}
+
+void payload_warm_up(struct sim *s) {
+  if (!s->p->warmup_steps || !s->codec || !codec_is_stateful(s->codec))
+    return;
+  size_t most = 1;
+  for (size_t b = 0; b < s->nbuckets; b++)
+    most = MAX(most, s->ws[0].vecs[b].m);
+  float *x = g_new0(float, most);
+  size_t cap = codec_bound(s->codec, most);
+  void *buf = g_malloc(cap ? cap : 1);
+  float **sums = NULL;
+  if (s->aggr_states) {
+    sums = g_new0(float *, s->naggr);
+    for (int a = 0; a < s->naggr; a++)
+      sums[a] = g_new0(float, most);
+  }
+  for (int k = 0; k < s->p->warmup_steps; k++)
+    for (size_t b = 0; b < s->nbuckets; b++)
+      if (s->ws[0].vecs[b].m && !schedule_uncompressed(s, b))
+        warm_bucket(s, b, WARMUP_ITERATION + (uint64_t)k, x, sums, buf,
+                    cap);
+  for (int a = 0; sums && a < s->naggr; a++)
+    g_free(sums[a]);
+  g_free(sums);
+  g_free(buf);
+  g_free(x);
 }
 
 /* The worker's vector of bucket B for the exchange of iteration IT. */

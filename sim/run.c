@@ -525,6 +525,7 @@ int run_point(const struct point *p, const char *workdir, bool trace,
   make_ranks(s);
   make_workers(s, whosts, oracle);
   make_aggregators(s, oracle);
+  payload_warm_up(s);
   make_actors(s, whosts, ahosts);
   simgrid_run();
   g_free(argv);

@@ -373,6 +373,9 @@ const struct schedule *schedule_of(enum mode mode);
 /* schedules/common.c: what the schedules are built from. */
 /* Whether iteration IT exchanges (3LC's local steps skip some). */
 bool schedule_exchanges(const struct sim *s, int it);
+/* Bucket B travels as plain fp32 whatever the codec ([exchange]
+ * compress_min). */
+bool schedule_uncompressed(const struct sim *s, size_t b);
 /* GPU work of SECONDS on WS's worker, counted as compute of R. */
 void schedule_compute(struct wstate *ws, double seconds, struct iter_rec *r);
 /* Every bucket of iteration IT: prepared, exchanged, checked, recorded. */
@@ -393,6 +396,9 @@ void payload_init_truth(struct sim *s, bool oracle);
 /* WS's vector of bucket B for the exchange of iteration IT (its gradient
  * plus what local steps kept), added to the exact sum. */
 void payload_prepare(struct wstate *ws, size_t b, int it);
+/* The error-feedback codec streams after [exchange] warmup_steps untimed
+ * steps (payload.c). */
+void payload_warm_up(struct sim *s);
 /* A local step without exchange: keep iteration IT's gradient. */
 void payload_accumulate(struct wstate *ws, int it);
 /* After bucket B's exchange at IT: the dataflow and the codec's error

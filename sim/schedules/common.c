@@ -19,14 +19,14 @@ bool schedule_exchanges(const struct sim *s, int it) {
  * and shifts, biases) go as plain fp32 whatever the codec, as 3LC does
  * (seeds/004 Section 5.1: "we exclude state changes for small layers
  * (batch normalization in our experiments) from compression"). */
-static bool uncompressed(const struct sim *s, size_t b) {
+bool schedule_uncompressed(const struct sim *s, size_t b) {
   return s->codec && s->buckets[b].n < (uint64_t)s->p->compress_min;
 }
 
 static void exchange_bucket(struct wstate *ws, size_t b) {
   struct sim *s = ws->w->sim;
   struct coll_call c = {s, ws->w, ws->w->rank, b, &ws->vecs[b],
-                        uncompressed(s, b)};
+                        schedule_uncompressed(s, b)};
   s->coll->worker(&c);
 }
 
@@ -119,7 +119,7 @@ void schedule_aggregator_actor(int argc, char **argv) {
     for (size_t b = 0; b < s->nbuckets; b++) {
       struct vec *v = &as->vecs[b];
       struct coll_call c = {s, NULL, s->nworkers + as->a, b, v,
-                            uncompressed(s, b)};
+                            schedule_uncompressed(s, b)};
       s->coll->aggregator(&c);
     }
   }

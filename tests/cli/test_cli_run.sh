@@ -363,6 +363,42 @@ bad "torus dimensions" "4x4" run small.ini --set platform.topology=torus \
   --set platform.torus_dims=4x0 --out never
 bad "eager threshold" "size in bytes" run small.ini \
   --set exchange.eager_bytes=-1 --out never
+bad "warm-up with decaying gradients" "decay = 1" run small.ini \
+  --set exchange.warmup_steps=10 --set gradients.decay=0.9 --out never
+bad "negative warm-up" "warmup_steps" run small.ini \
+  --set exchange.warmup_steps=-1 --out never
+
+# [exchange] warmup_steps: error-feedback streams (3lc) start from a warmed
+# state, so the first exchange's bytes change; a stateless codec (q8) has
+# no state to warm, and its results stay byte for byte.
+cat >warm.ini <<'EOF'
+[platform]
+nodes = 4
+aggregators = 1
+[model]
+name = synthetic
+params = 36864
+compute = 0.01
+[exchange]
+algorithm = ps-shared
+codec = 3lc:s=1.9, q8
+payload = full
+warmup_steps = 0, 200
+[training]
+iterations = 1
+EOF
+if run_ok "warm-up sweep runs" run warm.ini --out warm --quiet; then
+  w3=$(awk -F, 'NR > 1 && $9 ~ /3lc/ { print $25 }' warm/runs.csv | tr '\n' ' ')
+  wq=$(awk -F, 'NR > 1 && $9 == "q8" { print $25 }' warm/runs.csv | tr '\n' ' ')
+  # shellcheck disable=SC2086 # two numbers
+  set -- $w3
+  [ "$1" != "$2" ]
+  check "warmup_steps changes a 3lc exchange's bytes" $? "3lc wire bytes: $w3"
+  # shellcheck disable=SC2086
+  set -- $wq
+  [ "$1" = "$2" ]
+  check "warmup_steps leaves q8 unchanged" $? "q8 wire bytes: $wq"
+fi
 
 cp small.ini e.ini
 printf 'foo = 1\n' >>e.ini
