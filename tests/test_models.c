@@ -520,7 +520,7 @@ Test(model, timing) {
   char err[512];
   cr_assert_eq(model_load("alexnet", NULL, &m, err, sizeof err), 0, "%s",
                err);
-  cr_assert_float_eq(m->forward_s + m->backward_s, 128 / 1702.0, 1e-12);
+  cr_assert_float_eq(m->forward_s + m->backward_s, 128 / 1670.0, 1e-12);
   cr_assert_float_eq(m->backward_s, 2 * m->forward_s, 1e-12);
   cr_assert(strstr(m->timing_source, "measured"));
   model_free(m);
