@@ -275,6 +275,17 @@ static int k_compute(struct point *p, const char *v, char *e, size_t l) {
 static int k_update(struct point *p, const char *v, char *e, size_t l) {
   return seconds(v, &p->update_s, e, l);
 }
+static int k_compute_scale(struct point *p, const char *v, char *e,
+                           size_t l) {
+  int rc = num_in(v, 0, 1000, &p->compute_scale, e, l);
+  if (!rc && p->compute_scale == 0)
+    return bad(e, l, "must be a number in (0, 1000]");
+  return rc;
+}
+static int k_step_overhead(struct point *p, const char *v, char *e,
+                           size_t l) {
+  return seconds(v, &p->step_overhead_s, e, l);
+}
 static int k_device(struct point *p, const char *v, char *e, size_t l) {
   if (!*v)
     return bad(e, l, "must name a device of models/devices.conf");
@@ -559,6 +570,7 @@ static const struct key keys[] = {
     {"model", "tensors", "1", k_tensors},
     {"model", "compute", "0", k_compute},
     {"model", "update", "0", k_update},
+    {"model", "compute_scale", "1", k_compute_scale},
     {"model", "device", "P100", k_device},
     {"model", "precision", "fp32", k_precision},
     {"model", "batch", "0", k_batch},
@@ -590,6 +602,7 @@ static const struct key keys[] = {
     {"training", "fusion_bytes", "0", k_fusion},
     {"training", "local_steps", "1", k_local},
     {"training", "stragglers", "", k_stragglers},
+    {"training", "step_overhead", "0", k_step_overhead},
     {"gradients", "dist", "laplace", k_dist},
     {"gradients", "scale", "5e-4", k_scale},
     {"gradients", "nu", "3", k_nu},

@@ -68,6 +68,7 @@ struct point {
   uint64_t params; /* synthetic */
   int tensors;
   double compute_s, update_s;
+  double compute_scale; /* multiplies forward and backward times */
   char *device, *precision;
   int batch; /* 0: the model file's */
   /* [exchange] */
@@ -96,6 +97,7 @@ struct point {
   double fusion_bytes; /* 0: one bucket per tensor; INFINITY: one in all */
   int local_steps;
   char *stragglers; /* "W:F,..." slowdown factors, "" for none */
+  double step_overhead_s; /* fixed time added to every iteration */
   double *slowdown; /* per worker, parsed from stragglers; NULL: none (a
                      * sweep of huge clusters holds no per-worker array) */
   /* [gradients] */

@@ -54,6 +54,18 @@ static struct model *load_model(const struct point *p, char **err) {
     *err = g_strdup_printf("[model] %s", e);
     return NULL;
   }
+  /* [model] compute_scale and [training] step_overhead: a calibration's
+   * handles on a cluster's compute (a per-step cost compression does not
+   * remove: framework, input pipeline), applied to what the model gives. */
+  for (size_t l = 0; l < m->nlayers; l++) {
+    m->layers[l].forward_s *= p->compute_scale;
+    m->layers[l].backward_s *= p->compute_scale;
+  }
+  for (size_t t = 0; t < m->ntensors; t++)
+    m->tensors[t].backward_s *= p->compute_scale;
+  m->forward_s *= p->compute_scale;
+  m->backward_s *= p->compute_scale;
+  m->update_s += p->step_overhead_s;
   return m;
 }
 

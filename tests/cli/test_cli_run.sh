@@ -368,6 +368,28 @@ bad "warm-up with decaying gradients" "decay = 1" run small.ini \
 bad "negative warm-up" "warmup_steps" run small.ini \
   --set exchange.warmup_steps=-1 --out never
 
+# [model] compute_scale multiplies a model's forward and backward times and
+# [training] step_overhead adds a fixed time to every iteration (the
+# handles a calibration fits): AlexNet's sync iteration grows by exactly
+# the time added, the exchange stays. compute_s holds the update too
+# (20 bytes per parameter at the P100's 732 GB/s), which does not scale.
+if run_ok "compute_scale and step_overhead sweep runs" run small.ini \
+  --set model.name=alexnet --set model.compute_scale=1,2 \
+  --set training.step_overhead=0,0.25 --out cal --quiet; then
+  c1=$(csv_get cal/runs.csv 1 compute_s) c2=$(csv_get cal/runs.csv 3 compute_s)
+  u=$(awk 'BEGIN { printf "%.17g", 20 * 60967976 / 732e9 }')
+  rel_le "$c2" "$(awk -v c="$c1" -v u="$u" 'BEGIN { printf "%.17g", 2 * c - u }')" 1e-9
+  check "compute_scale = 2 doubles forward and backward" $? "compute_s $c1 and $c2"
+  i1=$(csv_get cal/runs.csv 1 iteration_s) i2=$(csv_get cal/runs.csv 2 iteration_s)
+  rel_le "$i2" "$(awk -v i="$i1" 'BEGIN { printf "%.17g", i + 0.25 }')" 1e-9
+  check "step_overhead = 0.25 adds 0.25 s to the iteration" $? "iteration_s $i1 and $i2"
+  e1=$(csv_get cal/runs.csv 1 exchange_s) e4=$(csv_get cal/runs.csv 4 exchange_s)
+  rel_le "$e1" "$e4" 1e-9
+  check "compute_scale and step_overhead leave the exchange" $? "exchange_s $e1 and $e4"
+fi
+bad "compute_scale of zero" "(0, 1000]" run small.ini \
+  --set model.compute_scale=0 --out never
+
 # [exchange] warmup_steps: error-feedback streams (3lc) start from a warmed
 # state, so the first exchange's bytes change; a stateless codec (q8) has
 # no state to warm, and its results stay byte for byte.
