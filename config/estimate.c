@@ -96,8 +96,8 @@ int estimate_check(const struct point *p, struct estimate *out, char **err) {
         "too long to simulate: %.2g simulated messages would take about "
         "%s at %.0f us each (and at least %s of memory); the limit is "
         "%.0e messages: reduce [platform] nodes, [training] iterations or "
-        "[model] tensors, or let fast_forward = auto skip ring steps "
-        "(star, sync, payload = none)",
+        "[model] tensors, or let fast_forward = auto skip repeated steps "
+        "(payload = none, not pipe, not on the NIC)",
         e.messages, dur, ESTIMATE_MESSAGE_S * 1e6, need,
         ESTIMATE_MAX_MESSAGES);
   for (size_t i = 0; i < G_N_ELEMENTS(parts); i++)

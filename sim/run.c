@@ -201,18 +201,24 @@ static double rounds_of(const struct collective *c, int p) {
                              1UL << FP_BETA | 1UL << FP_GAMMA;
   if (!f || c->aggregators || f->needs != netg)
     return 0;
-  struct formula_in in;
-  formula_in_init(&in);
-  in.v[FP_P] = p;
-  in.v[FP_N] = 0;
-  in.v[FP_ALPHA] = 1;
-  in.v[FP_BETA] = 1;
-  in.v[FP_GAMMA] = 0;
-  struct formula_out o;
-  char e[256];
-  if (formula_eval(f, &in, &o, e, sizeof e) != 0)
-    return 0;
-  return floor(o.total + 0.5);
+  /* The total at alpha = 2 less that at alpha = 1, on one value a block
+   * (ring-lr rings whole blocks only). */
+  double total[2];
+  for (int k = 0; k < 2; k++) {
+    struct formula_in in;
+    formula_in_init(&in);
+    in.v[FP_P] = p;
+    in.v[FP_N] = 4.0 * p;
+    in.v[FP_ALPHA] = 1 + k;
+    in.v[FP_BETA] = 1;
+    in.v[FP_GAMMA] = 0;
+    struct formula_out o;
+    char e[256];
+    if (formula_eval(f, &in, &o, e, sizeof e) != 0)
+      return 0;
+    total[k] = o.total;
+  }
+  return floor(total[1] - total[0] + 0.5);
 }
 
 /* Steps of ring legs simulated at least before fast-forward can skip

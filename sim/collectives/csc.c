@@ -117,12 +117,14 @@ static void exchange_selected(struct coll_call *c, const struct csc *st,
   struct vec sv = {nsel, msel, msel ? g_new(float, msel) : NULL, NULL};
   for (size_t i = 0, o = 0; i < st->nsel; i++, o += b - a) {
     chunk_held(s, v, st->sel[i], &a, &b);
-    memcpy(sv.x + o, v->x + a, (b - a) * sizeof(float));
+    if (b > a) /* payload none holds no values (and x is NULL) */
+      memcpy(sv.x + o, v->x + a, (b - a) * sizeof(float));
   }
   ring_all(c, &sv, false);
   for (size_t i = 0, o = 0; i < st->nsel; i++, o += b - a) {
     chunk_held(s, v, st->sel[i], &a, &b);
-    memcpy(v->x + a, sv.x + o, (b - a) * sizeof(float));
+    if (b > a)
+      memcpy(v->x + a, sv.x + o, (b - a) * sizeof(float));
   }
   g_free(sv.x);
 }
@@ -134,6 +136,8 @@ static void keep_local(struct coll_call *c, struct csc *st, size_t nc,
     if (!was[i]) {
       size_t a, b;
       chunk_held(c->sim, c->v, i, &a, &b);
+      if (b == a)
+        continue;
       memcpy(st->residual + a, c->v->x + a, (b - a) * sizeof(float));
       memset(c->v->x + a, 0, (b - a) * sizeof(float));
     }
