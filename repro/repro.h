@@ -1,7 +1,14 @@
-/* repro/repro.h: paper reproductions: the [reproduce] sections of an
- * experiment file, result tables, the small expression language that
- * computes gradsim's figure for each of the paper's claims, and the
- * reports (NAME.md, REPORT.md).
+/* repro/repro.h: the reproduction framework: the layer between the
+ * command line and the sweep runner. It reads the [reproduce] sections
+ * of an experiment file, runs the experiment (simulated designs through
+ * sweep/sweep.h, measurements of the codec library through measure.h),
+ * computes gradsim's figure for each of the paper's claims in the claim
+ * language (claim.h) over the results table (table.h), judges it against
+ * the paper, and writes runs.csv, claims.csv, the plots, NAME.md and
+ * REPORT.md. Uses sweep/, config/ and the layers below; nothing here
+ * prints or exits: errors are one-line messages in *ERR (g_free) with a
+ * status (REPRO_BAD_INPUT: the files or the names given; nothing was
+ * written; REPRO_ENV_FAILURE: a write, a process, a tool).
  *
  * An experiment file that reproduces a figure or table carries, beside
  * the usual [platform], [model], [exchange], [training] and [gradients]
@@ -18,19 +25,12 @@
  *                                quick.section.key = value applies with
  *                                --quick only, after [reproduce.quick]
  *   [reproduce.derive]           NAME = EXPR: extra columns of runs.csv,
- *                                computed per row
+ *                                computed per row (claim.h)
  *   [reproduce.claim ID]         text, source, value (EXPR), by, paper,
  *                                tolerance, note
  *
- * Expressions: numbers, + - * / and parentheses; COLUMN{key=value, ...}
- * is the column's values in the rows matching every filter (a value `$`
- * means "as in the current row", for derived columns; `max` or `min` the
- * column's extreme among the rows the other filters select; in a derived
- * column a bare COLUMN is the current row's value); the functions
- * max, min, mean, sum (of all their arguments' values, empty fields
- * skipped), count, abs and lg (log2). Arithmetic needs single values: a term that
- * matches several rows must be aggregated. With `by = COLUMN: v1, v2`, a
- * claim is evaluated once per value with COLUMN = v added to every term.
+ * With `by = COLUMN: v1, v2`, a claim is evaluated once per value with
+ * COLUMN = v added to every term of its expression.
  *
  * Paper values: `X`, a range `LO..HI`, or a bound `>X` / `<X`.
  * Tolerance: `rel R` (default 0.25: |gradsim - paper| <= R |paper|, a
@@ -38,43 +38,10 @@
 #ifndef GRADSIM_REPRO_REPRO_H
 #define GRADSIM_REPRO_REPRO_H
 
-#include <glib.h>
+#include "claim.h"
+#include "table.h"
+
 #include <stdbool.h>
-
-/* ---- tables ------------------------------------------------------------ */
-
-/* Named columns of text fields (a CSV file in memory). */
-struct table {
-  GPtrArray *cols; /* char * */
-  GPtrArray *rows; /* GPtrArray of char *, one field per column */
-};
-
-struct table *table_new(void);
-void table_free(struct table *t);
-void table_add_col(struct table *t, const char *name);
-/* -1 when there is no such column. */
-int table_col(const struct table *t, const char *name);
-const char *table_get(const struct table *t, guint row, guint col);
-/* Append a row; takes FIELDS (missing fields become ""). */
-void table_add_row(struct table *t, GPtrArray *fields);
-/* RFC 4180 fields; the first line names the columns. NULL with *ERR on a
- * row of the wrong width. */
-struct table *table_parse_csv(const char *text, char **err);
-char *table_to_csv(const struct table *t);
-
-/* ---- expressions ------------------------------------------------------- */
-
-struct expr;
-/* NULL with a one-line *ERR naming the position on a syntax error. */
-struct expr *expr_parse(const char *text, char **err);
-void expr_free(struct expr *e);
-/* Evaluate E over T. BIND_COL/BIND_VAL (or NULLs): a filter added to
- * every term; ROW: the row `$` filters refer to, or -1. Returns 0 with
- * *OUT, or -1 with *ERR (an unknown column, a term matching no row or
- * several where one is needed, a field that is not a number). */
-int expr_eval(const struct expr *e, const struct table *t,
-              const char *bind_col, const char *bind_val, int row,
-              double *out, char **err);
 
 /* ---- the [reproduce] sections -------------------------------------------- */
 
@@ -165,5 +132,46 @@ char *repro_claims_csv(const GArray *res);
 
 /* A claim's gradsim figure as printed in the tables ("0.412"). */
 char *repro_format_value(double v);
+
+/* ---- running reproductions ------------------------------------------------ */
+
+enum { REPRO_ENV_FAILURE = 1, REPRO_BAD_INPUT = 2 };
+
+/* The experiments of DIR with a [reproduce] section, by name (without
+ * .ini), sorted. */
+GPtrArray *repro_list(const char *dir);
+
+struct repro_opts {
+  const char *out;         /* results directory (created) */
+  const char *experiments; /* the experiments directory */
+  const char *plots;       /* the gnuplot scripts (plots/NAME.gp) */
+  unsigned jobs;           /* points simulated at once, >= 1 */
+  bool quick;              /* [reproduce.quick] and quick. keys applied */
+  /* Called with a line of progress, or of a warning (WARNING set), no
+   * newline; may be NULL. */
+  void (*note)(bool warning, const char *line, void *ctx);
+  void *ctx;
+};
+
+/* One finished reproduction. */
+struct repro_done {
+  char *name, *title;
+  GArray *res;   /* struct claim_result */
+  double wall_s; /* wall time it took */
+  char *md;      /* NAME.md */
+};
+
+/* Reproduce the experiments NAMES (N of them, from repro_list()): load
+ * and check every one first (REPRO_BAD_INPUT, nothing written), then run
+ * each and write O->out/NAME/{runs.csv, claims.csv, plots, NAME.md}, and
+ * O->out/REPORT.md. Relative paths inside experiments are from the
+ * experiments directory's parent, which becomes the working directory.
+ * Returns 0 with *DONE (free with repro_done_free()), or a status. */
+int repro_reproduce(char *const *names, guint n, const struct repro_opts *o,
+                    GArray **done, char **err);
+void repro_done_free(GArray *done);
+
+/* REPORT.md: a summary line per experiment, then every claims table. */
+char *repro_report(const GArray *done, bool quick);
 
 #endif

@@ -1,0 +1,592 @@
+/* repro/reproduce.c: running reproductions (repro.h): load and check
+ * every experiment, run each one's variants through the sweep runner (or
+ * measure the codec library, measure.h), join the results into one
+ * table, judge the claims and write the files.
+ *
+ * Simulated designs (kind run) are each one sweep (sweep/sweep.h) into
+ * OUT/NAME/sim/V/, with the variant's keys set as `gradsim run --set`
+ * would set them, so that a reproduction simulates exactly what
+ * `gradsim run` does and its finished points are reused. */
+#include "repro.h"
+
+#include "engine.h"
+#include "experiment.h"
+#include "inputs.h"
+#include "measure.h"
+#include "model.h"
+#include "sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+static gint cmp_str(gconstpointer a, gconstpointer b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+GPtrArray *repro_list(const char *dir) {
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  GDir *d = g_dir_open(dir, 0, NULL);
+  if (!d)
+    return names;
+  const char *f;
+  while ((f = g_dir_read_name(d))) {
+    if (!g_str_has_suffix(f, ".ini"))
+      continue;
+    char *path = g_build_filename(dir, f, NULL);
+    GKeyFile *kf = g_key_file_new();
+    if (g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, NULL) &&
+        g_key_file_has_group(kf, "reproduce"))
+      g_ptr_array_add(names, g_strndup(f, strlen(f) - 4));
+    g_key_file_free(kf);
+    g_free(path);
+  }
+  g_dir_close(d);
+  g_ptr_array_sort(names, cmp_str);
+  return names;
+}
+
+/* A failure: its status, and the message in *ERR (the first one kept). */
+G_GNUC_PRINTF(3, 4)
+static int fail(char **err, int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (*err)
+    g_free(m);
+  else
+    *err = m;
+  return status;
+}
+
+static void note(const struct repro_opts *o, bool warning, const char *fmt,
+                 ...) G_GNUC_PRINTF(3, 4);
+static void note(const struct repro_opts *o, bool warning, const char *fmt,
+                 ...) {
+  if (!o->note)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  o->note(warning, m, o->ctx);
+  g_free(m);
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+/* One reproduction, loaded and checked. */
+struct job {
+  struct repro *r;
+  GPtrArray *exps; /* struct experiment *: one per variant (kind run), or
+                      the experiment itself (the other kinds) */
+};
+
+static void job_free(struct job *j) {
+  repro_free(j->r);
+  if (j->exps)
+    g_ptr_array_free(j->exps, TRUE);
+  g_free(j);
+}
+
+/* The --set keys of variant V (NULL: none) of R: its own, the quick
+ * ones of [reproduce.quick], then its quick. ones. */
+static char **sets_of(const struct repro *r, const struct repro_variant *v) {
+  GPtrArray *s = g_ptr_array_new();
+  for (guint i = 0; v && i < v->sets->len; i++)
+    g_ptr_array_add(s, g_strdup(g_ptr_array_index(v->sets, i)));
+  for (guint i = 0; i < r->sets->len; i++)
+    g_ptr_array_add(s, g_strdup(g_ptr_array_index(r->sets, i)));
+  for (guint i = 0; v && i < v->quick_sets->len; i++)
+    g_ptr_array_add(s, g_strdup(g_ptr_array_index(v->quick_sets, i)));
+  g_ptr_array_add(s, NULL);
+  return (char **)g_ptr_array_free(s, FALSE);
+}
+
+/* The experiment of variant V of R (NULL for the other kinds), checked
+ * as `gradsim run` checks it. */
+static struct experiment *variant_experiment(const struct repro *r,
+                                             const struct repro_variant *v,
+                                             char **err) {
+  char **sets = sets_of(r, v);
+  char *e2 = NULL;
+  struct experiment *e = experiment_load(r->path, sets, &e2);
+  g_strfreev(sets);
+  if (e) {
+    experiment_seal_inputs(e);
+    if (r->kind == REPRO_RUN && experiment_check(e, &e2) != 0) {
+      experiment_free(e);
+      e = NULL;
+    }
+  }
+  if (!e) {
+    fail(err, REPRO_BAD_INPUT, "%s%s%s: %s", r->name, v ? ": variant " : "",
+         v ? v->label : "", e2);
+    g_free(e2);
+  }
+  return e;
+}
+
+static struct job *job_load(const char *path, bool quick, char **err) {
+  struct repro *r = repro_load(path, quick, err);
+  if (!r)
+    return NULL;
+  struct job *j = g_new0(struct job, 1);
+  j->r = r;
+  j->exps = g_ptr_array_new_with_free_func((GDestroyNotify)experiment_free);
+  guint nv = r->kind == REPRO_RUN ? r->variants->len : 1;
+  for (guint v = 0; v < nv; v++) {
+    const struct repro_variant *var =
+        r->kind == REPRO_RUN ? g_ptr_array_index(r->variants, v) : NULL;
+    struct experiment *e = variant_experiment(r, var, err);
+    if (!e) {
+      job_free(j);
+      return NULL;
+    }
+    g_ptr_array_add(j->exps, e);
+  }
+  if (r->kind != REPRO_RUN &&
+      repro_measure_check(r, g_ptr_array_index(j->exps, 0), err) != 0) {
+    job_free(j);
+    return NULL;
+  }
+  return j;
+}
+
+/* ---- the results table of simulated designs ------------------------------ */
+
+/* What runs.csv does not say about point P's model: the per-device
+ * batch (its [model] batch, or the model file's), its parameters and
+ * gradient tensors. */
+struct model_facts {
+  int batch;
+  double params, tensors;
+};
+
+static struct model_facts facts_of(const struct point *p, GHashTable *cache) {
+  struct model_facts f = {p->batch, (double)p->params, p->tensors};
+  if (!strcmp(p->model, "synthetic"))
+    return f;
+  struct model_facts *c = g_hash_table_lookup(cache, p->model);
+  if (!c) {
+    c = g_new0(struct model_facts, 1);
+    struct model *m;
+    char msg[512];
+    struct model_opts o = {p->device, p->precision, 0, NULL};
+    if (model_load(p->model, &o, &m, msg, sizeof msg) == 0) {
+      c->batch = m->file_batch;
+      c->params = (double)m->params;
+      c->tensors = (double)m->ntensors;
+      model_free(m);
+    }
+    g_hash_table_insert(cache, g_strdup(p->model), c);
+  }
+  f = *c;
+  if (p->batch)
+    f.batch = p->batch;
+  return f;
+}
+
+/* The value of KEY ("section.key") in point P's effective configuration. */
+static char *config_value(const struct point *p, const char *key) {
+  GKeyFile *kf = g_key_file_new();
+  char *v = NULL;
+  if (g_key_file_load_from_data(kf, p->config, (gsize)-1, G_KEY_FILE_NONE,
+                                NULL)) {
+    char *sec = g_strdup(key), *dot = strchr(sec, '.');
+    if (dot) {
+      *dot = '\0';
+      v = g_key_file_get_value(kf, sec, dot + 1, NULL);
+    }
+    g_free(sec);
+  }
+  g_key_file_free(kf);
+  return v ? v : g_strdup("");
+}
+
+static void add_unique(GPtrArray *keys, const char *k) {
+  for (guint i = 0; i < keys->len; i++)
+    if (!strcmp(g_ptr_array_index(keys, i), k))
+      return;
+  g_ptr_array_add(keys, g_strdup(k));
+}
+
+/* The keys every variant's points may differ in (swept, or set by a
+ * variant), "section.key", in first-seen order. */
+static GPtrArray *varying_keys(const struct job *j) {
+  GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+  for (guint v = 0; v < j->exps->len; v++) {
+    const struct experiment *e = g_ptr_array_index(j->exps, v);
+    for (guint k = 0; k < e->swept->len; k++)
+      add_unique(keys, g_ptr_array_index(e->swept, k));
+    const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
+    for (guint k = 0; k < var->sets->len; k++) {
+      const char *set = g_ptr_array_index(var->sets, k);
+      char *key = g_strndup(set, strcspn(set, "="));
+      add_unique(keys, key);
+      g_free(key);
+    }
+  }
+  return keys;
+}
+
+/* The joined table: `variant`, runs.csv's columns, `batch`,
+ * `model_params`, `model_tensors`, then the varying keys runs.csv lacks
+ * (named by the key alone), which go into *EXTRA. */
+static struct table *joined_table(const struct table *runs,
+                                  const GPtrArray *keys, GPtrArray **extra) {
+  struct table *all = table_new();
+  table_add_col(all, "variant");
+  for (guint c = 0; c < runs->cols->len; c++)
+    table_add_col(all, g_ptr_array_index(runs->cols, c));
+  table_add_col(all, "batch");
+  table_add_col(all, "model_params");
+  table_add_col(all, "model_tensors");
+  *extra = g_ptr_array_new_with_free_func(g_free);
+  for (guint k = 0; k < keys->len; k++) {
+    const char *key = g_ptr_array_index(keys, k);
+    const char *bare = strchr(key, '.') + 1;
+    if (table_col(all, bare) < 0) {
+      table_add_col(all, bare);
+      g_ptr_array_add(*extra, g_strdup(key));
+    }
+  }
+  return all;
+}
+
+/* Variant LABEL's rows of RUNS (its experiment E) into ALL. */
+static void join_rows(struct table *all, const struct table *runs,
+                      const char *label, const struct experiment *e,
+                      const GPtrArray *extra, GHashTable *facts) {
+  for (guint row = 0; row < runs->rows->len; row++) {
+    GPtrArray *f = g_ptr_array_new();
+    g_ptr_array_add(f, g_strdup(label));
+    for (guint c = 0; c < runs->cols->len; c++)
+      g_ptr_array_add(f, g_strdup(table_get(runs, row, c)));
+    const struct point *p =
+        row < e->points->len ? g_ptr_array_index(e->points, row) : NULL;
+    struct model_facts mf = {0, 0, 0};
+    if (p)
+      mf = facts_of(p, facts);
+    g_ptr_array_add(f, g_strdup_printf("%d", mf.batch));
+    g_ptr_array_add(f, g_strdup_printf("%.0f", mf.params));
+    g_ptr_array_add(f, g_strdup_printf("%.0f", mf.tensors));
+    for (guint k = 0; k < extra->len; k++)
+      g_ptr_array_add(f, p ? config_value(p, g_ptr_array_index(extra, k))
+                           : g_strdup(""));
+    table_add_row(all, f);
+  }
+}
+
+/* Sweep variant V of J into DIR/sim/V and read its runs.csv. */
+static struct table *sweep_variant(const struct job *j, guint v,
+                                   const char *dir,
+                                   const struct repro_opts *o, int *status,
+                                   char **err) {
+  const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
+  char *out = g_strdup_printf("%s/sim/%u", dir, v);
+  struct sweep_opts so = {out, o->jobs, false, false, NULL, NULL};
+  struct sweep_report rep;
+  char *e2 = NULL;
+  struct table *t = NULL;
+  int rc = sweep_run(g_ptr_array_index(j->exps, v), &so, &rep, &e2);
+  if (rc != 0) {
+    *status = fail(err, rc == SWEEP_BAD_INPUT ? REPRO_BAD_INPUT
+                                              : REPRO_ENV_FAILURE,
+                   "%s: variant %s: %s", j->r->name, var->label, e2);
+    g_free(e2);
+    g_free(out);
+    return NULL;
+  }
+  char **lines = g_strsplit(rep.warnings, "\n", -1);
+  for (char **l = lines; *l; l++)
+    if (**l)
+      note(o, true, "%s", *l);
+  g_strfreev(lines);
+  if (*rep.notes)
+    note(o, true, "%s: variant %s: %s", j->r->name, var->label, rep.notes);
+  sweep_report_clear(&rep);
+  char *csv_path = g_build_filename(out, "runs.csv", NULL), *text = NULL;
+  if (!g_file_get_contents(csv_path, &text, NULL, NULL))
+    *status = fail(err, REPRO_ENV_FAILURE, "cannot read %s", csv_path);
+  else if (!(t = table_parse_csv(text, &e2))) {
+    *status = fail(err, REPRO_ENV_FAILURE, "%s: %s", csv_path, e2);
+    g_free(e2);
+  }
+  g_free(text);
+  g_free(csv_path);
+  g_free(out);
+  return t;
+}
+
+/* Simulate every variant and join their runs.csv (joined_table). */
+static struct table *run_variants(const struct job *j, const char *dir,
+                                  const struct repro_opts *o, int *status,
+                                  char **err) {
+  struct table *all = NULL;
+  GPtrArray *keys = varying_keys(j), *extra = NULL;
+  GHashTable *facts =
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  for (guint v = 0; v < j->r->variants->len; v++) {
+    struct table *t = sweep_variant(j, v, dir, o, status, err);
+    if (!t)
+      break;
+    if (!all)
+      all = joined_table(t, keys, &extra);
+    if (t->cols->len + 4 + extra->len != all->cols->len) {
+      *status = fail(err, REPRO_ENV_FAILURE,
+                     "%s: variants wrote different runs.csv columns",
+                     j->r->name);
+      table_free(t);
+      break;
+    }
+    const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
+    join_rows(all, t, var->label, g_ptr_array_index(j->exps, v), extra,
+              facts);
+    table_free(t);
+  }
+  g_hash_table_destroy(facts);
+  if (extra)
+    g_ptr_array_free(extra, TRUE);
+  g_ptr_array_free(keys, TRUE);
+  if (*err && all) {
+    table_free(all);
+    all = NULL;
+  }
+  return all;
+}
+
+/* ---- one reproduction ---------------------------------------------------- */
+
+/* plots/PLOT.gp, once per terminal: gnuplot -e "dir='D'; term='png'". */
+static GPtrArray *draw(const struct repro *r, const char *dir,
+                       const struct repro_opts *o) {
+  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+  char *script = g_strdup_printf("%s/%s.gp", o->plots, r->plot);
+  char *gp = g_find_program_in_path("gnuplot");
+  if (!g_file_test(script, G_FILE_TEST_IS_REGULAR)) {
+    note(o, true, "reproduce: %s: no plot script %s", r->name, script);
+  } else if (!gp) {
+    note(o, true, "reproduce: gnuplot (Debian package gnuplot-nox) is not "
+            "installed: no plots");
+  } else {
+    static const char *const terms[] = {"png", "svg"};
+    for (int t = 0; t < 2; t++) {
+      char *cmd = g_strdup_printf("gnuplot -e \"dir='%s'; term='%s'; "
+                                  "lib='%s/common.gp'\" '%s'",
+                                  dir, terms[t], o->plots, script);
+      if (system(cmd) != 0)
+        note(o, true, "reproduce: %s: gnuplot failed on %s", r->name, script);
+      g_free(cmd);
+    }
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *f;
+    while (d && (f = g_dir_read_name(d)))
+      if (g_str_has_suffix(f, ".png"))
+        g_ptr_array_add(files, g_strdup(f));
+    if (d)
+      g_dir_close(d);
+    g_ptr_array_sort(files, cmp_str);
+  }
+  g_free(gp);
+  g_free(script);
+  return files;
+}
+
+static int write_file(const char *dir, const char *name, const char *text,
+                      char **err) {
+  char *path = g_build_filename(dir, name, NULL);
+  GError *ge = NULL;
+  int rc = 0;
+  if (!g_file_set_contents(path, text, -1, &ge)) {
+    rc = fail(err, REPRO_ENV_FAILURE, "%s", ge->message);
+    g_error_free(ge);
+  }
+  g_free(path);
+  return rc;
+}
+
+static int make_dir(const char *dir, char **err) {
+  if (g_mkdir_with_parents(dir, 0755) != 0)
+    return fail(err, REPRO_ENV_FAILURE, "cannot create %s: %s", dir,
+                g_strerror(errno));
+  return 0;
+}
+
+/* The results table of J: simulated or measured, with derived columns. */
+static struct table *results_of(const struct job *j, const char *dir,
+                                const struct repro_opts *o, int *status,
+                                char **err) {
+  const struct repro *r = j->r;
+  struct table *t = NULL;
+  *status = REPRO_ENV_FAILURE;
+  switch (r->kind) {
+  case REPRO_RUN:
+    t = run_variants(j, dir, o, status, err);
+    break;
+  case REPRO_CODEC_RATIO:
+    t = repro_codec_ratio(r, g_ptr_array_index(j->exps, 0), err);
+    break;
+  case REPRO_SELECT_TIME:
+    t = repro_select_time(r, g_ptr_array_index(j->exps, 0), err);
+    break;
+  }
+  if (!t) {
+    if (!*err)
+      *err = g_strdup_printf("%s: no results", r->name);
+    return NULL;
+  }
+  char *e2 = NULL;
+  if (repro_derive(r, t, &e2) != 0) {
+    *status = fail(err, REPRO_BAD_INPUT, "%s: %s", r->name, e2);
+    g_free(e2);
+    table_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+/* Run J and write its files into OUT/NAME; 0 with *D filled. */
+static int reproduce_one(const struct job *j, const struct repro_opts *o,
+                         struct repro_done *d, char **err) {
+  const struct repro *r = j->r;
+  double t0 = g_get_monotonic_time() / 1e6;
+  char *dir = g_build_filename(o->out, r->name, NULL);
+  int status = make_dir(dir, err);
+  struct table *t = status ? NULL : results_of(j, dir, o, &status, err);
+  if (!t) {
+    g_free(dir);
+    return status ? status : REPRO_ENV_FAILURE;
+  }
+  char *csv = table_to_csv(t);
+  status = write_file(dir, "runs.csv", csv, err);
+  g_free(csv);
+  GArray *res = repro_evaluate(r, t);
+  table_free(t);
+  char *cl = repro_claims_csv(res);
+  status = status ? status : write_file(dir, "claims.csv", cl, err);
+  g_free(cl);
+  GPtrArray *plots = draw(r, dir, o);
+  char *cmd = g_strdup_printf("gradsim reproduce %s%s", r->name,
+                              o->quick ? " --quick" : "");
+  char *md = repro_markdown(r, res, plots, o->quick, cmd);
+  char *md_name = g_strdup_printf("%s.md", r->name);
+  status = status ? status : write_file(dir, md_name, md, err);
+  *d = (struct repro_done){g_strdup(r->name), g_strdup(r->title), res,
+                           g_get_monotonic_time() / 1e6 - t0, md};
+  g_free(md_name);
+  g_free(cmd);
+  g_ptr_array_free(plots, TRUE);
+  g_free(dir);
+  return status;
+}
+
+/* ---- all of them --------------------------------------------------------- */
+
+void repro_done_free(GArray *done) {
+  if (!done)
+    return;
+  for (guint i = 0; i < done->len; i++) {
+    struct repro_done *d = &g_array_index(done, struct repro_done, i);
+    g_free(d->name);
+    g_free(d->title);
+    g_free(d->md);
+    claim_results_free(d->res);
+  }
+  g_array_free(done, TRUE);
+}
+
+static char *absolute(const char *path, const char *cwd) {
+  return g_path_is_absolute(path) ? g_strdup(path)
+                                  : g_build_filename(cwd, path, NULL);
+}
+
+/* Every job loaded and checked before anything runs or is written. */
+static GPtrArray *load_all(char *const *names, guint n, const char *exp_dir,
+                           bool quick, char **err) {
+  GPtrArray *jobs = g_ptr_array_new_with_free_func((GDestroyNotify)job_free);
+  for (guint i = 0; i < n && !*err; i++) {
+    char *path = g_strdup_printf("%s/%s.ini", exp_dir, names[i]);
+    struct job *j = job_load(path, quick, err);
+    if (j)
+      g_ptr_array_add(jobs, j);
+    g_free(path);
+  }
+  if (*err) {
+    g_ptr_array_free(jobs, TRUE);
+    return NULL;
+  }
+  return jobs;
+}
+
+static int run_all(GPtrArray *jobs, const struct repro_opts *o, GArray *done,
+                   char **err) {
+  int status = make_dir(o->out, err);
+  for (guint i = 0; i < jobs->len && !status; i++) {
+    const struct job *j = g_ptr_array_index(jobs, i);
+    note(o, false, "reproduce: %s (%u/%u)...", j->r->name, i + 1, jobs->len);
+    struct repro_done d = {0};
+    status = reproduce_one(j, o, &d, err);
+    if (d.res)
+      g_array_append_val(done, d);
+    if (status)
+      break;
+    guint yes = 0, na = 0;
+    for (guint k = 0; k < d.res->len; k++) {
+      yes += g_array_index(d.res, struct claim_result, k).within == 1;
+      na += g_array_index(d.res, struct claim_result, k).within == -1;
+    }
+    note(o, false, "reproduce: %s: %u of %u claims within tolerance, %u not "
+            "evaluated (%.1f s)",
+         d.name, yes, d.res->len, na, d.wall_s);
+  }
+  if (!status) {
+    char *rep = repro_report(done, o->quick);
+    status = write_file(o->out, "REPORT.md", rep, err);
+    g_free(rep);
+  }
+  return status;
+}
+
+int repro_reproduce(char *const *names, guint n, const struct repro_opts *o,
+                    GArray **done, char **err) {
+  *err = NULL;
+  *done = NULL;
+  /* Relative paths inside experiments (file: platforms, cost tables) are
+   * from the repository root, the experiments directory's parent: work
+   * from there, with every path of our own made absolute first. */
+  char *cwd = g_get_current_dir();
+  struct repro_opts ao = *o;
+  char *out = absolute(o->out, cwd), *exps = absolute(o->experiments, cwd),
+       *plots = absolute(o->plots, cwd), *root = g_path_get_dirname(exps);
+  ao.out = out, ao.experiments = exps, ao.plots = plots;
+  g_free(cwd);
+  int status = 0;
+  if (chdir(root) != 0)
+    status = fail(err, REPRO_BAD_INPUT, "cannot enter %s: %s", root,
+                  g_strerror(errno));
+  GPtrArray *jobs = status ? NULL : load_all(names, n, exps, o->quick, err);
+  if (!status && !jobs)
+    status = REPRO_BAD_INPUT;
+  if (jobs) {
+    *done = g_array_new(FALSE, TRUE, sizeof(struct repro_done));
+    status = run_all(jobs, &ao, *done, err);
+    g_ptr_array_free(jobs, TRUE);
+  }
+  if (status) {
+    repro_done_free(*done);
+    *done = NULL;
+  }
+  g_free(root);
+  g_free(out);
+  g_free(exps);
+  g_free(plots);
+  return status;
+}

@@ -1,0 +1,485 @@
+/* repro/spec.c: loading the [reproduce] sections of an experiment file
+ * (repro.h): the reproduction's parameters, its variants, --quick
+ * overrides, derived columns and claims, every one checked. */
+#include "repro.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+static void variant_free(struct repro_variant *v) {
+  g_free(v->label);
+  g_ptr_array_free(v->sets, TRUE);
+  g_ptr_array_free(v->quick_sets, TRUE);
+  g_free(v);
+}
+
+static void claim_free(struct repro_claim *c) {
+  g_free(c->id);
+  g_free(c->text);
+  g_free(c->source);
+  g_free(c->note);
+  g_free(c->value);
+  expr_free(c->expr);
+  g_free(c->by);
+  if (c->groups)
+    g_ptr_array_free(c->groups, TRUE);
+  if (c->paper) {
+    for (guint i = 0; i < c->paper->len; i++)
+      g_free(g_array_index(c->paper, struct paper_value, i).text);
+    g_array_free(c->paper, TRUE);
+  }
+  g_free(c);
+}
+
+void repro_free(struct repro *r) {
+  if (!r)
+    return;
+  g_free(r->name);
+  g_free(r->path);
+  g_free(r->title);
+  g_free(r->source);
+  g_free(r->setup);
+  g_free(r->discussion);
+  g_free(r->plot);
+  if (r->variants)
+    g_ptr_array_free(r->variants, TRUE);
+  if (r->sets)
+    g_ptr_array_free(r->sets, TRUE);
+  if (r->params)
+    g_hash_table_destroy(r->params);
+  if (r->derive_names)
+    g_ptr_array_free(r->derive_names, TRUE);
+  if (r->derive_exprs)
+    g_ptr_array_free(r->derive_exprs, TRUE);
+  if (r->claims)
+    g_ptr_array_free(r->claims, TRUE);
+  g_free(r);
+}
+
+const char *repro_param(const struct repro *r, const char *key,
+                        const char *def) {
+  const char *v = g_hash_table_lookup(r->params, key);
+  return v ? v : def;
+}
+
+/* A whole number string: the entire text is one finite number. */
+static bool parse_number(const char *s, double *out) {
+  char *end;
+  while (*s == ' ')
+    s++;
+  double v = g_ascii_strtod(s, &end);
+  if (end == s)
+    return false;
+  while (*end == ' ')
+    end++;
+  if (*end || !isfinite(v))
+    return false;
+  *out = v;
+  return true;
+}
+
+static int parse_paper(const char *s, struct paper_value *pv) {
+  const char *t = s;
+  while (*t == ' ')
+    t++;
+  memset(pv, 0, sizeof *pv);
+  const char *dots = strstr(t, "..");
+  bool ok;
+  if (*t == '>' || *t == '<') {
+    pv->kind = *t == '>' ? PAPER_GT : PAPER_LT;
+    ok = parse_number(t + 1, &pv->lo);
+    pv->hi = pv->lo;
+  } else if (dots) {
+    /* LO..HI: "1..2" must not read as "1." then ".2". */
+    char *lo = g_strndup(t, (gsize)(dots - t));
+    pv->kind = PAPER_RANGE;
+    ok = parse_number(lo, &pv->lo) && parse_number(dots + 2, &pv->hi) &&
+         pv->lo <= pv->hi;
+    g_free(lo);
+  } else {
+    pv->kind = PAPER_VALUE;
+    ok = parse_number(t, &pv->lo);
+    pv->hi = pv->lo;
+  }
+  if (!ok)
+    return -EINVAL;
+  pv->text = g_strstrip(g_strdup(s));
+  return 0;
+}
+
+static const char *const repro_keys[] = {
+    "title", "source", "setup", "discussion", "kind", "plot",
+    /* kind parameters */
+    "codecs", "labels", "sample", "steps", "sizes", "runs", "allreduce"};
+
+static const char *const claim_keys[] = {"text", "source", "value", "by",
+                                         "paper", "tolerance", "note"};
+
+static bool in_list(const char *k, const char *const *list, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(k, list[i]))
+      return true;
+  return false;
+}
+
+static char *join(const char *const *list, size_t n) {
+  GString *s = g_string_new(NULL);
+  for (size_t i = 0; i < n; i++)
+    g_string_append_printf(s, "%s%s", i ? ", " : "", list[i]);
+  return g_string_free(s, FALSE);
+}
+
+/* "section.key" with a known section of the simulation. */
+static bool is_sim_key(const char *k) {
+  static const char *const sec[] = {"platform.", "model.", "exchange.",
+                                    "training.", "gradients.", "nic."};
+  for (size_t i = 0; i < G_N_ELEMENTS(sec); i++)
+    if (g_str_has_prefix(k, sec[i]) && k[strlen(sec[i])])
+      return true;
+  return false;
+}
+
+static char *get(GKeyFile *kf, const char *group, const char *key) {
+  /* get_string: "\n" in a long text is a line break. */
+  char *v = g_key_file_get_string(kf, group, key, NULL);
+  return v ? g_strstrip(v) : NULL;
+}
+
+/* Every key of GROUP is one of VALID (N of them); -1 with *ERR. */
+static int known_keys(GKeyFile *kf, const char *group, const char *path,
+                      const char *const *valid, size_t n, char **err) {
+  char **keys = g_key_file_get_keys(kf, group, NULL, NULL);
+  int rc = 0;
+  for (char **k = keys; *k && !rc; k++)
+    if (!in_list(*k, valid, n)) {
+      char *v = join(valid, n);
+      *err = g_strdup_printf("%s: [%s] unknown key '%s' (valid: %s)", path,
+                             group, *k, v);
+      g_free(v);
+      rc = -1;
+    }
+  g_strfreev(keys);
+  return rc;
+}
+
+/* by = COLUMN: v1, v2, ...: C's groups (one "" without by). */
+static int claim_groups(struct repro_claim *c, GKeyFile *kf,
+                        const char *group, const char *path, char **err) {
+  c->groups = g_ptr_array_new_with_free_func(g_free);
+  char *by = get(kf, group, "by");
+  if (by) {
+    char *colon = strchr(by, ':');
+    if (!colon || colon == by) {
+      *err = g_strdup_printf("%s: [%s] by = %s: expected COLUMN: value, "
+                             "value, ...",
+                             path, group, by);
+      g_free(by);
+      return -1;
+    }
+    *colon = '\0';
+    c->by = g_strstrip(g_strdup(by));
+    char **vals = g_strsplit(colon + 1, ",", -1);
+    for (char **v = vals; *v; v++)
+      if (*g_strstrip(*v))
+        g_ptr_array_add(c->groups, g_strdup(*v));
+    g_strfreev(vals);
+    g_free(by);
+  }
+  if (!c->groups->len)
+    g_ptr_array_add(c->groups, g_strdup(""));
+  return 0;
+}
+
+/* paper = one value, or one per group. */
+static int claim_papers(struct repro_claim *c, const char *paper,
+                        const char *group, const char *path, char **err) {
+  c->paper = g_array_new(FALSE, FALSE, sizeof(struct paper_value));
+  char **ps = g_strsplit(paper, ",", -1);
+  guint np = g_strv_length(ps);
+  int rc = 0;
+  if (np != 1 && np != c->groups->len) {
+    *err = g_strdup_printf("%s: [%s] paper has %u values for %u groups (give "
+                           "one, or one per value of 'by')",
+                           path, group, np, c->groups->len);
+    rc = -1;
+  }
+  for (guint i = 0; i < c->groups->len && !rc; i++) {
+    struct paper_value pv;
+    if (parse_paper(ps[np == 1 ? 0 : i], &pv) != 0) {
+      *err = g_strdup_printf("%s: [%s] paper = %s: expected a number, LO..HI, "
+                             ">X or <X",
+                             path, group, ps[np == 1 ? 0 : i]);
+      rc = -1;
+    } else {
+      g_array_append_val(c->paper, pv);
+    }
+  }
+  g_strfreev(ps);
+  return rc;
+}
+
+/* tolerance = rel R | abs A (default rel 0.25). */
+static int claim_tolerance(struct repro_claim *c, GKeyFile *kf,
+                           const char *group, const char *path, char **err) {
+  c->tol = 0.25;
+  char *tol = get(kf, group, "tolerance");
+  if (!tol)
+    return 0;
+  char **w = g_strsplit_set(tol, " \t", -1);
+  GPtrArray *words = g_ptr_array_new();
+  for (char **x = w; *x; x++)
+    if (**x)
+      g_ptr_array_add(words, *x);
+  char *end = NULL;
+  bool ok = words->len == 2 &&
+            (!strcmp(g_ptr_array_index(words, 0), "rel") ||
+             !strcmp(g_ptr_array_index(words, 0), "abs"));
+  if (ok) {
+    c->tol_abs = !strcmp(g_ptr_array_index(words, 0), "abs");
+    c->tol = g_ascii_strtod(g_ptr_array_index(words, 1), &end);
+    ok = *end == '\0' && c->tol >= 0 && isfinite(c->tol);
+  }
+  g_ptr_array_free(words, TRUE);
+  g_strfreev(w);
+  if (!ok)
+    *err = g_strdup_printf("%s: [%s] tolerance = %s: expected 'rel R' or "
+                           "'abs A' with R, A >= 0",
+                           path, group, tol);
+  g_free(tol);
+  return ok ? 0 : -1;
+}
+
+static struct repro_claim *load_claim(GKeyFile *kf, const char *group,
+                                      const char *path, char **err) {
+  if (known_keys(kf, group, path, claim_keys, G_N_ELEMENTS(claim_keys),
+                 err) != 0)
+    return NULL;
+  struct repro_claim *c = g_new0(struct repro_claim, 1);
+  c->id = g_strdup(group + strlen("reproduce.claim "));
+  g_strstrip(c->id);
+  c->text = get(kf, group, "text");
+  c->source = get(kf, group, "source");
+  c->note = get(kf, group, "note");
+  c->value = get(kf, group, "value");
+  char *paper = get(kf, group, "paper"), *perr = NULL;
+  int rc = 0;
+  if (!c->text || !c->value || !paper || !c->source) {
+    *err = g_strdup_printf("%s: [%s] needs text, source, value and paper",
+                           path, group);
+    rc = -1;
+  } else if (!(c->expr = expr_parse(c->value, &perr))) {
+    *err = g_strdup_printf("%s: [%s] value: %s", path, group, perr);
+    g_free(perr);
+    rc = -1;
+  }
+  if (!rc)
+    rc = claim_groups(c, kf, group, path, err);
+  if (!rc)
+    rc = claim_papers(c, paper, group, path, err);
+  if (!rc)
+    rc = claim_tolerance(c, kf, group, path, err);
+  g_free(paper);
+  if (rc) {
+    claim_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+static struct repro *repro_new(const char *path) {
+  struct repro *r = g_new0(struct repro, 1);
+  r->path = g_strdup(path);
+  char *base = g_path_get_basename(path);
+  if (g_str_has_suffix(base, ".ini"))
+    base[strlen(base) - 4] = '\0';
+  r->name = base;
+  r->variants =
+      g_ptr_array_new_with_free_func((GDestroyNotify)variant_free);
+  r->sets = g_ptr_array_new_with_free_func(g_free);
+  r->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  r->derive_names = g_ptr_array_new_with_free_func(g_free);
+  r->derive_exprs = g_ptr_array_new_with_free_func((GDestroyNotify)expr_free);
+  r->claims = g_ptr_array_new_with_free_func((GDestroyNotify)claim_free);
+  return r;
+}
+
+/* [reproduce]: the parameters. */
+static void load_params(struct repro *r, GKeyFile *kf, char **err) {
+  char **keys = g_key_file_get_keys(kf, "reproduce", NULL, NULL);
+  for (char **k = keys; *k && !*err; k++) {
+    if (!in_list(*k, repro_keys, G_N_ELEMENTS(repro_keys))) {
+      char *valid = join(repro_keys, G_N_ELEMENTS(repro_keys));
+      *err = g_strdup_printf("%s: [reproduce] unknown key '%s' (valid: %s)",
+                             r->path, *k, valid);
+      g_free(valid);
+      break;
+    }
+    g_hash_table_insert(r->params, g_strdup(*k), get(kf, "reproduce", *k));
+  }
+  g_strfreev(keys);
+}
+
+/* [reproduce.variant LABEL]: section.key = value overrides, and
+ * quick.section.key ones that apply with --quick only. */
+static void load_variant(struct repro *r, GKeyFile *kf, const char *g,
+                         bool quick, char **err) {
+  struct repro_variant *v = g_new0(struct repro_variant, 1);
+  v->label = g_strstrip(g_strdup(g + strlen("reproduce.variant ")));
+  char *hash = strchr(v->label, '#');
+  if (hash)
+    *hash = '\0';
+  v->sets = g_ptr_array_new_with_free_func(g_free);
+  v->quick_sets = g_ptr_array_new_with_free_func(g_free);
+  g_ptr_array_add(r->variants, v);
+  if (!*v->label)
+    *err = g_strdup_printf("%s: [%s] needs a label", r->path, g);
+  char **ks = g_key_file_get_keys(kf, g, NULL, NULL);
+  for (char **k = ks; *k && !*err; k++) {
+    char *val = get(kf, g, *k);
+    if (g_str_has_prefix(*k, "quick.") && is_sim_key(*k + 6)) {
+      if (quick)
+        g_ptr_array_add(v->quick_sets, g_strdup_printf("%s=%s", *k + 6, val));
+    } else if (!is_sim_key(*k)) {
+      *err = g_strdup_printf("%s: [%s] key '%s' must be section.key of "
+                             "the simulation (e.g. exchange.codec), or "
+                             "quick.section.key",
+                             r->path, g, *k);
+    } else {
+      g_ptr_array_add(v->sets, g_strdup_printf("%s=%s", *k, val));
+    }
+    g_free(val);
+  }
+  g_strfreev(ks);
+}
+
+/* [reproduce.quick]: simulation keys and [reproduce] parameters that
+ * --quick overrides. */
+static void load_quick(struct repro *r, GKeyFile *kf, const char *g,
+                       bool quick, char **err) {
+  char **ks = g_key_file_get_keys(kf, g, NULL, NULL);
+  for (char **k = ks; *k && quick && !*err; k++) {
+    char *val = get(kf, g, *k);
+    if (is_sim_key(*k)) {
+      g_ptr_array_add(r->sets, g_strdup_printf("%s=%s", *k, val));
+      g_free(val);
+    } else if (in_list(*k, repro_keys, G_N_ELEMENTS(repro_keys))) {
+      g_hash_table_insert(r->params, g_strdup(*k), val);
+    } else {
+      *err = g_strdup_printf("%s: [%s] unknown key '%s' (section.key of "
+                             "the simulation, or a [reproduce] key)",
+                             r->path, g, *k);
+      g_free(val);
+    }
+  }
+  g_strfreev(ks);
+}
+
+/* [reproduce.derive]: NAME = EXPR. */
+static void load_derive(struct repro *r, GKeyFile *kf, const char *g,
+                        char **err) {
+  char **ks = g_key_file_get_keys(kf, g, NULL, NULL);
+  for (char **k = ks; *k && !*err; k++) {
+    char *val = get(kf, g, *k), *perr = NULL;
+    struct expr *e = expr_parse(val, &perr);
+    if (!e) {
+      *err = g_strdup_printf("%s: [%s] %s: %s", r->path, g, *k, perr);
+      g_free(perr);
+    } else {
+      g_ptr_array_add(r->derive_names, g_strdup(*k));
+      g_ptr_array_add(r->derive_exprs, e);
+    }
+    g_free(val);
+  }
+  g_strfreev(ks);
+}
+
+static void load_sections(struct repro *r, GKeyFile *kf, bool quick,
+                          char **err) {
+  gsize ngroups;
+  char **groups = g_key_file_get_groups(kf, &ngroups);
+  for (gsize gi = 0; gi < ngroups && !*err; gi++) {
+    const char *g = groups[gi];
+    if (!g_str_has_prefix(g, "reproduce."))
+      continue;
+    if (g_str_has_prefix(g, "reproduce.variant ")) {
+      load_variant(r, kf, g, quick, err);
+    } else if (!strcmp(g, "reproduce.quick")) {
+      load_quick(r, kf, g, quick, err);
+    } else if (!strcmp(g, "reproduce.derive")) {
+      load_derive(r, kf, g, err);
+    } else if (g_str_has_prefix(g, "reproduce.claim ")) {
+      struct repro_claim *c = load_claim(kf, g, r->path, err);
+      if (c)
+        g_ptr_array_add(r->claims, c);
+    } else {
+      *err = g_strdup_printf("%s: unknown section [%s] (valid: reproduce, "
+                             "reproduce.quick, reproduce.variant LABEL, "
+                             "reproduce.derive, reproduce.claim ID)",
+                             r->path, g);
+    }
+  }
+  g_strfreev(groups);
+}
+
+/* The kind, and what every reproduction needs. */
+static void check_whole(struct repro *r, char **err) {
+  static const char *const kinds[] = {"run", "codec-ratio", "select-time"};
+  const char *kind = repro_param(r, "kind", "run");
+  int k = -1;
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(kind, kinds[i]))
+      k = i;
+  if (k < 0)
+    *err = g_strdup_printf("%s: [reproduce] kind = %s: must be run, "
+                           "codec-ratio or select-time",
+                           r->path, kind);
+  r->kind = (enum repro_kind)(k < 0 ? 0 : k);
+  if (!*err && (!repro_param(r, "title", NULL) ||
+                !repro_param(r, "source", NULL)))
+    *err = g_strdup_printf("%s: [reproduce] needs a title and a source",
+                           r->path);
+  if (!*err && r->kind == REPRO_RUN && !r->variants->len)
+    *err = g_strdup_printf("%s: kind = run needs at least one [reproduce."
+                           "variant LABEL] section",
+                           r->path);
+  if (!*err && !r->claims->len)
+    *err = g_strdup_printf("%s: no [reproduce.claim ID] section: a "
+                           "reproduction states the paper's claims",
+                           r->path);
+}
+
+struct repro *repro_load(const char *path, bool quick, char **err) {
+  *err = NULL;
+  GKeyFile *kf = g_key_file_new();
+  GError *ge = NULL;
+  if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &ge)) {
+    *err = g_strdup_printf("%s: %s", path, ge->message);
+    g_error_free(ge);
+    g_key_file_free(kf);
+    return NULL;
+  }
+  if (!g_key_file_has_group(kf, "reproduce")) {
+    *err = g_strdup_printf("%s: no [reproduce] section: not a reproduction",
+                           path);
+    g_key_file_free(kf);
+    return NULL;
+  }
+  struct repro *r = repro_new(path);
+  load_params(r, kf, err);
+  if (!*err)
+    load_sections(r, kf, quick, err);
+  g_key_file_free(kf);
+  if (!*err)
+    check_whole(r, err);
+  if (*err) {
+    repro_free(r);
+    return NULL;
+  }
+  r->title = g_strdup(repro_param(r, "title", ""));
+  r->source = g_strdup(repro_param(r, "source", ""));
+  r->setup = g_strdup(repro_param(r, "setup", ""));
+  r->discussion = g_strdup(repro_param(r, "discussion", ""));
+  r->plot = g_strdup(repro_param(r, "plot", r->name));
+  return r;
+}
