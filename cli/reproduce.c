@@ -63,21 +63,21 @@ static void to_stderr(bool warning, const char *line, void *ctx) {
   fprintf(stderr, "%s%s\n", warning ? "gradsim: " : "", line);
 }
 
+/* The validation score of each experiment and in total. */
 static void print_summary(const GArray *done, const char *out) {
   guint tot = 0, tot_yes = 0;
-  printf("%-24s %8s %8s\n", "experiment", "claims", "wall s");
+  printf("%-24s %10s %8s\n", "experiment", "validation", "wall s");
   for (guint i = 0; i < done->len; i++) {
     const struct repro_done *d = &g_array_index(done, struct repro_done, i);
-    guint yes = 0;
-    for (guint k = 0; k < d->res->len; k++)
-      yes += g_array_index(d->res, struct claim_result, k).within == 1;
-    tot += d->res->len;
-    tot_yes += yes;
-    printf("%-24s %3u / %-3u %8.1f\n", d->name, yes, d->res->len, d->wall_s);
+    struct claim_score v = claim_score(d->res, CLAIM_VALIDATION);
+    tot += v.total - v.not_judged;
+    tot_yes += v.within;
+    printf("%-24s %4u / %-4u %8.1f\n", d->name, v.within,
+           v.total - v.not_judged, d->wall_s);
   }
   char *rep_path = g_build_filename(out, "REPORT.md", NULL);
-  printf("\n%u of %u claims within tolerance; report in %s\n", tot_yes, tot,
-         rep_path);
+  printf("\n%u of %u validation claims within tolerance; report in %s\n",
+         tot_yes, tot, rep_path);
   g_free(rep_path);
 }
 

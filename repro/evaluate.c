@@ -62,6 +62,12 @@ GArray *repro_evaluate(const struct repro *r, const struct table *t) {
                     &cr.error) == 0)
         cr.value = v;
       judge(&cr);
+      if (c->not_evaluable) {
+        /* Shown with its figure, never judged. */
+        cr.within = -1;
+        g_free(cr.error);
+        cr.error = g_strdup_printf("not evaluable: %s", c->not_evaluable);
+      }
       g_array_append_val(res, cr);
     }
   }
@@ -109,3 +115,16 @@ int repro_derive(const struct repro *r, struct table *t, char **err) {
   return 0;
 }
 
+
+struct claim_score claim_score(const GArray *res, enum claim_kind kind) {
+  struct claim_score sc = {0, 0, 0};
+  for (guint i = 0; i < res->len; i++) {
+    const struct claim_result *cr = &g_array_index(res, struct claim_result, i);
+    if (cr->claim->kind != kind)
+      continue;
+    sc.total++;
+    sc.within += cr->within == 1;
+    sc.not_judged += cr->within == -1;
+  }
+  return sc;
+}

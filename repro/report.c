@@ -9,7 +9,8 @@ char *repro_claims_csv(const GArray *res) {
   struct table *t = table_new();
   static const char *const cols[] = {"claim",    "group",    "text",
                                      "paper",    "paper_lo", "paper_hi",
-                                     "gradsim",  "ratio",    "within"};
+                                     "gradsim",  "ratio",    "within",
+                                     "kind"};
   for (size_t i = 0; i < G_N_ELEMENTS(cols); i++)
     table_add_col(t, cols[i]);
   for (guint i = 0; i < res->len; i++) {
@@ -28,6 +29,7 @@ char *repro_claims_csv(const GArray *res) {
     g_ptr_array_add(f, g_strdup(cr->within == 1   ? "yes"
                                 : cr->within == 0 ? "no"
                                                   : ""));
+    g_ptr_array_add(f, g_strdup(claim_kind_name(cr->claim->kind)));
     table_add_row(t, f);
   }
   char *csv = table_to_csv(t);
@@ -80,7 +82,7 @@ static void md_claim_row(GString *s, const struct claim_result *cr) {
   md_cell(s, c->text);
   if (*cr->group)
     g_string_append_printf(s, " (%s)", cr->group);
-  g_string_append(s, " | ");
+  g_string_append_printf(s, " | %s | ", claim_kind_name(c->kind));
   md_cell(s, cr->paper->text);
   g_string_append(s, " (");
   md_cell(s, c->source);
@@ -88,51 +90,111 @@ static void md_claim_row(GString *s, const struct claim_result *cr) {
   char *ra = isnan(cr->ratio) ? g_strdup("-")
                               : g_strdup_printf("%.2f", cr->ratio);
   char *tt = tol_text(c, cr->paper);
-  g_string_append_printf(s, ") | %s | %s | %s (%s) |\n", v, ra,
-                         cr->within == 1   ? "yes"
-                         : cr->within == 0 ? "**no**"
-                                           : "not evaluated",
-                         tt);
+  const char *w = cr->within == 1   ? "yes"
+                  : cr->within == 0 ? (c->kind == CLAIM_VALIDATION ? "**no**"
+                                                                   : "no")
+                  : c->not_evaluable ? "not evaluable"
+                                     : "not evaluated";
+  g_string_append_printf(s, ") | %s | %s | %s (%s) |\n", v, ra, w, tt);
   g_free(v);
   g_free(ra);
   g_free(tt);
 }
 
-/* The score line and the claims table. */
+/* "V of W validation claims within tolerance (N not evaluated); checks:
+ * a of b hold; c calibration numbers (not scored)". */
+static void score_text(GString *s, const GArray *res) {
+  struct claim_score v = claim_score(res, CLAIM_VALIDATION),
+                     k = claim_score(res, CLAIM_CHECK),
+                     c = claim_score(res, CLAIM_CALIBRATION);
+  g_string_append_printf(s, "%u of %u validation claims within tolerance",
+                         v.within, v.total - v.not_judged);
+  if (v.not_judged)
+    g_string_append_printf(s, " (%u more not evaluable or not evaluated)",
+                           v.not_judged);
+  g_string_append_printf(s, "; checks: %u of %u hold; %u calibration "
+                            "number%s (not scored)",
+                         k.within, k.total, c.total, c.total == 1 ? "" : "s");
+}
+
+/* The score and the claims table. */
 static void md_claims(GString *s, const GArray *res) {
-  guint yes = 0, na = 0;
-  for (guint i = 0; i < res->len; i++) {
-    const struct claim_result *cr = &g_array_index(res, struct claim_result, i);
-    yes += cr->within == 1;
-    na += cr->within == -1;
-  }
-  g_string_append_printf(s, "## Claims\n\n%u of %u within tolerance", yes,
-                         res->len);
-  if (na)
-    g_string_append_printf(s, ", %u not evaluated", na);
-  g_string_append(s, ".\n\n| claim | paper | gradsim | ratio | within "
-                     "tolerance? |\n|---|---|---|---|---|\n");
+  g_string_append(s, "## Claims\n\n");
+  score_text(s, res);
+  g_string_append(s, ". Validation: a paper measurement gradsim predicts "
+                     "(scored); calibration: a paper number a parameter was "
+                     "set to; check: arithmetic or a property true by "
+                     "construction.\n\n| claim | kind | paper | gradsim | "
+                     "ratio | within tolerance? |\n|---|---|---|---|---|---|"
+                     "\n");
   for (guint i = 0; i < res->len; i++)
     md_claim_row(s, &g_array_index(res, struct claim_result, i));
   g_string_append(s, "\n");
 }
 
+/* The calibrated parameters: fitted value, target, residual. */
+static void md_fits(GString *s, const GArray *fits, const GArray *res) {
+  if (!fits || !fits->len)
+    return;
+  g_string_append(s, "## Calibrated parameters\n\nFitted by gradsim "
+                     "before the run (bisection on the simulation) and used "
+                     "for every variant of this experiment only; the paper "
+                     "numbers they were fitted to are the calibration "
+                     "claims, never scored.\n\n| parameter | fitted value "
+                     "| fitted to | paper | gradsim | residual | "
+                     "simulations |\n|---|---|---|---|---|---|---|\n");
+  for (guint i = 0; i < fits->len; i++) {
+    const struct repro_fit *f = &g_array_index(fits, struct repro_fit, i);
+    const struct repro_claim *cl = NULL;
+    for (guint k = 0; k < res->len && !cl; k++) {
+      const struct claim_result *cr =
+          &g_array_index(res, struct claim_result, k);
+      if (!strcmp(cr->claim->id, f->cal->claim_id))
+        cl = cr->claim;
+    }
+    char *v = repro_format_value(f->target);
+    g_string_append_printf(s, "| %s = %.6g | %.6g | %s", f->cal->fit,
+                           f->value, f->value, f->cal->claim_id);
+    if (*f->cal->group)
+      g_string_append_printf(s, " (%s)", f->cal->group);
+    g_string_append(s, ": ");
+    md_cell(s, cl ? cl->source : "");
+    g_string_append_printf(s, " | %.6g | %s | %+.2g%% | %u |\n", f->paper, v,
+                           100 * (f->target / f->paper - 1), f->runs);
+    g_free(v);
+  }
+  g_string_append(s, "\n");
+}
+
 /* Why claims were not evaluated, and how each figure is computed. */
 static void md_how(GString *s, const struct repro *r, const GArray *res) {
-  bool errors = false;
+  /* Claims that share a reason are listed together. */
+  GPtrArray *seen = g_ptr_array_new();
   for (guint i = 0; i < res->len; i++) {
     const struct claim_result *cr = &g_array_index(res, struct claim_result, i);
-    if (!cr->error)
+    bool dup = false;
+    for (guint k = 0; cr->error && k < seen->len; k++)
+      dup |= !strcmp(g_ptr_array_index(seen, k), cr->error);
+    if (!cr->error || dup)
       continue;
-    if (!errors)
-      g_string_append(s, "Not evaluated:\n\n");
-    errors = true;
-    g_string_append_printf(s, "- %s%s%s%s: %s\n", cr->claim->id,
-                           *cr->group ? " (" : "", cr->group,
-                           *cr->group ? ")" : "", cr->error);
+    if (!seen->len)
+      g_string_append(s, "Not evaluated:\n\n- ");
+    else
+      g_string_append(s, "- ");
+    g_ptr_array_add(seen, cr->error);
+    for (guint k = i, n = 0; k < res->len; k++) {
+      const struct claim_result *o = &g_array_index(res, struct claim_result, k);
+      if (!o->error || strcmp(o->error, cr->error) != 0)
+        continue;
+      g_string_append_printf(s, "%s%s%s%s%s", n++ ? ", " : "", o->claim->id,
+                             *o->group ? " (" : "", o->group,
+                             *o->group ? ")" : "");
+    }
+    g_string_append_printf(s, ": %s\n", cr->error);
   }
-  if (errors)
+  if (seen->len)
     g_string_append(s, "\n");
+  g_ptr_array_free(seen, TRUE);
   g_string_append(s, "How each gradsim figure is computed (columns of "
                      "`runs.csv`):\n\n");
   for (guint i = 0; i < r->claims->len; i++) {
@@ -156,21 +218,15 @@ static void md_discussion(GString *s, const struct repro *r) {
 }
 
 char *repro_markdown(const struct repro *r, const GArray *res,
-                     const GPtrArray *plots, bool quick,
+                     const GArray *fits, const GPtrArray *plots, bool quick,
                      const char *command) {
   GString *s = g_string_new(NULL);
   md_head(s, r, plots, quick, command);
+  md_fits(s, fits, res);
   md_claims(s, res);
   md_how(s, r, res);
   md_discussion(s, r);
   return g_string_free(s, FALSE);
-}
-
-static guint count_within(const GArray *res, int within) {
-  guint n = 0;
-  for (guint k = 0; k < res->len; k++)
-    n += g_array_index(res, struct claim_result, k).within == within;
-  return n;
 }
 
 char *repro_report(const GArray *done, bool quick) {
@@ -179,20 +235,37 @@ char *repro_report(const GArray *done, bool quick) {
     g_string_append(rep, "**Quick run** (`gradsim reproduce --quick`): a "
                          "smoke test with fewer iterations and smaller "
                          "sizes; the README quotes the full run.\n\n");
-  g_string_append(rep, "| experiment | what | claims within tolerance | not "
-                       "evaluated |\n|---|---|---|---|\n");
-  guint tot = 0, tot_yes = 0;
+  g_string_append(rep, "The score counts validation claims only: paper "
+                       "measurements gradsim predicts. Checks (arithmetic, "
+                       "or true by construction) and calibration numbers "
+                       "(what a parameter was fitted to) are reported, not "
+                       "scored.\n\n| experiment | what | validation within "
+                       "tolerance | not evaluable or not evaluated | checks "
+                       "holding | "
+                       "calibration |\n|---|---|---|---|---|---|\n");
+  struct claim_score tv = {0, 0, 0}, tk = {0, 0, 0};
+  guint tc = 0;
   for (guint i = 0; i < done->len; i++) {
     const struct repro_done *d = &g_array_index(done, struct repro_done, i);
-    guint yes = count_within(d->res, 1), na = count_within(d->res, -1);
-    tot += d->res->len;
-    tot_yes += yes;
-    g_string_append_printf(rep, "| [%s](%s/%s.md) | %s | %u of %u | %u |\n",
-                           d->name, d->name, d->name, d->title, yes,
-                           d->res->len, na);
+    struct claim_score v = claim_score(d->res, CLAIM_VALIDATION),
+                       k = claim_score(d->res, CLAIM_CHECK),
+                       c = claim_score(d->res, CLAIM_CALIBRATION);
+    tv.total += v.total, tv.within += v.within, tv.not_judged += v.not_judged;
+    tk.total += k.total, tk.within += k.within, tc += c.total;
+    g_string_append_printf(rep, "| [%s](%s/%s.md) | %s | %u of %u | %u | %u "
+                                "of %u | %u |\n",
+                           d->name, d->name, d->name, d->title, v.within,
+                           v.total - v.not_judged, v.not_judged, k.within,
+                           k.total, c.total);
   }
-  g_string_append_printf(rep, "\n%u of %u claims within tolerance.\n\n",
-                         tot_yes, tot);
+  guint judged = tv.total - tv.not_judged;
+  g_string_append_printf(rep, "\n%u of %u validation claims within "
+                              "tolerance (%.0f%%), %u more not evaluable or "
+                              "not evaluated; checks: %u of %u hold; %u "
+                              "calibration numbers.\n\n",
+                         tv.within, judged,
+                         judged ? 100.0 * tv.within / judged : 0.0,
+                         tv.not_judged, tk.within, tk.total, tc);
   for (guint i = 0; i < done->len; i++) {
     const struct repro_done *d = &g_array_index(done, struct repro_done, i);
     /* The claims table of NAME.md, under the experiment's name. */
@@ -204,4 +277,17 @@ char *repro_report(const GArray *done, bool quick) {
       g_string_append_len(rep, start, end - start + 2);
   }
   return g_string_free(rep, FALSE);
+}
+
+char *repro_fits_csv(const GArray *fits) {
+  GString *s = g_string_new("name,fit,value,claim,group,paper,gradsim,"
+                            "residual,runs\n");
+  for (guint i = 0; fits && i < fits->len; i++) {
+    const struct repro_fit *f = &g_array_index(fits, struct repro_fit, i);
+    g_string_append_printf(s, "%s,%s,%.9g,%s,%s,%.9g,%.9g,%.9g,%u\n",
+                           f->cal->name, f->cal->fit, f->value,
+                           f->cal->claim_id, f->cal->group, f->paper,
+                           f->target, f->target / f->paper - 1, f->runs);
+  }
+  return g_string_free(s, FALSE);
 }

@@ -26,15 +26,46 @@
  *                                --quick only, after [reproduce.quick]
  *   [reproduce.derive]           NAME = EXPR: extra columns of runs.csv,
  *                                computed per row (claim.h)
- *   [reproduce.claim ID]         text, source, value (EXPR), by, paper,
- *                                tolerance, note
+ *   [reproduce.claim ID]         kind, text, source, value (EXPR), by,
+ *                                paper, tolerance, note, not_evaluable
+ *   [reproduce.calibrate NAME]   fit (section.key), claim (the ID of a
+ *                                calibration claim), group, range
+ *                                (LO..HI), variants: a parameter fitted
+ *                                before the run (below)
+ *
+ * A claim's kind says what it can show (issue 15):
+ *   validation   a paper measurement gradsim predicts: scored;
+ *   calibration  a paper number a parameter was set to (by a
+ *                [reproduce.calibrate] section or by hand): reported,
+ *                never scored;
+ *   check        arithmetic or a property that holds by construction:
+ *                reported as holding or not, never scored.
+ * not_evaluable = REASON: a validation claim gradsim cannot evaluate
+ * here (e.g. GPU timings on a CPU): shown with its figure and the reason,
+ * not scored.
+ *
+ * Calibration: each [reproduce.calibrate NAME] section, in file order,
+ * fits the simulation key `fit` (e.g. model.compute_scale) within
+ * `range` so that its calibration claim (its `group` of a claim with
+ * `by`) meets the paper's value: bisection on the simulation itself,
+ * simulating only the `variants` listed (default all), in log space when
+ * LO > 0. The fitted value then applies to every variant of the
+ * experiment (one paper's cluster), and NAME.md and calibration.csv give
+ * it with the claim's residual. The claim's value must be monotone in
+ * the parameter over the range and bracket the paper's value.
+ *
+ * --quick may cut sizes only: [reproduce.quick] and quick. keys set
+ * training.iterations, exchange.sample, platform.nodes, model.params,
+ * or the parameters sample, steps, sizes and runs (never a design or a
+ * schedule).
  *
  * With `by = COLUMN: v1, v2`, a claim is evaluated once per value with
  * COLUMN = v added to every term of its expression.
  *
  * Paper values: `X`, a range `LO..HI`, or a bound `>X` / `<X`.
  * Tolerance: `rel R` (default 0.25: |gradsim - paper| <= R |paper|, a
- * range widened by R at both ends) or `abs A`; bounds hold strictly. */
+ * range widened by R at both ends) or `abs A`; bounds hold strictly. A
+ * validation claim wider than rel 0.25 says why: `rel 0.4: REASON`. */
 #ifndef GRADSIM_REPRO_REPRO_H
 #define GRADSIM_REPRO_REPRO_H
 
@@ -65,8 +96,13 @@ struct paper_value {
   char *text;    /* as written */
 };
 
+enum claim_kind { CLAIM_VALIDATION, CLAIM_CALIBRATION, CLAIM_CHECK };
+
 struct repro_claim {
   char *id, *text, *source, *note;
+  enum claim_kind kind;
+  char *not_evaluable; /* the reason, or NULL */
+  char *tol_why;       /* why the tolerance is wider than rel 0.25, or NULL */
   char *value; /* the expression */
   struct expr *expr;
   char *by;          /* column, or NULL */
@@ -74,6 +110,16 @@ struct repro_claim {
   GArray *paper;     /* struct paper_value, one per group */
   double tol;
   bool tol_abs;
+};
+
+/* A parameter fitted before the run. */
+struct repro_calibrate {
+  char *name;
+  char *fit;           /* "section.key" */
+  char *claim_id;      /* the calibration claim */
+  char *group;         /* its group ("" without by) */
+  double lo, hi;       /* the search range */
+  GPtrArray *variants; /* labels simulated while fitting (empty: all) */
 };
 
 struct repro {
@@ -87,6 +133,7 @@ struct repro {
   GPtrArray *derive_names; /* char * */
   GPtrArray *derive_exprs; /* struct expr * */
   GPtrArray *claims;       /* struct repro_claim * */
+  GPtrArray *calibrate;    /* struct repro_calibrate *, in file order */
 };
 
 /* Read the [reproduce] sections of PATH (QUICK: with [reproduce.quick]
@@ -106,9 +153,18 @@ struct claim_result {
   const struct paper_value *paper;
   double value;              /* NAN when not evaluated */
   double ratio;              /* gradsim / paper (a range: its nearest end) */
-  int within;                /* 1, 0, or -1 not evaluated */
-  char *error;               /* why not evaluated, or NULL */
+  int within;                /* 1, 0, or -1 not judged (not evaluated, or
+                                not evaluable) */
+  char *error;               /* why not judged, or NULL */
 };
+
+/* Claims of KIND in RES, and of those the ones within tolerance (or
+ * holding) and the ones not judged. */
+struct claim_score {
+  guint total, within, not_judged;
+};
+struct claim_score claim_score(const GArray *res, enum claim_kind kind);
+const char *claim_kind_name(enum claim_kind kind);
 
 /* Evaluate every claim of R over T: an array of struct claim_result
  * (free with claim_results_free). */
@@ -119,15 +175,30 @@ void claim_results_free(GArray *res);
  * ones). -1 with *ERR when one cannot be computed for some row. */
 int repro_derive(const struct repro *r, struct table *t, char **err);
 
-/* NAME.md: title, setup, the plots, the claims table, the discussion.
- * PLOTS: file names in the same directory (may be empty). */
+/* A fitted parameter (struct repro_calibrate) and how well it fits. */
+struct repro_fit {
+  const struct repro_calibrate *cal;
+  double value;  /* the fitted value */
+  double target; /* the calibration claim's value with it */
+  double paper;  /* the paper's value (a range: its middle) */
+  guint runs;    /* simulations of the search */
+};
+
+/* NAME.md: title, setup, the plots, the score, the calibrated
+ * parameters (FITS: struct repro_fit, may be empty), the claims table,
+ * the discussion. PLOTS: file names in the same directory (may be
+ * empty). */
 char *repro_markdown(const struct repro *r, const GArray *res,
-                     const GPtrArray *plots, bool quick,
+                     const GArray *fits, const GPtrArray *plots, bool quick,
                      const char *command);
+
+/* calibration.csv: name, fit, value, claim, group, paper, gradsim,
+ * residual (gradsim / paper - 1), runs. */
+char *repro_fits_csv(const GArray *fits);
 
 /* claims.csv, one row per claim and group, for the plots: claim, group,
  * text, paper, paper_lo, paper_hi, gradsim, ratio, within (yes, no, or
- * empty when not evaluated). */
+ * empty when not judged), kind. */
 char *repro_claims_csv(const GArray *res);
 
 /* A claim's gradsim figure as printed in the tables ("0.412"). */
@@ -157,6 +228,7 @@ struct repro_opts {
 struct repro_done {
   char *name, *title;
   GArray *res;   /* struct claim_result */
+  GArray *fits;  /* struct repro_fit */
   double wall_s; /* wall time it took */
   char *md;      /* NAME.md */
 };

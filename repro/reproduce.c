@@ -97,8 +97,10 @@ static void job_free(struct job *j) {
 }
 
 /* The --set keys of variant V (NULL: none) of R: its own, the quick
- * ones of [reproduce.quick], then its quick. ones. */
-static char **sets_of(const struct repro *r, const struct repro_variant *v) {
+ * ones of [reproduce.quick], its quick. ones, then EXTRA (fitted
+ * parameters; may be NULL). */
+static char **sets_of(const struct repro *r, const struct repro_variant *v,
+                      const GPtrArray *extra) {
   GPtrArray *s = g_ptr_array_new();
   for (guint i = 0; v && i < v->sets->len; i++)
     g_ptr_array_add(s, g_strdup(g_ptr_array_index(v->sets, i)));
@@ -106,6 +108,8 @@ static char **sets_of(const struct repro *r, const struct repro_variant *v) {
     g_ptr_array_add(s, g_strdup(g_ptr_array_index(r->sets, i)));
   for (guint i = 0; v && i < v->quick_sets->len; i++)
     g_ptr_array_add(s, g_strdup(g_ptr_array_index(v->quick_sets, i)));
+  for (guint i = 0; extra && i < extra->len; i++)
+    g_ptr_array_add(s, g_strdup(g_ptr_array_index(extra, i)));
   g_ptr_array_add(s, NULL);
   return (char **)g_ptr_array_free(s, FALSE);
 }
@@ -114,8 +118,9 @@ static char **sets_of(const struct repro *r, const struct repro_variant *v) {
  * as `gradsim run` checks it. */
 static struct experiment *variant_experiment(const struct repro *r,
                                              const struct repro_variant *v,
+                                             const GPtrArray *extra,
                                              char **err) {
-  char **sets = sets_of(r, v);
+  char **sets = sets_of(r, v, extra);
   char *e2 = NULL;
   struct experiment *e = experiment_load(r->path, sets, &e2);
   g_strfreev(sets);
@@ -145,7 +150,7 @@ static struct job *job_load(const char *path, bool quick, char **err) {
   for (guint v = 0; v < nv; v++) {
     const struct repro_variant *var =
         r->kind == REPRO_RUN ? g_ptr_array_index(r->variants, v) : NULL;
-    struct experiment *e = variant_experiment(r, var, err);
+    struct experiment *e = variant_experiment(r, var, NULL, err);
     if (!e) {
       job_free(j);
       return NULL;
@@ -285,18 +290,20 @@ static void join_rows(struct table *all, const struct table *runs,
   }
 }
 
-/* Sweep variant V of J into DIR/sim/V and read its runs.csv. */
+/* Sweep variant V of J (its experiment E) into SIMDIR/V and read its
+ * runs.csv. */
 static struct table *sweep_variant(const struct job *j, guint v,
-                                   const char *dir,
+                                   const struct experiment *e,
+                                   const char *simdir,
                                    const struct repro_opts *o, int *status,
                                    char **err) {
   const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
-  char *out = g_strdup_printf("%s/sim/%u", dir, v);
+  char *out = g_strdup_printf("%s/%u", simdir, v);
   struct sweep_opts so = {out, o->jobs, false, false, NULL, NULL};
   struct sweep_report rep;
   char *e2 = NULL;
   struct table *t = NULL;
-  int rc = sweep_run(g_ptr_array_index(j->exps, v), &so, &rep, &e2);
+  int rc = sweep_run(e, &so, &rep, &e2);
   if (rc != 0) {
     *status = fail(err, rc == SWEEP_BAD_INPUT ? REPRO_BAD_INPUT
                                               : REPRO_ENV_FAILURE,
@@ -326,8 +333,10 @@ static struct table *sweep_variant(const struct job *j, guint v,
   return t;
 }
 
-/* Simulate every variant and join their runs.csv (joined_table). */
-static struct table *run_variants(const struct job *j, const char *dir,
+/* Simulate the variants whose experiment EXPS holds (NULL: skipped)
+ * into SIMDIR and join their runs.csv (joined_table). */
+static struct table *run_variants(const struct job *j, const GPtrArray *exps,
+                                  const char *simdir,
                                   const struct repro_opts *o, int *status,
                                   char **err) {
   struct table *all = NULL;
@@ -335,7 +344,10 @@ static struct table *run_variants(const struct job *j, const char *dir,
   GHashTable *facts =
       g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   for (guint v = 0; v < j->r->variants->len; v++) {
-    struct table *t = sweep_variant(j, v, dir, o, status, err);
+    const struct experiment *e = g_ptr_array_index(exps, v);
+    if (!e)
+      continue;
+    struct table *t = sweep_variant(j, v, e, simdir, o, status, err);
     if (!t)
       break;
     if (!all)
@@ -348,8 +360,7 @@ static struct table *run_variants(const struct job *j, const char *dir,
       break;
     }
     const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
-    join_rows(all, t, var->label, g_ptr_array_index(j->exps, v), extra,
-              facts);
+    join_rows(all, t, var->label, e, extra, facts);
     table_free(t);
   }
   g_hash_table_destroy(facts);
@@ -361,6 +372,198 @@ static struct table *run_variants(const struct job *j, const char *dir,
     all = NULL;
   }
   return all;
+}
+
+/* ---- calibration ----------------------------------------------------------- */
+
+/* One step of a search: the experiments of the variants C simulates,
+ * with FITTED (the parameters fitted before) and C's key set to X. */
+static GPtrArray *step_experiments(const struct job *j,
+                                   const struct repro_calibrate *c,
+                                   const GPtrArray *fitted, double x,
+                                   char **err) {
+  GPtrArray *extra = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < fitted->len; i++)
+    g_ptr_array_add(extra, g_strdup(g_ptr_array_index(fitted, i)));
+  g_ptr_array_add(extra, g_strdup_printf("%s=%.9g", c->fit, x));
+  GPtrArray *exps =
+      g_ptr_array_new_with_free_func((GDestroyNotify)experiment_free);
+  for (guint v = 0; v < j->r->variants->len && !*err; v++) {
+    const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
+    bool used = !c->variants->len;
+    for (guint k = 0; k < c->variants->len; k++)
+      used |= !strcmp(g_ptr_array_index(c->variants, k), var->label);
+    g_ptr_array_add(exps, used ? variant_experiment(j->r, var, extra, err)
+                               : NULL);
+  }
+  g_ptr_array_free(extra, TRUE);
+  if (*err) {
+    g_ptr_array_free(exps, TRUE);
+    return NULL;
+  }
+  return exps;
+}
+
+/* The calibration claim of C over the simulation at X: 0 with *Y. */
+static int claim_at(const struct job *j, const struct repro_calibrate *c,
+                    const GPtrArray *fitted, double x, const char *simdir,
+                    const struct repro_opts *o, double *y, char **err) {
+  int status = REPRO_BAD_INPUT;
+  GPtrArray *exps = step_experiments(j, c, fitted, x, err);
+  if (!exps)
+    return fail(err, status, "calibrate %s: %s = %.9g", c->name, c->fit, x);
+  struct table *t = run_variants(j, exps, simdir, o, &status, err);
+  g_ptr_array_free(exps, TRUE);
+  if (!t)
+    return status;
+  const struct repro_claim *cl = NULL;
+  for (guint i = 0; i < j->r->claims->len && !cl; i++) {
+    const struct repro_claim *k = g_ptr_array_index(j->r->claims, i);
+    if (!strcmp(k->id, c->claim_id))
+      cl = k;
+  }
+  char *e2 = NULL;
+  status = 0;
+  if (repro_derive(j->r, t, &e2) != 0 ||
+      expr_eval(cl->expr, t, cl->by, cl->by ? c->group : NULL, -1, y,
+                &e2) != 0 ||
+      !isfinite(*y)) {
+    status = fail(err, REPRO_BAD_INPUT, "%s: calibrate %s: claim %s at %s = "
+                  "%.9g: %s", j->r->name, c->name, c->claim_id, c->fit, x,
+                  e2 ? e2 : "not a finite number");
+    g_free(e2);
+  }
+  table_free(t);
+  return status;
+}
+
+/* The paper's value of C's claim and group (a range: its middle). */
+static double paper_target(const struct job *j,
+                           const struct repro_calibrate *c) {
+  for (guint i = 0; i < j->r->claims->len; i++) {
+    const struct repro_claim *k = g_ptr_array_index(j->r->claims, i);
+    if (strcmp(k->id, c->claim_id) != 0)
+      continue;
+    for (guint g = 0; g < k->groups->len; g++)
+      if (!strcmp(g_ptr_array_index(k->groups, g), c->group)) {
+        const struct paper_value *pv =
+            &g_array_index(k->paper, struct paper_value, g);
+        return (pv->lo + pv->hi) / 2;
+      }
+  }
+  return NAN;
+}
+
+/* The search: bisection between C's bounds (in log space when both are
+ * positive) on the sign of claim - paper, which must differ at the two
+ * ends; it stops within 1e-5 of the paper's value or after 40
+ * simulations, keeping the best value seen. */
+enum { FIT_MAX_RUNS = 40 };
+static const double FIT_REL_TOL = 1e-5;
+
+static int fit_one(const struct job *j, const struct repro_calibrate *c,
+                   const GPtrArray *fitted, const char *dir,
+                   const struct repro_opts *o, struct repro_fit *f,
+                   char **err) {
+  double target = paper_target(j, c), lo = c->lo, hi = c->hi, ylo, yhi;
+  bool logs = lo > 0;
+  *f = (struct repro_fit){c, NAN, NAN, target, 0};
+  char *base = g_strdup_printf("%s/calibrate/%s", dir, c->name);
+  char *d0 = g_strdup_printf("%s/0", base), *d1 = g_strdup_printf("%s/1", base);
+  int status = claim_at(j, c, fitted, lo, d0, o, &ylo, err);
+  if (!status)
+    status = claim_at(j, c, fitted, hi, d1, o, &yhi, err);
+  g_free(d0);
+  g_free(d1);
+  f->runs = 2;
+  if (!status && (ylo - target) * (yhi - target) > 0)
+    status = fail(err, REPRO_BAD_INPUT,
+                  "%s: calibrate %s: claim %s is %.6g at %s = %.6g and %.6g "
+                  "at %.6g, both on one side of the paper's %.6g: widen "
+                  "range",
+                  j->r->name, c->name, c->claim_id, ylo, c->fit, lo, yhi, hi,
+                  target);
+  bool rising = yhi > ylo;
+  f->value = fabs(ylo - target) <= fabs(yhi - target) ? lo : hi;
+  f->target = fabs(ylo - target) <= fabs(yhi - target) ? ylo : yhi;
+  while (!status && f->runs < FIT_MAX_RUNS &&
+         fabs(f->target - target) > FIT_REL_TOL * fabs(target)) {
+    double mid = logs ? sqrt(lo * hi) : (lo + hi) / 2, y;
+    char *dk = g_strdup_printf("%s/%u", base, f->runs);
+    status = claim_at(j, c, fitted, mid, dk, o, &y, err);
+    g_free(dk);
+    f->runs++;
+    if (status)
+      break;
+    if (fabs(y - target) < fabs(f->target - target))
+      f->value = mid, f->target = y;
+    if ((y < target) == rising)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  g_free(base);
+  return status;
+}
+
+/* Remove PATH and what it holds (a failed search's simulations). */
+static void remove_tree(const char *path) {
+  GDir *d = g_dir_open(path, 0, NULL);
+  const char *f;
+  while (d && (f = g_dir_read_name(d))) {
+    char *p = g_build_filename(path, f, NULL);
+    if (g_file_test(p, G_FILE_TEST_IS_DIR) &&
+        !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
+      remove_tree(p);
+    else
+      g_remove(p);
+    g_free(p);
+  }
+  if (d)
+    g_dir_close(d);
+  g_rmdir(path);
+}
+
+/* Fit every [reproduce.calibrate] parameter of J in order, then load
+ * every variant with them: *FITS gets one struct repro_fit each. */
+static int calibrate(struct job *j, const char *dir,
+                     const struct repro_opts *o, GArray *fits, char **err) {
+  GPtrArray *fitted = g_ptr_array_new_with_free_func(g_free);
+  int status = 0;
+  for (guint i = 0; i < j->r->calibrate->len && !status; i++) {
+    const struct repro_calibrate *c = g_ptr_array_index(j->r->calibrate, i);
+    struct repro_fit f;
+    note(o, false, "reproduce: %s: calibrating %s...", j->r->name, c->fit);
+    status = fit_one(j, c, fitted, dir, o, &f, err);
+    if (status == REPRO_BAD_INPUT) {
+      /* Bad input writes nothing: the search's simulations go, and the
+       * directories above them if nothing else is in them. */
+      char *cal = g_build_filename(dir, "calibrate", NULL);
+      char *mine = g_build_filename(cal, c->name, NULL);
+      remove_tree(mine);
+      g_rmdir(cal);
+      g_rmdir(dir);
+      g_rmdir(o->out);
+      g_free(mine);
+      g_free(cal);
+    }
+    if (status)
+      break;
+    g_array_append_val(fits, f);
+    g_ptr_array_add(fitted, g_strdup_printf("%s=%.9g", c->fit, f.value));
+  }
+  for (guint v = 0; v < j->exps->len && !status && fitted->len; v++) {
+    struct experiment *e = variant_experiment(
+        j->r, g_ptr_array_index(j->r->variants, v), fitted, err);
+    if (!e) {
+      status = REPRO_BAD_INPUT;
+      break;
+    }
+    experiment_free(j->exps->pdata[v]);
+    j->exps->pdata[v] = e;
+  }
+  g_ptr_array_free(fitted, TRUE);
+  return status;
 }
 
 /* ---- one reproduction ---------------------------------------------------- */
@@ -428,9 +631,12 @@ static struct table *results_of(const struct job *j, const char *dir,
   struct table *t = NULL;
   *status = REPRO_ENV_FAILURE;
   switch (r->kind) {
-  case REPRO_RUN:
-    t = run_variants(j, dir, o, status, err);
+  case REPRO_RUN: {
+    char *simdir = g_build_filename(dir, "sim", NULL);
+    t = run_variants(j, j->exps, simdir, o, status, err);
+    g_free(simdir);
     break;
+  }
   case REPRO_CODEC_RATIO:
     t = repro_codec_ratio(r, g_ptr_array_index(j->exps, 0), err);
     break;
@@ -453,37 +659,60 @@ static struct table *results_of(const struct job *j, const char *dir,
   return t;
 }
 
-/* Run J and write its files into OUT/NAME; 0 with *D filled. */
-static int reproduce_one(const struct job *j, const struct repro_opts *o,
-                         struct repro_done *d, char **err) {
+/* The judged claims of J over T, and its files: runs.csv, claims.csv,
+ * calibration.csv (with FITS), the plots and NAME.md; *D filled. */
+static int write_results(const struct job *j, const struct table *t,
+                         GArray *fits, const char *dir,
+                         const struct repro_opts *o, struct repro_done *d,
+                         char **err) {
   const struct repro *r = j->r;
-  double t0 = g_get_monotonic_time() / 1e6;
-  char *dir = g_build_filename(o->out, r->name, NULL);
-  int status = make_dir(dir, err);
-  struct table *t = status ? NULL : results_of(j, dir, o, &status, err);
-  if (!t) {
-    g_free(dir);
-    return status ? status : REPRO_ENV_FAILURE;
-  }
   char *csv = table_to_csv(t);
-  status = write_file(dir, "runs.csv", csv, err);
+  int status = write_file(dir, "runs.csv", csv, err);
   g_free(csv);
   GArray *res = repro_evaluate(r, t);
-  table_free(t);
   char *cl = repro_claims_csv(res);
   status = status ? status : write_file(dir, "claims.csv", cl, err);
   g_free(cl);
+  if (fits->len) {
+    char *fc = repro_fits_csv(fits);
+    status = status ? status : write_file(dir, "calibration.csv", fc, err);
+    g_free(fc);
+  }
   GPtrArray *plots = draw(r, dir, o);
   char *cmd = g_strdup_printf("gradsim reproduce %s%s", r->name,
                               o->quick ? " --quick" : "");
-  char *md = repro_markdown(r, res, plots, o->quick, cmd);
+  char *md = repro_markdown(r, res, fits, plots, o->quick, cmd);
   char *md_name = g_strdup_printf("%s.md", r->name);
   status = status ? status : write_file(dir, md_name, md, err);
-  *d = (struct repro_done){g_strdup(r->name), g_strdup(r->title), res,
-                           g_get_monotonic_time() / 1e6 - t0, md};
+  d->name = g_strdup(r->name);
+  d->title = g_strdup(r->title);
+  d->res = res;
+  d->fits = fits;
+  d->md = md;
   g_free(md_name);
   g_free(cmd);
   g_ptr_array_free(plots, TRUE);
+  return status;
+}
+
+/* Calibrate J, run it and write its files into OUT/NAME; *D filled. */
+static int reproduce_one(struct job *j, const struct repro_opts *o,
+                         struct repro_done *d, char **err) {
+  double t0 = g_get_monotonic_time() / 1e6;
+  char *dir = g_build_filename(o->out, j->r->name, NULL);
+  GArray *fits = g_array_new(FALSE, TRUE, sizeof(struct repro_fit));
+  int status = make_dir(dir, err);
+  if (!status && j->r->calibrate->len)
+    status = calibrate(j, dir, o, fits, err);
+  struct table *t = status ? NULL : results_of(j, dir, o, &status, err);
+  if (!t) {
+    g_array_free(fits, TRUE);
+    g_free(dir);
+    return status ? status : REPRO_ENV_FAILURE;
+  }
+  status = write_results(j, t, fits, dir, o, d, err);
+  d->wall_s = g_get_monotonic_time() / 1e6 - t0;
+  table_free(t);
   g_free(dir);
   return status;
 }
@@ -499,6 +728,8 @@ void repro_done_free(GArray *done) {
     g_free(d->title);
     g_free(d->md);
     claim_results_free(d->res);
+    if (d->fits)
+      g_array_free(d->fits, TRUE);
   }
   g_array_free(done, TRUE);
 }
@@ -530,7 +761,7 @@ static int run_all(GPtrArray *jobs, const struct repro_opts *o, GArray *done,
                    char **err) {
   int status = make_dir(o->out, err);
   for (guint i = 0; i < jobs->len && !status; i++) {
-    const struct job *j = g_ptr_array_index(jobs, i);
+    struct job *j = g_ptr_array_index(jobs, i);
     note(o, false, "reproduce: %s (%u/%u)...", j->r->name, i + 1, jobs->len);
     struct repro_done d = {0};
     status = reproduce_one(j, o, &d, err);
@@ -538,14 +769,10 @@ static int run_all(GPtrArray *jobs, const struct repro_opts *o, GArray *done,
       g_array_append_val(done, d);
     if (status)
       break;
-    guint yes = 0, na = 0;
-    for (guint k = 0; k < d.res->len; k++) {
-      yes += g_array_index(d.res, struct claim_result, k).within == 1;
-      na += g_array_index(d.res, struct claim_result, k).within == -1;
-    }
-    note(o, false, "reproduce: %s: %u of %u claims within tolerance, %u not "
-            "evaluated (%.1f s)",
-         d.name, yes, d.res->len, na, d.wall_s);
+    struct claim_score v = claim_score(d.res, CLAIM_VALIDATION);
+    note(o, false, "reproduce: %s: %u of %u validation claims within "
+                   "tolerance, %u not evaluated (%.1f s)",
+         d.name, v.within, v.total - v.not_judged, v.not_judged, d.wall_s);
   }
   if (!status) {
     char *rep = repro_report(done, o->quick);

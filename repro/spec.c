@@ -19,6 +19,8 @@ static void claim_free(struct repro_claim *c) {
   g_free(c->text);
   g_free(c->source);
   g_free(c->note);
+  g_free(c->not_evaluable);
+  g_free(c->tol_why);
   g_free(c->value);
   expr_free(c->expr);
   g_free(c->by);
@@ -54,6 +56,8 @@ void repro_free(struct repro *r) {
     g_ptr_array_free(r->derive_exprs, TRUE);
   if (r->claims)
     g_ptr_array_free(r->claims, TRUE);
+  if (r->calibrate)
+    g_ptr_array_free(r->calibrate, TRUE);
   g_free(r);
 }
 
@@ -113,8 +117,26 @@ static const char *const repro_keys[] = {
     /* kind parameters */
     "codecs", "labels", "sample", "steps", "sizes", "runs", "allreduce"};
 
-static const char *const claim_keys[] = {"text", "source", "value", "by",
-                                         "paper", "tolerance", "note"};
+static const char *const claim_keys[] = {
+    "kind", "text", "source", "value", "by", "paper", "tolerance", "note",
+    "not_evaluable"};
+
+static const char *const calibrate_keys[] = {"fit", "claim", "group", "range",
+                                             "variants"};
+
+/* What --quick may change: sizes, never a design or a schedule. */
+static const char *const quick_sim_keys[] = {
+    "training.iterations", "exchange.sample", "platform.nodes",
+    "model.params"};
+static const char *const quick_params[] = {"sample", "steps", "sizes",
+                                           "runs"};
+
+static const char *const kind_names[] = {"validation", "calibration",
+                                         "check"};
+
+const char *claim_kind_name(enum claim_kind kind) {
+  return kind_names[kind];
+}
 
 static bool in_list(const char *k, const char *const *list, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -219,13 +241,20 @@ static int claim_papers(struct repro_claim *c, const char *paper,
   return rc;
 }
 
-/* tolerance = rel R | abs A (default rel 0.25). */
+/* tolerance = rel R | abs A, then `: REASON` (default rel 0.25); a
+ * validation claim wider than rel 0.25 needs the reason. */
 static int claim_tolerance(struct repro_claim *c, GKeyFile *kf,
                            const char *group, const char *path, char **err) {
   c->tol = 0.25;
   char *tol = get(kf, group, "tolerance");
   if (!tol)
     return 0;
+  char *colon = strchr(tol, ':');
+  if (colon) {
+    *colon = '\0';
+    c->tol_why = g_strstrip(g_strdup(colon + 1));
+    g_strstrip(tol);
+  }
   char **w = g_strsplit_set(tol, " \t", -1);
   GPtrArray *words = g_ptr_array_new();
   for (char **x = w; *x; x++)
@@ -244,8 +273,17 @@ static int claim_tolerance(struct repro_claim *c, GKeyFile *kf,
   g_strfreev(w);
   if (!ok)
     *err = g_strdup_printf("%s: [%s] tolerance = %s: expected 'rel R' or "
-                           "'abs A' with R, A >= 0",
+                           "'abs A' with R, A >= 0, then ': why' if wider "
+                           "than rel 0.25",
                            path, group, tol);
+  else if (c->kind == CLAIM_VALIDATION && !c->tol_abs && c->tol > 0.25 &&
+           !(c->tol_why && *c->tol_why)) {
+    *err = g_strdup_printf("%s: [%s] tolerance = %s: a validation claim "
+                           "wider than rel 0.25 says why (tolerance = rel "
+                           "%g: REASON)",
+                           path, group, tol, c->tol);
+    ok = false;
+  }
   g_free(tol);
   return ok ? 0 : -1;
 }
@@ -262,10 +300,30 @@ static struct repro_claim *load_claim(GKeyFile *kf, const char *group,
   c->source = get(kf, group, "source");
   c->note = get(kf, group, "note");
   c->value = get(kf, group, "value");
+  c->not_evaluable = get(kf, group, "not_evaluable");
   char *paper = get(kf, group, "paper"), *perr = NULL;
-  int rc = 0;
-  if (!c->text || !c->value || !paper || !c->source) {
-    *err = g_strdup_printf("%s: [%s] needs text, source, value and paper",
+  char *kind = get(kf, group, "kind");
+  int rc = 0, k = -1;
+  for (int i = 0; kind && i < 3; i++)
+    if (!strcmp(kind, kind_names[i]))
+      k = i;
+  c->kind = k < 0 ? CLAIM_VALIDATION : (enum claim_kind)k;
+  if (!c->text || !c->value || !paper || !c->source || !kind) {
+    *err = g_strdup_printf("%s: [%s] needs kind, text, source, value and "
+                           "paper",
+                           path, group);
+    rc = -1;
+  } else if (k < 0) {
+    *err = g_strdup_printf("%s: [%s] kind = %s: must be validation (a paper "
+                           "measurement gradsim predicts), calibration (a "
+                           "paper number a parameter was set to) or check "
+                           "(arithmetic, or true by construction)",
+                           path, group, kind);
+    rc = -1;
+  } else if (c->not_evaluable && (!*c->not_evaluable ||
+                                  c->kind != CLAIM_VALIDATION)) {
+    *err = g_strdup_printf("%s: [%s] not_evaluable needs a reason and a "
+                           "validation claim",
                            path, group);
     rc = -1;
   } else if (!(c->expr = expr_parse(c->value, &perr))) {
@@ -280,12 +338,15 @@ static struct repro_claim *load_claim(GKeyFile *kf, const char *group,
   if (!rc)
     rc = claim_tolerance(c, kf, group, path, err);
   g_free(paper);
+  g_free(kind);
   if (rc) {
     claim_free(c);
     return NULL;
   }
   return c;
 }
+
+static void calibrate_free(struct repro_calibrate *c);
 
 static struct repro *repro_new(const char *path) {
   struct repro *r = g_new0(struct repro, 1);
@@ -301,6 +362,8 @@ static struct repro *repro_new(const char *path) {
   r->derive_names = g_ptr_array_new_with_free_func(g_free);
   r->derive_exprs = g_ptr_array_new_with_free_func((GDestroyNotify)expr_free);
   r->claims = g_ptr_array_new_with_free_func((GDestroyNotify)claim_free);
+  r->calibrate =
+      g_ptr_array_new_with_free_func((GDestroyNotify)calibrate_free);
   return r;
 }
 
@@ -318,6 +381,24 @@ static void load_params(struct repro *r, GKeyFile *kf, char **err) {
     g_hash_table_insert(r->params, g_strdup(*k), get(kf, "reproduce", *k));
   }
   g_strfreev(keys);
+}
+
+/* Whether --quick may set KEY (a simulation key or a [reproduce]
+ * parameter) in section G; false with *ERR. */
+static bool quick_allowed(const struct repro *r, const char *g,
+                          const char *key, char **err) {
+  if (in_list(key, quick_sim_keys, G_N_ELEMENTS(quick_sim_keys)) ||
+      in_list(key, quick_params, G_N_ELEMENTS(quick_params)))
+    return true;
+  char *a = join(quick_sim_keys, G_N_ELEMENTS(quick_sim_keys));
+  char *b = join(quick_params, G_N_ELEMENTS(quick_params));
+  *err = g_strdup_printf("%s: [%s] --quick may not change %s: it cuts "
+                         "sizes only, never a design or a schedule (allowed: "
+                         "%s; parameters %s)",
+                         r->path, g, key, a, b);
+  g_free(a);
+  g_free(b);
+  return false;
 }
 
 /* [reproduce.variant LABEL]: section.key = value overrides, and
@@ -338,7 +419,7 @@ static void load_variant(struct repro *r, GKeyFile *kf, const char *g,
   for (char **k = ks; *k && !*err; k++) {
     char *val = get(kf, g, *k);
     if (g_str_has_prefix(*k, "quick.") && is_sim_key(*k + 6)) {
-      if (quick)
+      if (quick_allowed(r, g, *k + 6, err) && quick)
         g_ptr_array_add(v->quick_sets, g_strdup_printf("%s=%s", *k + 6, val));
     } else if (!is_sim_key(*k)) {
       *err = g_strdup_printf("%s: [%s] key '%s' must be section.key of "
@@ -358,13 +439,17 @@ static void load_variant(struct repro *r, GKeyFile *kf, const char *g,
 static void load_quick(struct repro *r, GKeyFile *kf, const char *g,
                        bool quick, char **err) {
   char **ks = g_key_file_get_keys(kf, g, NULL, NULL);
-  for (char **k = ks; *k && quick && !*err; k++) {
+  for (char **k = ks; *k && !*err; k++) {
     char *val = get(kf, g, *k);
     if (is_sim_key(*k)) {
-      g_ptr_array_add(r->sets, g_strdup_printf("%s=%s", *k, val));
+      if (quick_allowed(r, g, *k, err) && quick)
+        g_ptr_array_add(r->sets, g_strdup_printf("%s=%s", *k, val));
       g_free(val);
     } else if (in_list(*k, repro_keys, G_N_ELEMENTS(repro_keys))) {
-      g_hash_table_insert(r->params, g_strdup(*k), val);
+      if (quick_allowed(r, g, *k, err) && quick)
+        g_hash_table_insert(r->params, g_strdup(*k), val);
+      else
+        g_free(val);
     } else {
       *err = g_strdup_printf("%s: [%s] unknown key '%s' (section.key of "
                              "the simulation, or a [reproduce] key)",
@@ -394,6 +479,137 @@ static void load_derive(struct repro *r, GKeyFile *kf, const char *g,
   g_strfreev(ks);
 }
 
+static void calibrate_free(struct repro_calibrate *c) {
+  g_free(c->name);
+  g_free(c->fit);
+  g_free(c->claim_id);
+  g_free(c->group);
+  if (c->variants)
+    g_ptr_array_free(c->variants, TRUE);
+  g_free(c);
+}
+
+/* LO..HI with LO < HI, both finite. */
+static bool parse_range(const char *s, double *lo, double *hi) {
+  const char *dots = s ? strstr(s, "..") : NULL;
+  if (!dots)
+    return false;
+  char *a = g_strndup(s, (gsize)(dots - s));
+  bool ok = parse_number(a, lo) && parse_number(dots + 2, hi) && *lo < *hi;
+  g_free(a);
+  return ok;
+}
+
+/* [reproduce.calibrate NAME]: fit, claim, group, range, variants (the
+ * claim and the variants are checked once every section is read). */
+static void load_calibrate(struct repro *r, GKeyFile *kf, const char *g,
+                           char **err) {
+  if (known_keys(kf, g, r->path, calibrate_keys,
+                 G_N_ELEMENTS(calibrate_keys), err) != 0)
+    return;
+  struct repro_calibrate *c = g_new0(struct repro_calibrate, 1);
+  g_ptr_array_add(r->calibrate, c);
+  c->name = g_strstrip(g_strdup(g + strlen("reproduce.calibrate ")));
+  c->fit = get(kf, g, "fit");
+  c->claim_id = get(kf, g, "claim");
+  c->group = get(kf, g, "group");
+  if (!c->group)
+    c->group = g_strdup("");
+  c->variants = g_ptr_array_new_with_free_func(g_free);
+  char *vs = get(kf, g, "variants"), *range = get(kf, g, "range");
+  char **items = g_strsplit(vs ? vs : "", ",", -1);
+  for (char **v = items; *v; v++)
+    if (*g_strstrip(*v))
+      g_ptr_array_add(c->variants, g_strdup(*v));
+  g_strfreev(items);
+  if (!*c->name || !c->fit || !c->claim_id || !range)
+    *err = g_strdup_printf("%s: [%s] needs a name, fit (section.key), "
+                           "claim and range",
+                           r->path, g);
+  else if (!is_sim_key(c->fit))
+    *err = g_strdup_printf("%s: [%s] fit = %s: must be section.key of the "
+                           "simulation (e.g. model.compute_scale)",
+                           r->path, g, c->fit);
+  else if (!parse_range(range, &c->lo, &c->hi))
+    *err = g_strdup_printf("%s: [%s] range = %s: expected LO..HI with LO < "
+                           "HI",
+                           r->path, g, range);
+  g_free(vs);
+  g_free(range);
+}
+
+static const struct repro_claim *find_claim(const struct repro *r,
+                                            const char *id) {
+  for (guint i = 0; i < r->claims->len; i++) {
+    const struct repro_claim *c = g_ptr_array_index(r->claims, i);
+    if (!strcmp(c->id, id))
+      return c;
+  }
+  return NULL;
+}
+
+static bool has_variant(const struct repro *r, const char *label) {
+  for (guint i = 0; i < r->variants->len; i++)
+    if (!strcmp(((struct repro_variant *)g_ptr_array_index(r->variants, i))
+                    ->label,
+                label))
+      return true;
+  return false;
+}
+
+static bool variant_sets(const struct repro *r, const char *key) {
+  for (guint i = 0; i < r->variants->len; i++) {
+    const struct repro_variant *v = g_ptr_array_index(r->variants, i);
+    for (guint k = 0; k < v->sets->len; k++) {
+      const char *set = g_ptr_array_index(v->sets, k);
+      if (!strncmp(set, key, strlen(key)) && set[strlen(key)] == '=')
+        return true;
+    }
+  }
+  return false;
+}
+
+/* A calibration names a calibration claim (and one of its groups), the
+ * experiment's variants, and a key no variant sets. */
+static void check_calibration(const struct repro *r,
+                              const struct repro_calibrate *c, char **err) {
+  const struct repro_claim *cl = find_claim(r, c->claim_id);
+  bool group = false;
+  for (guint i = 0; cl && i < cl->groups->len; i++)
+    group |= !strcmp(g_ptr_array_index(cl->groups, i), c->group);
+  for (guint i = 0; i < c->variants->len && !*err; i++)
+    if (!has_variant(r, g_ptr_array_index(c->variants, i)))
+      *err = g_strdup_printf("%s: [reproduce.calibrate %s] variants: no "
+                             "variant '%s'",
+                             r->path, c->name,
+                             (char *)g_ptr_array_index(c->variants, i));
+  if (*err)
+    return;
+  if (r->kind != REPRO_RUN)
+    *err = g_strdup_printf("%s: [reproduce.calibrate %s] needs kind = run",
+                           r->path, c->name);
+  else if (!cl || cl->kind != CLAIM_CALIBRATION)
+    *err = g_strdup_printf("%s: [reproduce.calibrate %s] claim = %s: no "
+                           "claim of kind calibration with that ID",
+                           r->path, c->name, c->claim_id);
+  else if (g_array_index(cl->paper, struct paper_value, 0).kind ==
+               PAPER_GT ||
+           g_array_index(cl->paper, struct paper_value, 0).kind == PAPER_LT)
+    *err = g_strdup_printf("%s: [reproduce.calibrate %s] claim %s: a bound "
+                           "cannot be fitted to (give a value or a range)",
+                           r->path, c->name, c->claim_id);
+  else if (!group)
+    *err = g_strdup_printf("%s: [reproduce.calibrate %s] group = %s: claim "
+                           "%s has no such group%s",
+                           r->path, c->name, c->group, c->claim_id,
+                           cl->by ? " (give one of its 'by' values)" : "");
+  else if (variant_sets(r, c->fit))
+    *err = g_strdup_printf("%s: [reproduce.calibrate %s] fit = %s: a variant "
+                           "sets that key, which the fitted value would "
+                           "override",
+                           r->path, c->name, c->fit);
+}
+
 static void load_sections(struct repro *r, GKeyFile *kf, bool quick,
                           char **err) {
   gsize ngroups;
@@ -412,10 +628,13 @@ static void load_sections(struct repro *r, GKeyFile *kf, bool quick,
       struct repro_claim *c = load_claim(kf, g, r->path, err);
       if (c)
         g_ptr_array_add(r->claims, c);
+    } else if (g_str_has_prefix(g, "reproduce.calibrate ")) {
+      load_calibrate(r, kf, g, err);
     } else {
       *err = g_strdup_printf("%s: unknown section [%s] (valid: reproduce, "
                              "reproduce.quick, reproduce.variant LABEL, "
-                             "reproduce.derive, reproduce.claim ID)",
+                             "reproduce.derive, reproduce.claim ID, "
+                             "reproduce.calibrate NAME)",
                              r->path, g);
     }
   }
@@ -447,6 +666,8 @@ static void check_whole(struct repro *r, char **err) {
     *err = g_strdup_printf("%s: no [reproduce.claim ID] section: a "
                            "reproduction states the paper's claims",
                            r->path);
+  for (guint i = 0; i < r->calibrate->len && !*err; i++)
+    check_calibration(r, g_ptr_array_index(r->calibrate, i), err);
 }
 
 struct repro *repro_load(const char *path, bool quick, char **err) {

@@ -67,18 +67,30 @@ if run_ok "reproduce all --quick runs" reproduce all --quick --out q \
     check "$n: runs.csv, claims.csv, $n.md and plots" "$(isempty "$miss")" \
       "missing:$miss"
     check "$n.md holds the claims table" \
-      "$(grep -q '^| claim | paper | gradsim | ratio | within tolerance? |$' \
+      "$(grep -q '^| claim | kind | paper | gradsim | ratio | within tolerance? |$' \
         "$d/$n.md"; echo $?)"
-    # claims.csv: the last column says yes or no for every claim.
-    bad=$(awk -F, 'NR > 1 && $NF != "yes" && $NF != "no"' "$d/claims.csv" |
-      wc -l)
+    # claims.csv: `within` (before the last column, kind) says yes or no
+    # for every claim but those the experiment marks not evaluable.
+    bad=$(awk -F, 'NR > 1 && $(NF-1) != "yes" && $(NF-1) != "no"' \
+      "$d/claims.csv" | wc -l)
+    ne=$(grep -c '^not_evaluable' "$SRC/experiments/$n.ini")
     rows=$(csv_rows "$d/claims.csv")
-    check "$n: all $rows claims evaluate" \
-      "$([ "$bad" = 0 ] && [ "$rows" -gt 0 ]; echo $?)" \
+    check "$n: all $rows claims evaluate ($ne not evaluable)" \
+      "$([ "$bad" = "$ne" ] && [ "$rows" -gt 0 ]; echo $?)" \
       "$(grep -A5 '^Not evaluated' "$d/$n.md")"
     check "$n.md has one table row per claim" \
-      "$([ "$(grep -c '^| .* | \(yes\|\*\*no\*\*\|not evaluated\) (' \
+      "$([ "$(grep -c '^| .* | \(yes\|\*\*no\*\*\|no\|not evaluated\|not evaluable\) (' \
         "$d/$n.md")" = "$rows" ]; echo $?)"
+    # --quick cuts sizes, never designs: every variant is in runs.csv.
+    miss=
+    while IFS= read -r v; do
+      [ -n "$v" ] || continue
+      awk -F, -v v="$v" 'NR > 1 && $1 == v { f = 1 } END { exit !f }' \
+        "$d/runs.csv" || miss+=" [$v]"
+    done < <(sed -n 's/^\[reproduce\.variant \([^]#]*\).*\]$/\1/p' \
+      "$SRC/experiments/$n.ini" | sort -u)
+    check "$n: the quick run simulates every variant" "$(isempty "$miss")" \
+      "missing:$miss"
     check "$n.md says it is a quick run" \
       "$(grep -q '^\*\*Quick run\*\*' "$d/$n.md"; echo $?)"
   done
@@ -97,9 +109,9 @@ if run_ok "reproduce all --quick runs" reproduce all --quick --out q \
   fi
   # Claims hold where the simulator is exact.
   check "formulas: the ring equals its formula (claim within tolerance)" \
-    "$(awk -F, '$1 == "ring" { exit !($NF == "yes") }' q/formulas/claims.csv; echo $?)"
+    "$(awk -F, '$1 == "ring" { exit !($(NF-1) == "yes") }' q/formulas/claims.csv; echo $?)"
   check "inceptionn-fig14: truncation ratios are exact" \
-    "$(awk -F, '$1 ~ /^trunc/ && $NF != "yes" { f = 1 } END { exit f }' \
+    "$(awk -F, '$1 ~ /^trunc/ && $(NF-1) != "yes" { f = 1 } END { exit f }' \
       q/inceptionn-fig14/claims.csv; echo $?)"
 fi
 
@@ -131,34 +143,40 @@ exchange.algorithm = ring
 [reproduce.variant rdb]
 exchange.algorithm = rdb
 [reproduce.claim exact]
+kind = check
 text = ring on 4 workers equals its formula
 source = here
 value = exchange_s{variant=ring, nodes=4} / formula_exchange_s{variant=ring, nodes=4}
 paper = 1
 tolerance = rel 1e-9
 [reproduce.claim by]
+kind = validation
 text = rdb over ring
 source = here
 value = exchange_s{variant=rdb} / exchange_s{variant=ring}
 by = nodes: 2, 4
 paper = 1..2, >0
 [reproduce.claim agg]
+kind = validation
 text = max over min
 source = here
 value = max(exchange_s) / min(exchange_s{nodes=min}) + 0 * count(exchange_s) - abs(-1) + 1
 paper = <100
 [reproduce.claim derived]
+kind = check
 text = derived columns
 source = here
 value = double{variant=rdb, nodes=max} / exchange_s{variant=rdb, nodes=4} + vs_ring{variant=ring, nodes=2}
 paper = 3
 tolerance = abs 1e-12
 [reproduce.claim missing]
+kind = validation
 text = a claim on a column that does not exist
 source = here
 value = no_such_column{variant=ring}
 paper = 1
 [reproduce.claim many]
+kind = validation
 text = a term matching several rows
 source = here
 value = exchange_s{variant=ring}
@@ -171,13 +189,13 @@ if GRADSIM_EXPERIMENTS_DIR=$E GRADSIM_PLOTS_DIR=$E run_ok "a toy reproduction ru
   check "runs.csv: one row per variant and point" \
     "$([ "$(csv_rows t/toy/runs.csv)" = 4 ]; echo $?)"
   check "claim on an exact simulation holds" \
-    "$(awk -F, '$1 == "exact" { exit !($NF == "yes") }' t/toy/claims.csv; echo $?)"
+    "$(awk -F, '$1 == "exact" { exit !($(NF-1) == "yes") }' t/toy/claims.csv; echo $?)"
   check "by: one row per group, each with its paper value" \
     "$([ "$(grep -c '^by,' t/toy/claims.csv)" = 2 ] &&
       grep -q '^by,2,.*,1\.\.2,' t/toy/claims.csv &&
       grep -q '^by,4,.*,>0,' t/toy/claims.csv; echo $?)"
   check "aggregates and derived columns evaluate" \
-    "$(awk -F, '($1 == "agg" || $1 == "derived") && $NF != "yes" { f = 1 } END { exit f }' \
+    "$(awk -F, '($1 == "agg" || $1 == "derived") && $(NF-1) != "yes" { f = 1 } END { exit f }' \
       t/toy/claims.csv; echo $?)"
   check "an unknown column is reported, not fatal" \
     "$(grep -q "^- missing: no column 'no_such_column'" t/toy/toy.md; echo $?)"
@@ -187,7 +205,8 @@ if GRADSIM_EXPERIMENTS_DIR=$E GRADSIM_PLOTS_DIR=$E run_ok "a toy reproduction ru
     "$(grep -q 'no plot script' "$L/err" && ! ls t/toy/*.png >/dev/null 2>&1; echo $?)"
 fi
 
-# ---- bad input: status 2, one line, nothing written ------------------------
+# bad input: status 2, one "gradsim: " line, nothing on stdout, nothing
+# written.
 bad() { # NAME EXPECT-IN-MESSAGE ARGS...
   local name=$1 want=$2
   shift 2
@@ -205,6 +224,98 @@ bad() { # NAME EXPECT-IN-MESSAGE ARGS...
       "$(err_head)"
   fi
 }
+
+# ---- claim kinds and calibration ----------------------------------------------
+# A toy cluster whose latency is "unknown": the calibration claim is the
+# ring's exchange time at 4 workers as simulated with latency = 7 us;
+# gradsim must find 7 us again by bisection between 1 and 50 us. A
+# validation claim that holds and a calibration claim far off (never
+# scored) sit beside it.
+mkdir -p "$E/cal" "$E/cal2"
+cat >"$E/cal/known.ini" <<'EOF'
+[platform]
+nodes = 4
+bandwidth = 10Gbps
+latency = 7us
+ideal = true
+[model]
+name = synthetic
+params = 250000
+[exchange]
+algorithm = ring
+payload = none
+[training]
+iterations = 1
+EOF
+if run_ok "the toy cluster at the known latency" run "$E/cal/known.ini" \
+  --out known --quiet; then
+  col=$(head -1 known/runs.csv | tr , '\n' | grep -nx exchange_s | cut -d: -f1)
+  known_s=$(awk -F, -v c="$col" 'NR == 2 { print $c }' known/runs.csv)
+  sed -e 's/^latency = 7us/latency = 20us/' "$E/cal/known.ini" >"$E/cal/fit.ini"
+  cat >>"$E/cal/fit.ini" <<EOF
+[reproduce]
+title = calibration toy
+source = nowhere
+[reproduce.variant ring]
+exchange.algorithm = ring
+[reproduce.variant rdb]
+exchange.algorithm = rdb
+[reproduce.calibrate latency]
+fit = platform.latency
+claim = ring-time
+range = 1e-6..5e-5
+variants = ring
+[reproduce.claim ring-time]
+kind = calibration
+text = the ring's exchange at 4 workers
+source = the known run
+value = exchange_s{variant=ring}
+paper = $known_s
+[reproduce.claim far]
+kind = calibration
+text = a calibration number far off
+source = nowhere
+value = exchange_s{variant=ring}
+paper = 1000
+[reproduce.claim rdb-slower]
+kind = validation
+text = rdb at least half the ring's time
+source = nowhere
+value = exchange_s{variant=rdb} / exchange_s{variant=ring}
+paper = >0.5
+EOF
+  if GRADSIM_EXPERIMENTS_DIR=$E/cal GRADSIM_PLOTS_DIR=$E/cal run_ok \
+    "a reproduction with a calibration runs" reproduce fit --out c; then
+    v=$(awk -F, 'NR == 2 { print $3 }' c/fit/calibration.csv)
+    check "calibration finds the known latency (7e-06, got $v)" \
+      "$(awk -v v="$v" 'BEGIN { exit !(v > 6.99e-6 && v < 7.01e-6) }'; echo $?)"
+    check "the fitted value is used for every variant" \
+      "$(awk -F, 'NR > 1 { n++; if ($0 !~ /,7\.0[0-9]*e-06,/) f = 1 }
+        END { exit f || n != 2 }' c/fit/runs.csv; echo $?)"
+    check "NAME.md lists the fitted parameter and its paper number" \
+      "$(grep -q '^| platform.latency = 7' c/fit/fit.md &&
+        grep -q '^## Calibrated parameters' c/fit/fit.md; echo $?)"
+    check "a calibration claim is never scored (1 of 1 validation)" \
+      "$(grep -q '^1 of 1 validation claims within tolerance' c/fit/fit.md &&
+        grep -q "^fit  *1 / 1 " "$L/out"; echo $?)" "$(cat "$L/out" c/fit/claims.csv)"
+    check "claims.csv gives each claim's kind" \
+      "$(grep -q '^far,.*,no,calibration$' c/fit/claims.csv; echo $?)"
+  fi
+  # The value must be reachable within the range.
+  sed 's/^range = 1e-6..5e-5/range = 2e-5..5e-5/' "$E/cal/fit.ini" \
+    >"$E/cal2/fit.ini"
+  # (found only by simulating: progress lines come first, the message
+  # last, and nothing stays written)
+  rm -rf never
+  GRADSIM_EXPERIMENTS_DIR=$E/cal2 run reproduce fit --out never
+  check "a calibration out of its range: status 2, one message, no files" \
+    "$([ "$RC" = 2 ] && [ ! -e never ] && [ ! -s "$L/out" ] &&
+      [ "$(grep -c '^gradsim: ' "$L/err")" = 1 ] &&
+      tail -1 "$L/err" | grep -q 'both on one side of the paper'; echo $?)" \
+    "$(err_head)"
+fi
+
+# ---- bad input: status 2, one line, nothing written ------------------------
 bad "unknown experiment" "unknown experiment 'nope'" reproduce nope --out never
 bad "unknown experiment lists the valid ones" "inceptionn-fig12" \
   reproduce nope --out never
@@ -229,7 +340,7 @@ broken "unknown [reproduce] key" "unknown key 'colour'" 's/^title = a toy/colour
 broken "unknown reproduce section" "unknown section \[reproduce.bogus\]" \
   's/^\[reproduce.derive\]/[reproduce.bogus]/'
 broken "bad kind" "kind = dance" 's/^title = a toy/title = a toy\nkind = dance/'
-broken "claim without paper" "needs text, source, value and paper" \
+broken "claim without paper" "needs kind, text, source, value and paper" \
   '/^paper = 3$/d'
 broken "bad paper value" "paper = about 3" 's/^paper = 3$/paper = about 3/'
 broken "paper values against groups" "2 values for 3 groups" \
@@ -245,4 +356,17 @@ broken "variant key outside the simulation" "must be section.key" \
 broken "variant value the simulation refuses" "variant rdb" \
   's/^exchange.algorithm = rdb/exchange.algorithm = butterfly/'
 broken "no claims" "no \[reproduce.claim ID\]" '/^\[reproduce.claim exact\]/,$d'
+broken "claim without a kind" "needs kind" '/^kind = check$/d'
+broken "unknown claim kind" "kind = guess: must be validation" \
+  's/^kind = check$/kind = guess/'
+broken "a wide validation tolerance without a reason" "says why" \
+  's/^paper = 1\.\.2, >0$/paper = 1..2, >0\ntolerance = rel 0.5/'
+broken "--quick changes a design" "--quick may not change exchange.algorithm" \
+  's/^\[reproduce.derive\]/[reproduce.quick]\nexchange.algorithm = rdb\n[reproduce.derive]/'
+broken "a variant's quick key changes a schedule" "--quick may not change training.mode" \
+  's/^exchange.algorithm = rdb$/exchange.algorithm = rdb\nquick.training.mode = pipe/'
+broken "calibration of a validation claim" "no claim of kind calibration" \
+  's/^\[reproduce.derive\]/[reproduce.calibrate x]\nfit = platform.latency\nclaim = agg\nrange = 1..2\n[reproduce.derive]/'
+broken "calibration with a bad range" "range = 2..1" \
+  's/^\[reproduce.derive\]/[reproduce.calibrate x]\nfit = platform.latency\nclaim = agg\nrange = 2..1\n[reproduce.derive]/'
 finish
