@@ -127,6 +127,30 @@ CODEC_AVX2 static size_t plain_avx2(const unsigned char *in, size_t full,
 }
 #endif
 
+/* TAB[b]: the five values byte B decodes to, digits to VAL. */
+static void byte_table(const float val[3], float tab[243][5]) {
+  for (unsigned b = 0; b < 243; b++) {
+    unsigned d[5] = {b / 81, b / 27 % 3, b / 9 % 3, b / 3 % 3, b % 3};
+    for (int k = 0; k < 5; k++)
+      tab[b][k] = val[d[k]];
+  }
+}
+
+/* A run of RUN zero bytes (121) from column J: nothing to add, and zero
+ * bits to store in the columns below FULL; the columns from FULL on go
+ * through put5_tail (false: a padding digit is not zero). */
+static bool put_run(float *out, size_t L, size_t n, size_t full, size_t j,
+                    size_t run, const float val[3], bool add) {
+  size_t e = j + run, body = e < full ? e : full;
+  if (!add && j < body)
+    for (size_t k = 0; k < 5; k++)
+      memset(out + k * L + j, 0, (body - j) * sizeof(float));
+  for (j = j < body ? body : j; j < e; j++)
+    if (!put5_tail(out, L, n, j, ZERO5, val, add))
+      return false;
+  return true;
+}
+
 int quartic_decode(bool simd, const unsigned char *in, size_t len, bool zre,
                    float m, float *out, size_t n, bool add) {
   size_t L = quartic_len(n);
@@ -139,11 +163,7 @@ int quartic_decode(bool simd, const unsigned char *in, size_t len, bool zre,
   /* The five values of every byte, built once per call (243 x 5 floats):
    * decoding a byte is then five loads and five stores. */
   float tab[243][5];
-  for (unsigned b = 0; b < 243; b++) {
-    unsigned d[5] = {b / 81, b / 27 % 3, b / 9 % 3, b / 3 % 3, b % 3};
-    for (int k = 0; k < 5; k++)
-      tab[b][k] = val[d[k]];
-  }
+  byte_table(val, tab);
   float *o[5];
   for (size_t k = 0; k < 5; k++)
     o[k] = out + k * L;
@@ -180,16 +200,9 @@ int quartic_decode(bool simd, const unsigned char *in, size_t len, bool zre,
     if (!zre)
       return -EBADMSG;
     size_t run = b - RUN_MIN + 2;
-    if (run > L - j)
-      return -EBADMSG; /* expands past L bytes */
-    /* A run of zeros: nothing to add, and zero bits to store. */
-    size_t e = j + run, body = e < full ? e : full;
-    if (!add && j < body)
-      for (size_t k = 0; k < 5; k++)
-        memset(o[k] + j, 0, (body - j) * sizeof(float));
-    for (j = j < body ? body : j; j < e; j++)
-      if (!put5_tail(out, L, n, j, ZERO5, val, add))
-        return -EBADMSG;
+    if (run > L - j || !put_run(out, L, n, full, j, run, val, add))
+      return -EBADMSG; /* expands past L bytes, or nonzero padding */
+    j += run;
   }
   return j == L ? 0 : -EBADMSG;
 }
