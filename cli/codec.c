@@ -15,6 +15,7 @@
 
 #include "array_io.h"
 #include "codec.h"
+#include "codec_bench.h"
 #include "codec_eval.h"
 #include "container.h"
 #include "gradgen.h"
@@ -30,34 +31,6 @@
 #include <glib/gstdio.h>
 #include <unistd.h>
 
-/* The codec settings the seed papers evaluate, for `bench all` and
- * `compare`. */
-static const char *const paper_specs[] = {
-    "fp32",
-    "fp16",
-    "trunc:bits=16",
-    "trunc:bits=22",
-    "trunc:bits=24",
-    "q8",
-    "inceptionn:eb=-10",
-    "inceptionn:eb=-8",
-    "inceptionn:eb=-6",
-    "3lc:s=1",
-    "3lc:s=1.5",
-    "3lc:s=1.75",
-    "3lc:s=1.9",
-    "3lc:s=1,zre=0",
-    "terngrad",
-    "onebit",
-    "topk:ratio=0.25",
-    "topk:ratio=0.05",
-    "rgc:ratio=0.001,select=exact",
-    "rgc:ratio=0.001,select=trimmed",
-    "rgc:ratio=0.001,select=binsearch",
-    "rgc:ratio=0.001,select=sampled",
-    "rgc:ratio=0.001,select=trimmed,asq=1",
-};
-
 static codec_t *need_codec(const char *spec, const char *where) {
   if (!spec)
     cli_bad_input("%s: --codec SPEC is required (see 'gradsim codec list')",
@@ -67,13 +40,6 @@ static codec_t *need_codec(const char *spec, const char *where) {
   if (codec_create(spec, &c, err, sizeof err) != 0)
     cli_bad_input("%s: --codec %s: %s", where, spec, err);
   return c;
-}
-
-/* cmd_bench and cmd_calibrate call cli_no_extra_args() by this name
- * (their move into models/codec_bench.h is under way on another
- * branch). */
-static void no_extra_args(int argc, char **argv, const char *where) {
-  cli_no_extra_args(argc, argv, where);
 }
 
 static void *xmalloc(size_t bytes, const char *what) {
@@ -87,10 +53,11 @@ static void *xmalloc(size_t bytes, const char *what) {
  * papers' settings), parsed, or exit 2. *COUNT gets their number. */
 static codec_t **need_codecs(char **specs, const char *where, size_t *count) {
   size_t n =
-      specs && specs[0] ? g_strv_length(specs) : G_N_ELEMENTS(paper_specs);
+      specs && specs[0] ? g_strv_length(specs) : codec_bench_paper_count();
   codec_t **c = g_new0(codec_t *, n);
   for (size_t i = 0; i < n; i++)
-    c[i] = need_codec(specs && specs[0] ? specs[i] : paper_specs[i], where);
+    c[i] = need_codec(specs && specs[0] ? specs[i] : codec_bench_paper_spec(i),
+                      where);
   *count = n;
   return c;
 }
@@ -465,31 +432,52 @@ static int cmd_decode(int argc, char **argv) {
 
 /* ---- bench ---------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+/* A failed measurement of models/codec_bench.h: the codec or the data is
+ * the user's (status 2), anything else the environment's or a bug's. */
+static G_NORETURN void bench_failed(int rc, const char *where,
+                                    const char *err) {
+  if (rc == -EINVAL || rc == -EOVERFLOW || rc == -EDOM)
+    cli_bad_input("%s: %s", where, err);
+  cli_env_failure("%s: %s", where, err);
 }
 
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+/* The codec specs to measure: SPEC, or the seed papers' settings for NULL
+ * or "all"; each parsed first, so that a bad one exits 2 before any
+ * measurement. Returns a NULL-terminated g_strdup'ed list. */
+static char **bench_specs(const char *spec, const char *where) {
+  char **specs;
+  if (spec && strcmp(spec, "all") != 0) {
+    specs = g_new0(char *, 2);
+    specs[0] = g_strdup(spec);
+  } else {
+    size_t n = codec_bench_paper_count();
+    specs = g_new0(char *, n + 1);
+    for (size_t i = 0; i < n; i++)
+      specs[i] = g_strdup(codec_bench_paper_spec(i));
+  }
+  for (char **s = specs; *s; s++)
+    codec_free(need_codec(*s, where));
+  return specs;
 }
 
-/* Write a buffer larger than the last-level cache, so that every timed
- * operation starts from memory, as memcpy's does. */
-static void flush_caches(unsigned char *buf, size_t len, unsigned round) {
-  memset(buf, (int)(round & 0xff), len);
+static void bench_print(bool csv, const struct codec_bench_result *r) {
+  if (csv) {
+    csv_field(stdout, r->spec);
+    printf(",%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f\n", r->n, r->encode_gbps,
+           r->decode_gbps, r->memcpy_gbps, r->encode_x_memcpy,
+           r->decode_x_memcpy, r->bits_per_value);
+  } else
+    printf("%-38s %12.2f %12.2f %12.2f %8.2f %8.2f %8.3f\n", r->spec,
+           r->encode_gbps, r->decode_gbps, r->memcpy_gbps, r->encode_x_memcpy,
+           r->decode_x_memcpy, r->bits_per_value);
+  fflush(stdout);
 }
-
-struct bench_row {
-  const char *spec;
-  size_t n;
-  double enc_gbps, dec_gbps, memcpy_gbps, bits_per_value;
-};
 
 static int cmd_bench(int argc, char **argv) {
   char *spec = NULL, *format = NULL;
-  gint64 n64 = 16 << 20, runs = 5, seed = 1;
+  struct codec_bench_config cfg;
+  codec_bench_defaults(&cfg);
+  gint64 n64 = (gint64)cfg.n, runs = (gint64)cfg.runs, seed = 1;
   GOptionEntry opts[] = {
       {"codec", 'c', 0, G_OPTION_ARG_STRING, &spec,
        "codec spec, or 'all' for the settings of the seed papers (default)",
@@ -510,37 +498,21 @@ static int cmd_bench(int argc, char **argv) {
             "of R runs, each on fresh data and from cold caches.",
             opts);
   const char *where = "codec bench";
-  no_extra_args(argc, argv, where);
-  bool csv = false;
-  if (format && strcmp(format, "csv") == 0)
-    csv = true;
-  else if (format && strcmp(format, "table") != 0)
-    cli_bad_input("%s: --format %s: expected table or csv", where, format);
+  cli_no_extra_args(argc, argv, where);
+  bool csv = cli_format_csv(format, where);
   if (n64 < 1 || n64 > (gint64)1 << 32)
     cli_bad_input("%s: --n %" G_GINT64_FORMAT " must be in [1, 2^32]", where,
                   n64);
   if (runs < 5 || runs > 1000)
     cli_bad_input("%s: --runs %" G_GINT64_FORMAT " must be in [5, 1000]", where,
                   runs);
-  size_t n = (size_t)n64, R = (size_t)runs;
-
-  char *one[2] = {spec && strcmp(spec, "all") != 0 ? spec : NULL, NULL};
-  size_t ncodecs;
-  codec_t **codecs = need_codecs(one, where, &ncodecs);
-
-  /* R + 1 fresh vectors (one untimed warm-up), generated once. */
-  struct gradgen_params gp;
-  gradgen_defaults(&gp);
-  gp.seed = (uint64_t)seed;
-  float **pool = g_new0(float *, R + 1);
-  for (size_t r = 0; r <= R; r++) {
-    pool[r] = xmalloc(4 * n, "bench data");
-    gradgen_fill(&gp, 0, 0, r, 1.0, 0, pool[r], n);
-  }
-  float *dec = xmalloc(4 * n, "decoded");
-  float *copy = xmalloc(4 * n, "memcpy target");
-  size_t flen = 256u << 20;
-  unsigned char *flush = xmalloc(flen, "cache flush");
+  cfg.n = (size_t)n64;
+  cfg.runs = (size_t)runs;
+  cfg.seed = (uint64_t)seed;
+  char **specs = bench_specs(spec, where);
+  codec_bench_t *b;
+  if (codec_bench_create(&cfg, &b) != 0)
+    cli_env_failure("%s: out of memory for %zu values", where, cfg.n);
 
   if (csv)
     printf("codec,n,encode_gbps,decode_gbps,memcpy_gbps,encode_x_memcpy,"
@@ -548,72 +520,16 @@ static int cmd_bench(int argc, char **argv) {
   else
     printf("%-38s %12s %12s %12s %8s %8s %8s\n", "codec", "encode GB/s",
            "decode GB/s", "memcpy GB/s", "enc/mcp", "dec/mcp", "bits/val");
-  double *te = g_new(double, R), *td = g_new(double, R), *tm = g_new(double, R);
-  for (size_t ci = 0; ci < ncodecs; ci++) {
-    codec_t *c = codecs[ci];
-    size_t cap = codec_bound(c, n);
-    if (!codec_accepts(c, n))
-      cli_bad_input("%s: --n %zu is too many values for %s", where, n,
-                    codec_spec(c));
-    codec_state_t *st;
-    if (codec_state_create(c, n, (uint64_t)seed, &st) != 0)
-      cli_env_failure("%s: cannot create a codec state", where);
-    unsigned char *out = xmalloc(cap, "payload");
-    double bits = 0;
-    for (size_t r = 0; r <= R; r++) {
-      flush_caches(flush, flen, (unsigned)r);
-      double t0 = cli_now();
-      size_t len = encode_or_die(st, pool[r], n, out, cap, "bench data");
-      double t1 = cli_now();
-      flush_caches(flush, flen, (unsigned)r + 1);
-      double t2 = cli_now();
-      int rc = codec_decode(c, out, len, dec, n);
-      double t3 = cli_now();
-      if (rc != 0)
-        cli_env_failure("internal error: %s cannot decode its own payload",
-                        codec_spec(c));
-      flush_caches(flush, flen, (unsigned)r + 2);
-      double t4 = cli_now();
-      memcpy(copy, pool[r], 4 * n);
-      double t5 = cli_now();
-      if (r == 0)
-        continue; /* warm-up: page faults, scratch allocation */
-      te[r - 1] = t1 - t0;
-      td[r - 1] = t3 - t2;
-      tm[r - 1] = t5 - t4;
-      bits += 8.0 * (double)len / (double)n / (double)R;
-    }
-    double bytes = 4.0 * (double)n;
-    struct bench_row row = {codec_spec(c),
-                            n,
-                            bytes / median(te, R) / 1e9,
-                            bytes / median(td, R) / 1e9,
-                            bytes / median(tm, R) / 1e9,
-                            bits};
-    if (csv) {
-      csv_field(stdout, row.spec);
-      printf(",%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f\n", row.n, row.enc_gbps,
-             row.dec_gbps, row.memcpy_gbps, row.enc_gbps / row.memcpy_gbps,
-             row.dec_gbps / row.memcpy_gbps, row.bits_per_value);
-    } else
-      printf("%-38s %12.2f %12.2f %12.2f %8.2f %8.2f %8.3f\n", row.spec,
-             row.enc_gbps, row.dec_gbps, row.memcpy_gbps,
-             row.enc_gbps / row.memcpy_gbps, row.dec_gbps / row.memcpy_gbps,
-             row.bits_per_value);
-    fflush(stdout);
-    g_free(out);
-    codec_state_free(st);
+  for (char **s = specs; *s; s++) {
+    struct codec_bench_result r;
+    char err[512];
+    int rc = codec_bench_measure(b, *s, &r, err, sizeof err);
+    if (rc != 0)
+      bench_failed(rc, where, err);
+    bench_print(csv, &r);
   }
-  for (size_t r = 0; r <= R; r++)
-    g_free(pool[r]);
-  g_free(pool);
-  g_free(dec);
-  g_free(copy);
-  g_free(flush);
-  g_free(te);
-  g_free(td);
-  g_free(tm);
-  free_codecs(codecs, ncodecs);
+  codec_bench_free(b);
+  g_strfreev(specs);
   g_free(spec);
   g_free(format);
   return 0;
@@ -749,9 +665,8 @@ static int cmd_compare(int argc, char **argv) {
 /* ---- calibrate ------------------------------------------------------ */
 
 /* Codec work as the simulator charges it (models/codec_cost.h): encode
- * and decode-and-add times on this machine's CPU, per value, or per
- * payload byte for the sparse codecs, whose decode touches only what was
- * sent. */
+ * and decode-and-add times on this machine's CPU, measured by
+ * models/codec_bench.h. */
 static int cmd_calibrate(int argc, char **argv) {
   char *out = NULL;
   gint64 n64 = 1 << 22, runs = 5, seed = 1;
@@ -772,7 +687,7 @@ static int cmd_calibrate(int argc, char **argv) {
             "copied unchanged.",
             opts);
   const char *where = "codec calibrate";
-  no_extra_args(argc, argv, where);
+  cli_no_extra_args(argc, argv, where);
   if (!out)
     cli_bad_input("%s: --out FILE is required", where);
   if (n64 < 1024 || n64 > (gint64)1 << 28)
@@ -781,103 +696,36 @@ static int cmd_calibrate(int argc, char **argv) {
   if (runs < 5 || runs > 1000)
     cli_bad_input("%s: --runs %" G_GINT64_FORMAT " must be in [5, 1000]",
                   where, runs);
-  size_t n = (size_t)n64, R = (size_t)runs;
-  size_t ncodecs;
-  codec_t **codecs = need_codecs(NULL, where, &ncodecs);
-  struct gradgen_params gp;
-  gradgen_defaults(&gp);
-  gp.seed = (uint64_t)seed;
-  float **pool = g_new0(float *, R + 1);
-  for (size_t r = 0; r <= R; r++) {
-    pool[r] = xmalloc(4 * n, "data");
-    gradgen_fill(&gp, 0, 0, r, 1.0, 0, pool[r], n);
+  struct codec_bench_config cfg = {(size_t)n64, (size_t)runs, (uint64_t)seed,
+                                   0};
+  char **specs = bench_specs(NULL, where);
+  size_t count = g_strv_length(specs);
+  codec_bench_t *b;
+  if (codec_bench_create(&cfg, &b) != 0)
+    cli_env_failure("%s: out of memory for %zu values", where, cfg.n);
+  struct codec_cost_line *lines = g_new0(struct codec_cost_line, count);
+  for (size_t i = 0; i < count; i++) {
+    char err[512];
+    int rc = codec_bench_calibrate(b, specs[i], &lines[i], err, sizeof err);
+    if (rc != 0)
+      bench_failed(rc, where, err);
   }
-  float *acc = xmalloc(4 * n, "accumulator");
-  memset(acc, 0, 4 * n);
-  GString *t = g_string_new(NULL);
-  char *date = g_date_time_format(g_date_time_new_now_utc(), "%Y-%m-%d");
-  /* The CPU the figures belong to: its model name, else the host name. */
-  char host[256] = "this machine";
-  gethostname(host, sizeof host);
-  gchar *cpuinfo = NULL;
-  if (g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL)) {
-    const char *mn = strstr(cpuinfo, "model name");
-    const char *colon = mn ? strchr(mn, ':') : NULL;
-    if (colon) {
-      colon += 1 + strspn(colon + 1, " \t");
-      size_t len = strcspn(colon, "\n");
-      snprintf(host, sizeof host, "%.*s, %ld cores", (int)len, colon,
-               sysconf(_SC_NPROCESSORS_ONLN));
-    }
-  }
-  g_free(cpuinfo);
-  g_string_append_printf(
-      t,
-      "# Codec cost table for the simulator (models/codec_cost.h).\n"
-      "# cpu lines: written by 'gradsim codec calibrate' on %s (%s), %zu "
-      "values,\n# median of %zu runs: CODEC ENCODE_NS DECODE_NS "
-      "DECODE_NS_PER_BYTE (per value; decode\n# is decode-and-add into an "
-      "accumulator; the sparse codecs' decode is charged per\n# payload "
-      "byte instead).\n",
-      host, date, n, R);
-  double *te = g_new(double, R), *td = g_new(double, R);
-  for (size_t ci = 0; ci < ncodecs; ci++) {
-    codec_t *c = codecs[ci];
-    size_t cap = codec_bound(c, n);
-    codec_state_t *st;
-    if (codec_state_create(c, n, (uint64_t)seed, &st) != 0)
-      cli_env_failure("%s: cannot create a codec state", where);
-    unsigned char *buf = xmalloc(cap, "payload");
-    double bytes = 0;
-    for (size_t r = 0; r <= R; r++) {
-      double t0 = cli_now();
-      size_t len = encode_or_die(st, pool[r], n, buf, cap, "data");
-      double t1 = cli_now();
-      if (codec_decode_add(c, buf, len, acc, n) != 0)
-        cli_env_failure("internal error: %s cannot decode", codec_spec(c));
-      double t2 = cli_now();
-      if (r == 0)
-        continue;
-      te[r - 1] = t1 - t0;
-      td[r - 1] = t2 - t1;
-      bytes += (double)len / (double)R;
-    }
-    double enc = median(te, R) / (double)n * 1e9;
-    double dec = median(td, R) * 1e9;
-    bool sparse = !strcmp(codec_name(c), "topk") || !strcmp(codec_name(c), "rgc");
-    g_string_append_printf(t, "cpu %s %.4g %.4g %.4g\n", codec_spec(c), enc,
-                           sparse ? 0 : dec / (double)n,
-                           sparse ? dec / bytes : 0);
-    g_free(buf);
-    codec_state_free(st);
-  }
-  /* The GPU and NIC models and their sources, from the shipped table. */
+  char cpu[256];
+  codec_bench_cpu_name(cpu, sizeof cpu);
+  GDateTime *now = g_date_time_new_now_utc();
+  char *date = g_date_time_format(now, "%Y-%m-%d");
   char *shipped = g_build_filename(model_dir(NULL), "codec_costs.conf", NULL);
-  char *text = NULL;
-  if (g_file_get_contents(shipped, &text, NULL, NULL)) {
-    char **lines = g_strsplit(text, "\n", -1);
-    bool gpu = false;
-    for (char **l = lines; *l; l++) {
-      gpu |= g_str_has_prefix(*l, "# GPU");
-      if (gpu)
-        g_string_append_printf(t, "%s\n", *l);
-    }
-    g_strfreev(lines);
-    g_free(text);
-  }
-  g_free(shipped);
+  char *table = codec_bench_cost_table(lines, count, cpu, date, cfg.n,
+                                       cfg.runs, shipped);
   cli_outputs *outs = cli_outputs_new();
-  size_t tl = t->len;
-  cli_outputs_add(outs, out, g_string_free(t, FALSE), tl);
+  cli_outputs_add(outs, out, table, strlen(table));
   cli_outputs_commit(outs);
-  for (size_t r = 0; r <= R; r++)
-    g_free(pool[r]);
-  g_free(pool);
-  g_free(acc);
-  g_free(te);
-  g_free(td);
+  g_free(shipped);
   g_free(date);
-  free_codecs(codecs, ncodecs);
+  g_date_time_unref(now);
+  g_free(lines);
+  codec_bench_free(b);
+  g_strfreev(specs);
   g_free(out);
   return 0;
 }

@@ -81,6 +81,55 @@ int codec_parse_double(const char *codec, const char *key, const char *value,
   return 0;
 }
 
+/* Apply the parameter list LIST ("key=value,...", after the colon of
+ * SPEC) to C through its configure(): empty fields and repeated keys are
+ * typos and rejected. Returns 0 or -EINVAL with a message. */
+static int configure_params(codec_t *c, const char *spec, const char *list,
+                            char *err, size_t errlen) {
+  const struct codec_ops *ops = c->ops;
+  size_t listlen = strlen(list);
+  char buf[CODEC_SPEC_MAX];
+  memcpy(buf, list, listlen + 1);
+  /* Empty fields ("a=1,,b=2", a trailing comma) are typos: reject them. */
+  if (listlen == 0 || list[0] == ',' || list[listlen - 1] == ',' ||
+      strstr(list, ",,")) {
+    codec_errf(err, errlen, "codec %s: empty parameter in '%s'", ops->info.name,
+               spec);
+    return -EINVAL;
+  }
+  /* Keys may not repeat: "eb=-10,eb=-6" is a typo, not an override. */
+  char seen[8][32];
+  size_t nseen = 0;
+  /* Split on ',' by hand: strtok_r is POSIX, not C11. */
+  for (char *next = buf; next;) {
+    char *kv = next;
+    char *comma = strchr(kv, ',');
+    if (comma)
+      *comma = '\0';
+    next = comma ? comma + 1 : NULL;
+    char *eq = strchr(kv, '=');
+    if (!eq || eq == kv || eq[1] == '\0') {
+      codec_errf(err, errlen,
+                 "codec %s: parameter '%s' is not of the form key=value",
+                 ops->info.name, kv);
+      return -EINVAL;
+    }
+    *eq = '\0';
+    for (size_t i = 0; i < nseen; i++)
+      if (strcmp(seen[i], kv) == 0) {
+        codec_errf(err, errlen, "codec %s: parameter '%s' given twice",
+                   ops->info.name, kv);
+        return -EINVAL;
+      }
+    if (nseen < 8 && strlen(kv) < sizeof seen[0])
+      strcpy(seen[nseen++], kv);
+    int rc = ops->configure(c, kv, eq + 1, err, errlen);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
 int codec_create(const char *spec, codec_t **out, char *err, size_t errlen) {
   if (!spec || !out) {
     codec_errf(err, errlen, "codec: no spec given");
@@ -112,53 +161,7 @@ int codec_create(const char *spec, codec_t **out, char *err, size_t errlen) {
   const char *portable = getenv("GRADSIM_CODEC_PORTABLE");
   c->portable = portable && *portable;
   ops->init(c);
-
-  int rc = 0;
-  if (colon) {
-    const char *list = colon + 1;
-    size_t listlen = speclen - namelen - 1;
-    char buf[CODEC_SPEC_MAX];
-    memcpy(buf, list, listlen + 1);
-    /* Empty fields ("a=1,,b=2", a trailing comma) are typos: reject them. */
-    if (listlen == 0 || list[0] == ',' || list[listlen - 1] == ',' ||
-        strstr(list, ",,")) {
-      codec_errf(err, errlen, "codec %s: empty parameter in '%s'",
-                 ops->info.name, spec);
-      rc = -EINVAL;
-    }
-    /* Keys may not repeat: "eb=-10,eb=-6" is a typo, not an override. */
-    char seen[8][32];
-    size_t nseen = 0;
-    /* Split on ',' by hand: strtok_r is POSIX, not C11. */
-    char *next = rc ? NULL : buf;
-    while (next && !rc) {
-      char *kv = next;
-      char *comma = strchr(kv, ',');
-      if (comma)
-        *comma = '\0';
-      next = comma ? comma + 1 : NULL;
-      char *eq = strchr(kv, '=');
-      if (!eq || eq == kv || eq[1] == '\0') {
-        codec_errf(err, errlen,
-                   "codec %s: parameter '%s' is not of the form key=value",
-                   ops->info.name, kv);
-        rc = -EINVAL;
-        break;
-      }
-      *eq = '\0';
-      for (size_t i = 0; i < nseen && !rc; i++)
-        if (strcmp(seen[i], kv) == 0) {
-          codec_errf(err, errlen, "codec %s: parameter '%s' given twice",
-                     ops->info.name, kv);
-          rc = -EINVAL;
-        }
-      if (rc)
-        break;
-      if (nseen < 8 && strlen(kv) < sizeof seen[0])
-        strcpy(seen[nseen++], kv);
-      rc = ops->configure(c, kv, eq + 1, err, errlen);
-    }
-  }
+  int rc = colon ? configure_params(c, spec, colon + 1, err, errlen) : 0;
   if (!rc && ops->finish)
     rc = ops->finish(c, err, errlen);
   if (rc) {

@@ -61,9 +61,11 @@ ptrdiff_t container_write(void *buf, size_t cap, const char *spec, uint64_t n,
   return (ptrdiff_t)total;
 }
 
-int container_read(const void *buf, size_t len, struct container_view *out,
-                   char *err, size_t errlen) {
-  const unsigned char *p = buf;
+/* The fixed header of the LEN bytes at P: magic, version and a printable
+ * spec of *SPECLEN bytes that the buffer holds with the rest of the
+ * header. Returns 0 or -EBADMSG with a message. */
+static int header_read(const unsigned char *p, size_t len, size_t *speclen,
+                       char *err, size_t errlen) {
   if (len < 8) {
     codec_errf(err, errlen,
                "file too short to be a codec container (%zu bytes)", len);
@@ -102,6 +104,17 @@ int container_read(const void *buf, size_t len, struct container_view *out,
                  "byte");
       return -EBADMSG;
     }
+  *speclen = s;
+  return 0;
+}
+
+int container_read(const void *buf, size_t len, struct container_view *out,
+                   char *err, size_t errlen) {
+  const unsigned char *p = buf;
+  size_t s;
+  int rc = header_read(p, len, &s, err, errlen);
+  if (rc != 0)
+    return rc;
   uint64_t n = load64(p + 8 + s);
   uint64_t plen = load64(p + 16 + s);
   if (plen != len - CONTAINER_FIXED - s) {

@@ -138,6 +138,10 @@ static unsigned char *pack_portable(const float *in, size_t m, int lo, int hi16,
  * gathered by one byte shuffle (tables generated from inceptionn.h's
  * layout) and written with one 16-byte store; the same worst-case argument
  * bounds the stores. */
+/* Longer than 60 lines on purpose: one loop body that keeps the eight
+ * lanes in registers from the load to the last store; split into helper
+ * functions it reads no better (each step is commented) and relies on
+ * inlining to stay as fast. */
 CODEC_AVX2 static unsigned char *pack_avx2(const float *in, size_t m, int lo,
                                            int hi16, unsigned char *p) {
   const __m256i absm = _mm256_set1_epi32(0x7fffffff);

@@ -171,89 +171,113 @@ static ptrdiff_t exact_of_updated(codec_state_t *s, enum sel_key key, size_t k,
   return (ptrdiff_t)sel_exact(s->residual, key, cand, m, k, cand + ncand, cand);
 }
 
-/* Update V with IN and choose the communication set: *SEL receives the
- * indices (in scratch), the return value their number or -errno. */
-static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
-                        size_t k, uint32_t **sel) {
+/* select=exact: a histogram of the keys, the candidates at or above the
+ * bucket that holds the k-th, radix selection among them. */
+static ptrdiff_t choose_exact(codec_state_t *s, const float *in,
+                              enum sel_key key, size_t k, uint32_t **sel) {
+  float *v = s->residual;
+  size_t n = s->n;
+  bool simd = codec_use_avx2(s->codec);
+  uint32_t hist[2048];
+  if (sel_scan(simd, v, in, n, key, NULL, NULL, hist) >= 0x7f800000u)
+    return -EDOM;
+  uint32_t bucket = sel_bucket(hist, k);
+  size_t ncand = 0;
+  for (uint32_t i = bucket; i < 2048; i++)
+    ncand += hist[i];
+  uint32_t *cand = codec_scratch(s, 2 * ncand * sizeof *cand);
+  if (!cand)
+    return -ENOMEM;
+  size_t m = sel_update_collect(simd, v, in, n, key, bucket, cand);
+  *sel = cand;
+  return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand + ncand, cand);
+}
+
+/* select=sampled between samples: every value at or above the threshold
+ * kept from the last binary search. */
+static ptrdiff_t choose_reused(codec_state_t *s, const float *in,
+                               enum sel_key key, uint32_t **sel) {
+  struct rgc_priv *pv = CODEC_PRIV(s, struct rgc_priv);
+  float *v = s->residual;
+  size_t n = s->n;
+  bool simd = codec_use_avx2(s->codec);
+  if (sel_scan(simd, v, in, n, key, NULL, NULL, NULL) >= 0x7f800000u)
+    return -EDOM;
+  size_t cnt;
+  sel_update(simd, v, in, n, key, &pv->thr, &cnt, 1);
+  uint32_t *cand = codec_scratch(s, cnt * sizeof *cand);
+  if (!cand && cnt)
+    return -ENOMEM;
+  *sel = cand;
+  return (ptrdiff_t)sel_collect(simd, v, n, key, pv->thr, cand);
+}
+
+/* select=trimmed (Algorithm 2): the first of the thresholds mean + ratio
+ * (max - mean), ratio 0.8, 0.6, ..., that keeps at least k values, then
+ * exact selection among those. */
+static ptrdiff_t choose_trimmed(codec_state_t *s, const float *in,
+                                enum sel_key key, size_t k, double mean,
+                                double spread, uint32_t **sel) {
+  float *v = s->residual;
+  size_t n = s->n;
+  bool simd = codec_use_avx2(s->codec);
+  /* Ratios 0.8, 0.6, ..., 0.0 counted in one pass. */
+  float thr[5];
+  size_t cnt[5];
+  for (int j = 0; j < 5; j++)
+    thr[j] = (float)(mean + (0.8 - 0.2 * j) * spread);
+  sel_update(simd, v, in, n, key, thr, cnt, 5);
+  float t = -INFINITY;
+  size_t c = n;
+  for (int j = 0; j < 5; j++)
+    if (cnt[j] >= k) {
+      t = thr[j];
+      c = cnt[j];
+      break;
+    }
+  /* Rarely (k above the number of values over the mean) the loop goes
+   * on below the mean; when the values are all equal it would never end,
+   * so after 50 more steps every value is a candidate. */
+  for (int j = 5; t == -INFINITY && j < 55 && spread > 0; j++) {
+    float tj = (float)(mean + (0.8 - 0.2 * j) * spread);
+    size_t cj = sel_count(simd, v, n, key, tj);
+    if (cj >= k) {
+      t = tj;
+      c = cj;
+    }
+  }
+  uint32_t *cand = codec_scratch(s, 2 * c * sizeof *cand);
+  if (!cand)
+    return -ENOMEM;
+  size_t m = sel_collect(simd, v, n, key, t, cand);
+  *sel = cand;
+  return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand + c, cand);
+}
+
+/* Just below the smallest key of the GOT selected values of V, so that a
+ * reuse of it selects them all. */
+static float below_kth(const float *v, enum sel_key key, const uint32_t *sel,
+                       ptrdiff_t got) {
+  float kth = INFINITY;
+  for (ptrdiff_t j = 0; j < got; j++) {
+    float f = v[sel[j]];
+    float kv = key == KEY_ABS ? fabsf(f) : key == KEY_POS ? f : -f;
+    kth = kv < kth ? kv : kth;
+  }
+  return nextafterf(kth, -INFINITY);
+}
+
+/* select=binsearch and sampled (Algorithm 3): binary search on the ratio
+ * for a threshold that keeps between k and 2k values; exact selection when
+ * the search runs out. Sampled keeps the threshold for reuse. */
+static ptrdiff_t choose_binsearch(codec_state_t *s, const float *in,
+                                  enum sel_key key, size_t k, double mean,
+                                  double spread, uint32_t **sel) {
   const struct rgc_params *p = CODEC_CPARAMS(s->codec, struct rgc_params);
   struct rgc_priv *pv = CODEC_PRIV(s, struct rgc_priv);
   float *v = s->residual;
   size_t n = s->n;
   bool simd = codec_use_avx2(s->codec);
-
-  if (p->select == SEL_EXACT) {
-    uint32_t hist[2048];
-    if (sel_scan(simd, v, in, n, key, NULL, NULL, hist) >= 0x7f800000u)
-      return -EDOM;
-    uint32_t bucket = sel_bucket(hist, k);
-    size_t ncand = 0;
-    for (uint32_t i = bucket; i < 2048; i++)
-      ncand += hist[i];
-    uint32_t *cand = codec_scratch(s, 2 * ncand * sizeof *cand);
-    if (!cand)
-      return -ENOMEM;
-    size_t m = sel_update_collect(simd, v, in, n, key, bucket, cand);
-    *sel = cand;
-    return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand + ncand, cand);
-  }
-
-  bool reuse =
-      p->select == SEL_SAMPLED && pv->has_thr && s->step % SAMPLE_INTERVAL != 0;
-  if (reuse) {
-    if (sel_scan(simd, v, in, n, key, NULL, NULL, NULL) >= 0x7f800000u)
-      return -EDOM;
-    size_t cnt;
-    sel_update(simd, v, in, n, key, &pv->thr, &cnt, 1);
-    uint32_t *cand = codec_scratch(s, cnt * sizeof *cand);
-    if (!cand && cnt)
-      return -ENOMEM;
-    *sel = cand;
-    return (ptrdiff_t)sel_collect(simd, v, n, key, pv->thr, cand);
-  }
-
-  /* Algorithm 2 and 3, line 1: mean and max of the key values. */
-  double sum;
-  float max;
-  if (sel_scan(simd, v, in, n, key, &sum, &max, NULL) >= 0x7f800000u)
-    return -EDOM;
-  double mean = sum / (double)n;
-  double spread = (double)max - mean;
-
-  if (p->select == SEL_TRIMMED) {
-    /* Ratios 0.8, 0.6, ..., 0.0 counted in one pass. */
-    float thr[5];
-    size_t cnt[5];
-    for (int j = 0; j < 5; j++)
-      thr[j] = (float)(mean + (0.8 - 0.2 * j) * spread);
-    sel_update(simd, v, in, n, key, thr, cnt, 5);
-    float t = -INFINITY;
-    size_t c = n;
-    for (int j = 0; j < 5; j++)
-      if (cnt[j] >= k) {
-        t = thr[j];
-        c = cnt[j];
-        break;
-      }
-    /* Rarely (k above the number of values over the mean) the loop goes
-     * on below the mean; when the values are all equal it would never end,
-     * so after 50 more steps every value is a candidate. */
-    for (int j = 5; t == -INFINITY && j < 55 && spread > 0; j++) {
-      float tj = (float)(mean + (0.8 - 0.2 * j) * spread);
-      size_t cj = sel_count(simd, v, n, key, tj);
-      if (cj >= k) {
-        t = tj;
-        c = cj;
-      }
-    }
-    uint32_t *cand = codec_scratch(s, 2 * c * sizeof *cand);
-    if (!cand)
-      return -ENOMEM;
-    size_t m = sel_collect(simd, v, n, key, t, cand);
-    *sel = cand;
-    return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand + c, cand);
-  }
-
-  /* Algorithm 3, binary search on the ratio. */
   sel_update(simd, v, in, n, key, NULL, NULL, 0);
   double l = 0.0, r = 1.0;
   float t = 0.0f;
@@ -281,22 +305,37 @@ static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
     got = (ptrdiff_t)sel_collect(simd, v, n, key, t, cand);
   } else {
     got = exact_of_updated(s, key, k, sel);
-    if (got > 0) {
-      /* For reuse: just below the k-th value, so that it is selected. */
-      float kth = INFINITY;
-      for (ptrdiff_t j = 0; j < got; j++) {
-        float f = v[(*sel)[j]];
-        float kv = key == KEY_ABS ? fabsf(f) : key == KEY_POS ? f : -f;
-        kth = kv < kth ? kv : kth;
-      }
-      t = nextafterf(kth, -INFINITY);
-    }
+    if (got > 0)
+      t = below_kth(v, key, *sel, got);
   }
   if (p->select == SEL_SAMPLED && got >= 0) {
     pv->thr = t;
     pv->has_thr = true;
   }
   return got;
+}
+
+/* Update V with IN and choose the communication set: *SEL receives the
+ * indices (in scratch), the return value their number or -errno. */
+static ptrdiff_t choose(codec_state_t *s, const float *in, enum sel_key key,
+                        size_t k, uint32_t **sel) {
+  const struct rgc_params *p = CODEC_CPARAMS(s->codec, struct rgc_params);
+  const struct rgc_priv *pv = CODEC_PRIV(s, struct rgc_priv);
+  if (p->select == SEL_EXACT)
+    return choose_exact(s, in, key, k, sel);
+  if (p->select == SEL_SAMPLED && pv->has_thr && s->step % SAMPLE_INTERVAL != 0)
+    return choose_reused(s, in, key, sel);
+  /* Algorithm 2 and 3, line 1: mean and max of the key values. */
+  double sum;
+  float max;
+  if (sel_scan(codec_use_avx2(s->codec), s->residual, in, s->n, key, &sum, &max,
+               NULL) >= 0x7f800000u)
+    return -EDOM;
+  double mean = sum / (double)s->n;
+  double spread = (double)max - mean;
+  if (p->select == SEL_TRIMMED)
+    return choose_trimmed(s, in, key, k, mean, spread, sel);
+  return choose_binsearch(s, in, key, k, mean, spread, sel);
 }
 
 static ptrdiff_t rgc_encode(codec_state_t *s, const float *in,

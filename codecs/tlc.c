@@ -55,11 +55,27 @@ static size_t tlc_bound(const codec_t *c, size_t n) {
   return 4 + quartic_len(n);
 }
 
-/* The quantizer: the digit q + 1 of v = b + x, and b = v - M q. */
-static inline unsigned quant(float *b, const float *x, size_t i, float m) {
+/* round(v / M) is 1 when the float quotient fl(v / M) >= 1/2. The float
+ * below 1/2 is 1/2 - 2^-25, and the midpoint 1/2 - 2^-26 rounds to 1/2
+ * (ties to even), so fl(v / M) >= 1/2 exactly when the real v / M >=
+ * 1/2 - 2^-26, that is v >= t = M (2^25 - 1) 2^-26, which is exact in
+ * double (24 by 25 significant bits). For a float v that is v >= T, T the
+ * least float >= t; rounding is symmetric, so round(v / M) = -1 exactly
+ * when v <= -T. Two comparisons with T give the digits of the division
+ * that Equation 2 states, bit for bit, without dividing (the divisions
+ * were a third of the encode). M > 0. */
+static float half_threshold(float m) {
+  double t = (double)m * (0.5 - 0x1p-26);
+  float f = (float)t;
+  return (double)f < t ? nextafterf(f, INFINITY) : f;
+}
+
+/* The quantizer: the digit q + 1 of v = b + x, and b = v - M q; T is
+ * half_threshold(M). */
+static inline unsigned quant(float *b, const float *x, size_t i, float m,
+                             float t) {
   float v = b[i] + x[i];
-  float r = v / m;
-  int q = (r >= 0.5f) - (r <= -0.5f);
+  int q = (v >= t) - (v <= -t);
   b[i] = v - m * (float)q;
   return (unsigned)(q + 1);
 }
@@ -69,20 +85,21 @@ static inline unsigned quant(float *b, const float *x, size_t i, float m) {
 static CODEC_HOT void quantize_quartic(float *b, const float *x, size_t n,
                                        float m, unsigned char *out, size_t j0) {
   size_t L = quartic_len(n);
+  float t = half_threshold(m);
   size_t full = n > 4 * L ? n - 4 * L : 0;
   for (size_t j = j0; j < full; j++) {
-    unsigned d0 = quant(b, x, j, m);
-    unsigned d1 = quant(b, x, L + j, m);
-    unsigned d2 = quant(b, x, 2 * L + j, m);
-    unsigned d3 = quant(b, x, 3 * L + j, m);
-    unsigned d4 = quant(b, x, 4 * L + j, m);
+    unsigned d0 = quant(b, x, j, m, t);
+    unsigned d1 = quant(b, x, L + j, m, t);
+    unsigned d2 = quant(b, x, 2 * L + j, m, t);
+    unsigned d3 = quant(b, x, 3 * L + j, m, t);
+    unsigned d4 = quant(b, x, 4 * L + j, m, t);
     out[j] = (unsigned char)(81 * d0 + 27 * d1 + 9 * d2 + 3 * d3 + d4);
   }
   for (size_t j = full > j0 ? full : j0; j < L; j++) {
     unsigned byte = 0;
     for (size_t k = 0; k < 5; k++) {
       size_t i = k * L + j;
-      byte = 3 * byte + (i < n ? quant(b, x, i, m) : 0u);
+      byte = 3 * byte + (i < n ? quant(b, x, i, m, t) : 0u);
     }
     out[j] = (unsigned char)byte;
   }
@@ -99,8 +116,9 @@ CODEC_AVX2 static size_t quantize_quartic_avx2(float *b, const float *x,
                                                unsigned char *out) {
   size_t L = quartic_len(n);
   size_t full = n > 4 * L ? n - 4 * L : 0;
-  const __m256 vm = _mm256_set1_ps(m), half = _mm256_set1_ps(0.5f);
-  const __m256 mhalf = _mm256_set1_ps(-0.5f), one = _mm256_set1_ps(1.0f);
+  const float t = half_threshold(m);
+  const __m256 vm = _mm256_set1_ps(m), vt = _mm256_set1_ps(t);
+  const __m256 vnt = _mm256_set1_ps(-t), one = _mm256_set1_ps(1.0f);
   const __m256 three = _mm256_set1_ps(3.0f);
   size_t j = 0;
   for (; j + 8 <= full; j += 8) {
@@ -109,10 +127,9 @@ CODEC_AVX2 static size_t quantize_quartic_avx2(float *b, const float *x,
       float *bk = b + k * L + j;
       __m256 v =
           _mm256_add_ps(_mm256_loadu_ps(bk), _mm256_loadu_ps(x + k * L + j));
-      __m256 r = _mm256_div_ps(v, vm);
       __m256 q = _mm256_sub_ps(
-          _mm256_and_ps(_mm256_cmp_ps(r, half, _CMP_GE_OQ), one),
-          _mm256_and_ps(_mm256_cmp_ps(r, mhalf, _CMP_LE_OQ), one));
+          _mm256_and_ps(_mm256_cmp_ps(v, vt, _CMP_GE_OQ), one),
+          _mm256_and_ps(_mm256_cmp_ps(v, vnt, _CMP_LE_OQ), one));
       _mm256_storeu_ps(bk, _mm256_sub_ps(v, _mm256_mul_ps(vm, q)));
       /* Horner on small integers: exact in float. */
       byte = _mm256_add_ps(_mm256_mul_ps(byte, three), _mm256_add_ps(q, one));

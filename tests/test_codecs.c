@@ -1615,6 +1615,119 @@ Test(tlc, random_steps_match_reference) {
   free(tmp);
 }
 
+/* The quantizer compares v with a threshold instead of dividing by M
+ * (codecs/tlc.c): the digits must be those of round(v / M) in float, also
+ * for v within a few ulps of +-M/2, for tiny (subnormal) and huge M. */
+Test(tlc, threshold_digits_equal_division) {
+  struct rng r = {99};
+  for (int mode = 0; mode < 2; mode++) {
+    codec_t *c = mk_mode("3lc:s=1,zre=0", mode == 1);
+    codec_state_t *s = mkstate(c, 2, 1);
+    for (int trial = 0; trial < 4000; trial++) {
+      float m =
+          ldexpf(1.0f + (float)rng_unif(&r), (int)rng_below(&r, 270) - 148);
+      if (trial % 7 == 0)
+        m = u2f(1u + (uint32_t)rng_below(&r, 0x7fffff)); /* subnormal */
+      if (!isfinite(m) || m == 0.0f)
+        continue;
+      float v = 0.5f * m;
+      for (int k = (int)rng_below(&r, 9) - 4; k < 0; k++)
+        v = nextafterf(v, 0.0f);
+      for (int k = (int)rng_below(&r, 9) - 4; k > 0; k--)
+        v = nextafterf(v, INFINITY);
+      if (rng_u64(&r) & 1)
+        v = -v;
+      if (fabsf(v) > m)
+        v = copysignf(m, v);
+      float x[2] = {m, v};
+      codec_state_reset(s);
+      size_t len;
+      unsigned char *p = enc(s, x, 2, &len);
+      float q = roundf(v / m);
+      unsigned want = 81 * 2 + 27 * (unsigned)(q + 1.0f);
+      cr_assert_eq(p[4], want, "M %a v %a: byte %u, want %u (mode %d)",
+                   (double)m, (double)v, p[4], want, mode);
+      cr_assert_eq(f2u(codec_state_residual(s)[1]), f2u(v - m * q),
+                   "M %a v %a: residual", (double)m, (double)v);
+      free(p);
+    }
+    codec_state_free(s);
+    codec_free(c);
+  }
+}
+
+/* Awkward lengths (no whole vector of SIMD lanes, a tail of every size, a
+ * million and three) against the reference, both kernels. */
+Test(tlc, awkward_lengths_match_reference) {
+  static const size_t sizes[] = {1, 7, 63, 1000003};
+  static const char *const specs[] = {"3lc:s=1", "3lc:s=1.9,zre=1",
+                                      "3lc:s=1.5,zre=0"};
+  static const double svals[] = {1.0, 1.9, 1.5};
+  struct rng r = {7};
+  size_t maxn = 1000003;
+  float *x = xmalloc(maxn * sizeof *x), *b = xmalloc(maxn * sizeof *b);
+  unsigned char *want = xmalloc(maxn + 8), *dig = xmalloc(maxn),
+                *tmp = xmalloc(maxn);
+  for (size_t k = 0; k < 3; k++)
+    for (int mode = 0; mode < 2; mode++) {
+      codec_t *c = mk_mode(specs[k], mode == 1);
+      for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        size_t n = sizes[z];
+        codec_state_t *s = mkstate(c, n, 0);
+        memset(b, 0, n * sizeof *b);
+        for (int step = 0; step < 3; step++) {
+          for (size_t i = 0; i < n; i++)
+            x[i] =
+                rng_below(&r, 16) ? rng_laplace(&r, 0.01) : rng_laplace(&r, 1);
+          size_t wl = ref_tlc_step(b, x, n, svals[k], k != 2, want, dig, tmp);
+          size_t len;
+          unsigned char *p = enc(s, x, n, &len);
+          char what[96];
+          snprintf(what, sizeof what, "%s %s n=%zu step %d", specs[k],
+                   mode ? "portable" : "simd", n, step);
+          assert_bytes(p, len, want, wl, what);
+          assert_floats_bits(codec_state_residual(s), b, n, what);
+          free(p);
+        }
+        codec_state_free(s);
+      }
+      codec_free(c);
+    }
+  free(x);
+  free(b);
+  free(want);
+  free(dig);
+  free(tmp);
+}
+
+/* zre_encode_inplace scans eight bytes at a time: against the reference
+ * on streams of runs of every length and literals, at awkward lengths. */
+Test(tlc, zre_matches_reference_on_random_streams) {
+  static const size_t sizes[] = {0, 1, 7, 63, 1000003};
+  struct rng r = {31};
+  unsigned char *in = xmalloc(1000003), *buf = xmalloc(1000003),
+                *want = xmalloc(1000003);
+  for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+    for (int trial = 0; trial < 20; trial++) {
+      size_t n = sizes[z];
+      for (size_t i = 0; i < n;) {
+        size_t run = rng_below(&r, trial % 2 ? 40 : 4) + 1;
+        bool zero = rng_below(&r, 3) != 0;
+        for (size_t k = 0; k < run && i < n; k++, i++)
+          in[i] = zero ? 121 : (unsigned char)rng_below(&r, 243);
+      }
+      memcpy(buf, in, n);
+      size_t wl = ref_zre(in, n, want);
+      size_t got = zre_encode_inplace(buf, n);
+      char what[64];
+      snprintf(what, sizeof what, "zre n=%zu trial %d", n, trial);
+      assert_bytes(buf, got, want, wl, what);
+    }
+  free(in);
+  free(buf);
+  free(want);
+}
+
 /* ---- terngrad -------------------------------------------------------- */
 
 Test(terngrad, layout_and_values) {
@@ -2712,6 +2825,47 @@ Test(portable, same_bytes_as_simd) {
   free(o2);
   free(a1);
   free(a2);
+}
+
+/* The same at the awkward lengths 0, 1, 7, 63 and 1000003 (no whole
+ * vector of lanes, tails of every size, a long vector), two steps each. */
+Test(portable, awkward_lengths_same_bytes_as_simd) {
+  static const size_t sizes[] = {0, 1, 7, 63, 1000003};
+  struct rng r = {4242};
+  size_t maxn = 1000003;
+  float *x = xmalloc(maxn * sizeof *x);
+  float *o1 = xmalloc(maxn * sizeof *o1), *o2 = xmalloc(maxn * sizeof *o2);
+  for (size_t t = 0; t < NSPECS; t++) {
+    codec_t *simd = mk_mode(ALL_SPECS[t], false);
+    codec_t *port = mk_mode(ALL_SPECS[t], true);
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+      size_t n = sizes[z], cap = codec_bound(simd, n);
+      codec_state_t *s1 = mkstate(simd, n, 5), *s2 = mkstate(port, n, 5);
+      unsigned char *p1 = xmalloc(cap), *p2 = xmalloc(cap);
+      for (int step = 0; step < 2; step++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s n=%zu step %d", ALL_SPECS[t], n, step);
+        fill_mixed(&r, x, n, 1e-2);
+        ptrdiff_t l1 = codec_encode(s1, x, n, p1, cap);
+        ptrdiff_t l2 = codec_encode(s2, x, n, p2, cap);
+        cr_assert(l1 >= 0, "%s: %td", what, l1);
+        assert_bytes(p2, (size_t)l2, p1, (size_t)l1, what);
+        assert_state_equal(s1, s2, n, what);
+        cr_assert_eq(codec_decode(simd, p1, (size_t)l1, o1, n), 0, "%s", what);
+        cr_assert_eq(codec_decode(port, p1, (size_t)l1, o2, n), 0, "%s", what);
+        assert_floats_bits(o2, o1, n, what);
+      }
+      free(p1);
+      free(p2);
+      codec_state_free(s1);
+      codec_state_free(s2);
+    }
+    codec_free(simd);
+    codec_free(port);
+  }
+  free(x);
+  free(o1);
+  free(o2);
 }
 
 /* An empty vector is a valid stream (codec.h: -EOVERFLOW only for N beyond

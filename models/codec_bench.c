@@ -1,0 +1,384 @@
+/* models/codec_bench.c: codec throughput beside memcpy, and codec costs
+ * for the simulator's cost table. */
+#include "codec_bench.h"
+
+#include "gradgen.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <glib.h>
+#include <unistd.h>
+
+/* Write a formatted message into ERR when it is not NULL. */
+G_GNUC_PRINTF(3, 4)
+static void set_err(char *err, size_t errlen, const char *fmt, ...) {
+  if (!err || errlen == 0)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  g_vsnprintf(err, (gulong)errlen, fmt, ap);
+  va_end(ap);
+}
+
+static const char *const paper_specs[] = {
+    "fp32",
+    "fp16",
+    "trunc:bits=16",
+    "trunc:bits=22",
+    "trunc:bits=24",
+    "q8",
+    "inceptionn:eb=-10",
+    "inceptionn:eb=-8",
+    "inceptionn:eb=-6",
+    "3lc:s=1",
+    "3lc:s=1.5",
+    "3lc:s=1.75",
+    "3lc:s=1.9",
+    "3lc:s=1,zre=0",
+    "terngrad",
+    "onebit",
+    "topk:ratio=0.25",
+    "topk:ratio=0.05",
+    "rgc:ratio=0.001,select=exact",
+    "rgc:ratio=0.001,select=trimmed",
+    "rgc:ratio=0.001,select=binsearch",
+    "rgc:ratio=0.001,select=sampled",
+    "rgc:ratio=0.001,select=trimmed,asq=1",
+};
+
+size_t codec_bench_paper_count(void) { return G_N_ELEMENTS(paper_specs); }
+
+const char *codec_bench_paper_spec(size_t index) {
+  return index < G_N_ELEMENTS(paper_specs) ? paper_specs[index] : NULL;
+}
+
+void codec_bench_defaults(struct codec_bench_config *cfg) {
+  cfg->n = (size_t)16 << 20;
+  cfg->runs = 5;
+  cfg->seed = 1;
+  cfg->flush_bytes = (size_t)256 << 20;
+}
+
+struct codec_bench {
+  struct codec_bench_config cfg;
+  float **pool;         /* runs + 1 vectors of n values */
+  float *dec;           /* decode target, n values */
+  float *copy;          /* memcpy target, n values */
+  unsigned char *flush; /* cfg.flush_bytes, or NULL */
+  double *t[3];         /* per-run times: encode, decode, memcpy */
+};
+
+void codec_bench_free(codec_bench_t *b) {
+  if (!b)
+    return;
+  for (size_t r = 0; b->pool && r <= b->cfg.runs; r++)
+    g_free(b->pool[r]);
+  g_free(b->pool);
+  g_free(b->dec);
+  g_free(b->copy);
+  g_free(b->flush);
+  for (int k = 0; k < 3; k++)
+    g_free(b->t[k]);
+  g_free(b);
+}
+
+/* A buffer of BYTES, written once so that its pages are mapped. */
+static void *touched(size_t bytes) {
+  void *p = g_try_malloc(bytes ? bytes : 1);
+  if (p)
+    memset(p, 0, bytes);
+  return p;
+}
+
+int codec_bench_create(const struct codec_bench_config *cfg,
+                       codec_bench_t **out) {
+  if (!cfg || !out || cfg->n == 0 || cfg->runs == 0 || cfg->n > SIZE_MAX / 8 ||
+      cfg->runs > 100000)
+    return -EINVAL;
+  *out = NULL;
+  codec_bench_t *b = g_new0(codec_bench_t, 1);
+  b->cfg = *cfg;
+  size_t bytes = 4 * cfg->n, R = cfg->runs;
+  struct gradgen_params gp;
+  gradgen_defaults(&gp);
+  gp.seed = cfg->seed;
+  bool ok = (b->pool = g_try_new0(float *, R + 1)) != NULL;
+  for (size_t r = 0; ok && r <= R; r++)
+    ok = (b->pool[r] = g_try_malloc(bytes)) != NULL &&
+         gradgen_fill(&gp, 0, 0, r, 1.0, 0, b->pool[r], cfg->n) == 0;
+  ok = ok && (b->dec = touched(bytes)) && (b->copy = touched(bytes));
+  ok = ok && (!cfg->flush_bytes || (b->flush = touched(cfg->flush_bytes)));
+  for (int k = 0; ok && k < 3; k++)
+    ok = (b->t[k] = g_try_new(double, R)) != NULL;
+  if (!ok) {
+    codec_bench_free(b);
+    return -ENOMEM;
+  }
+  *out = b;
+  return 0;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Write the flush buffer (a different byte each time, so that no
+ * zero-page or same-value shortcut applies): the next operation starts
+ * from memory, as memcpy's does. */
+static void flush_caches(codec_bench_t *b, unsigned round) {
+  if (b->flush)
+    memset(b->flush, (int)(round & 0xffu), b->cfg.flush_bytes);
+}
+
+/* SPEC parsed, and a stream state and a payload buffer for B's vectors;
+ * the caller frees all three. */
+static int open_codec(const codec_bench_t *b, const char *spec, codec_t **c,
+                      codec_state_t **st, unsigned char **buf, char *err,
+                      size_t errlen) {
+  char msg[CODEC_ERR_MAX];
+  int rc = codec_create(spec, c, msg, sizeof msg);
+  if (rc != 0) {
+    set_err(err, errlen, "--codec %s: %s", spec ? spec : "(none)", msg);
+    return rc;
+  }
+  size_t n = b->cfg.n;
+  if (!codec_accepts(*c, n)) {
+    set_err(err, errlen, "--n %zu is too many values for %s", n,
+            codec_spec(*c));
+    codec_free(*c);
+    return -EOVERFLOW;
+  }
+  rc = codec_state_create(*c, n, b->cfg.seed, st);
+  *buf = rc == 0 ? touched(codec_bound(*c, n)) : NULL;
+  if (rc != 0 || !*buf) {
+    set_err(err, errlen, "cannot create a codec state for %zu values", n);
+    codec_state_free(*st);
+    codec_free(*c);
+    return -ENOMEM;
+  }
+  return 0;
+}
+
+static void close_codec(codec_t *c, codec_state_t *st, unsigned char *buf) {
+  g_free(buf);
+  codec_state_free(st);
+  codec_free(c);
+}
+
+/* The message for a failed encode (RC) or decode of C. */
+static int coding_failed(const codec_t *c, int rc, bool encode, char *err,
+                         size_t errlen) {
+  if (encode && rc == -EDOM)
+    set_err(err, errlen,
+            "the data holds NaN or infinity; codec %s needs "
+            "finite values",
+            codec_spec(c));
+  else if (encode)
+    set_err(err, errlen, "encoding with %s failed: %s", codec_spec(c),
+            codec_strerror(rc));
+  else
+    set_err(err, errlen,
+            "internal error: %s cannot decode its own "
+            "payload: %s",
+            codec_spec(c), codec_strerror(rc));
+  return encode ? rc : -EBADMSG;
+}
+
+/* Run R of a bench: flush, encode, flush, decode, flush, memcpy; the
+ * three times go to B->t[k][R - 1] (R = 0 is the warm-up). A failure's
+ * error, with *DECODING telling whose it is. */
+static int bench_run(codec_bench_t *b, codec_state_t *st, unsigned char *buf,
+                     size_t cap, size_t r, size_t *len, bool *decoding) {
+  const codec_t *c = codec_state_codec(st);
+  size_t n = b->cfg.n;
+  flush_caches(b, (unsigned)r);
+  double t0 = now_s();
+  ptrdiff_t e = codec_encode(st, b->pool[r], n, buf, cap);
+  double t1 = now_s();
+  *decoding = false;
+  if (e < 0)
+    return (int)e;
+  *len = (size_t)e;
+  flush_caches(b, (unsigned)r + 1);
+  double t2 = now_s();
+  int rc = codec_decode(c, buf, *len, b->dec, n);
+  double t3 = now_s();
+  *decoding = rc != 0;
+  if (rc != 0)
+    return rc;
+  flush_caches(b, (unsigned)r + 2);
+  double t4 = now_s();
+  memcpy(b->copy, b->pool[r], 4 * n);
+  double t5 = now_s();
+  if (r > 0) {
+    b->t[0][r - 1] = t1 - t0;
+    b->t[1][r - 1] = t3 - t2;
+    b->t[2][r - 1] = t5 - t4;
+  }
+  return 0;
+}
+
+int codec_bench_measure(codec_bench_t *b, const char *spec,
+                        struct codec_bench_result *out, char *err,
+                        size_t errlen) {
+  codec_t *c;
+  codec_state_t *st;
+  unsigned char *buf;
+  if (!b || !out)
+    return -EINVAL;
+  int rc = open_codec(b, spec, &c, &st, &buf, err, errlen);
+  if (rc != 0)
+    return rc;
+  size_t n = b->cfg.n, R = b->cfg.runs, cap = codec_bound(c, n);
+  double bits = 0;
+  for (size_t r = 0; r <= R && rc == 0; r++) {
+    size_t len = 0;
+    bool decoding;
+    rc = bench_run(b, st, buf, cap, r, &len, &decoding);
+    if (rc != 0)
+      rc = coding_failed(c, rc, !decoding, err, errlen);
+    else if (r > 0)
+      bits += 8.0 * (double)len / (double)n / (double)R;
+  }
+  if (rc == 0) {
+    double bytes = 4.0 * (double)n;
+    memset(out, 0, sizeof *out);
+    snprintf(out->spec, sizeof out->spec, "%s", codec_spec(c));
+    out->n = n;
+    out->encode_gbps = bytes / median(b->t[0], R) / 1e9;
+    out->decode_gbps = bytes / median(b->t[1], R) / 1e9;
+    out->memcpy_gbps = bytes / median(b->t[2], R) / 1e9;
+    out->encode_x_memcpy = out->encode_gbps / out->memcpy_gbps;
+    out->decode_x_memcpy = out->decode_gbps / out->memcpy_gbps;
+    out->bits_per_value = bits;
+  }
+  close_codec(c, st, buf);
+  return rc;
+}
+
+/* ---- calibration -------------------------------------------------- */
+
+bool codec_bench_is_sparse(const codec_t *c) {
+  return !strcmp(codec_name(c), "topk") || !strcmp(codec_name(c), "rgc");
+}
+
+void codec_bench_fit(double *encode_s, double *decode_s, size_t runs, size_t n,
+                     double payload_bytes, bool sparse,
+                     struct codec_cost_line *out) {
+  double enc = median(encode_s, runs) / (double)n * 1e9;
+  double dec = median(decode_s, runs) * 1e9;
+  out->encode_ns = enc;
+  out->decode_ns = sparse ? 0 : dec / (double)n;
+  out->decode_ns_per_byte = sparse ? dec / payload_bytes : 0;
+}
+
+int codec_bench_calibrate(codec_bench_t *b, const char *spec,
+                          struct codec_cost_line *out, char *err,
+                          size_t errlen) {
+  codec_t *c;
+  codec_state_t *st;
+  unsigned char *buf;
+  if (!b || !out)
+    return -EINVAL;
+  int rc = open_codec(b, spec, &c, &st, &buf, err, errlen);
+  if (rc != 0)
+    return rc;
+  size_t n = b->cfg.n, R = b->cfg.runs, cap = codec_bound(c, n);
+  double bytes = 0;
+  for (size_t r = 0; r <= R && rc == 0; r++) {
+    double t0 = now_s();
+    ptrdiff_t len = codec_encode(st, b->pool[r], n, buf, cap);
+    double t1 = now_s();
+    if (len < 0) {
+      rc = coding_failed(c, (int)len, true, err, errlen);
+      break;
+    }
+    rc = codec_decode_add(c, buf, (size_t)len, b->dec, n);
+    double t2 = now_s();
+    if (rc != 0)
+      rc = coding_failed(c, rc, false, err, errlen);
+    else if (r > 0) {
+      b->t[0][r - 1] = t1 - t0;
+      b->t[1][r - 1] = t2 - t1;
+      bytes += (double)len / (double)R;
+    }
+  }
+  if (rc == 0) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->spec, sizeof out->spec, "%s", codec_spec(c));
+    codec_bench_fit(b->t[0], b->t[1], R, n, bytes, codec_bench_is_sparse(c),
+                    out);
+  }
+  close_codec(c, st, buf);
+  return rc;
+}
+
+void codec_bench_cpu_name(char *buf, size_t len) {
+  if (!buf || !len)
+    return;
+  snprintf(buf, len, "this machine");
+  gethostname(buf, len);
+  buf[len - 1] = '\0';
+  gchar *cpuinfo = NULL;
+  if (!g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL))
+    return;
+  const char *mn = strstr(cpuinfo, "model name");
+  const char *colon = mn ? strchr(mn, ':') : NULL;
+  if (colon) {
+    colon += 1 + strspn(colon + 1, " \t");
+    int namelen = (int)strcspn(colon, "\n");
+    snprintf(buf, len, "%.*s, %ld cores", namelen, colon,
+             sysconf(_SC_NPROCESSORS_ONLN));
+  }
+  g_free(cpuinfo);
+}
+
+char *codec_bench_cost_table(const struct codec_cost_line *lines, size_t count,
+                             const char *cpu, const char *date, size_t n,
+                             size_t runs, const char *shipped) {
+  GString *t = g_string_new(NULL);
+  g_string_append_printf(
+      t,
+      "# Codec cost table for the simulator (models/codec_cost.h).\n"
+      "# cpu lines: written by 'gradsim codec calibrate' on %s (%s), %zu "
+      "values,\n# median of %zu runs: CODEC ENCODE_NS DECODE_NS "
+      "DECODE_NS_PER_BYTE (per value; decode\n# is decode-and-add into an "
+      "accumulator; the sparse codecs' decode is charged per\n# payload "
+      "byte instead).\n",
+      cpu, date, n, runs);
+  for (size_t i = 0; i < count; i++)
+    g_string_append_printf(t, "cpu %s %.4g %.4g %.4g\n", lines[i].spec,
+                           lines[i].encode_ns, lines[i].decode_ns,
+                           lines[i].decode_ns_per_byte);
+  /* The GPU and NIC models and their sources, from the shipped table. */
+  char *text = NULL;
+  if (shipped && g_file_get_contents(shipped, &text, NULL, NULL)) {
+    char **ls = g_strsplit(text, "\n", -1);
+    bool gpu = false;
+    for (char **l = ls; *l; l++) {
+      gpu |= g_str_has_prefix(*l, "# GPU");
+      if (gpu)
+        g_string_append_printf(t, "%s\n", *l);
+    }
+    g_strfreev(ls);
+    g_free(text);
+  }
+  return g_string_free(t, FALSE);
+}
