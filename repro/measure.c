@@ -5,10 +5,8 @@
 #include "measure.h"
 
 #include "codec.h"
-#include "formula.h"
-#include "gradgen.h"
 #include "inceptionn.h"
-#include "model.h"
+#include "models.h"
 
 #include <errno.h>
 #include <math.h>

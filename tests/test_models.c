@@ -3,11 +3,8 @@
  * files and device tables. */
 #include <criterion/criterion.h>
 
-#include "formula.h"
-#include "gradgen.h"
-#include "model.h"
-#include "nic.h"
-#include "units.h"
+/* The layer's one header (models/models.h), as a user of it includes it. */
+#include "models.h"
 
 #include <errno.h>
 #include <glib.h>
