@@ -87,6 +87,37 @@ static bool parse_count(const char *s, uint64_t *v) {
   return true;
 }
 
+/* What one line of a data file does, given its words W (at least one) and
+ * its number LINE: 0, or a negative errno with a message. */
+typedef int line_fn(void *ctx, const GPtrArray *w, const char *path,
+                    size_t line, char *err, size_t errlen);
+
+/* Split TEXT, the contents of PATH, into lines and each line into words
+ * (split_line), and hand every line that has words to LINE_DO, until one
+ * fails. */
+static int parse_lines(const char *path, const char *text, line_fn *line_do,
+                       void *ctx, char *err, size_t errlen) {
+  char **lines = g_strsplit(text, "\n", -1);
+  int rc = 0;
+  for (size_t ln = 0; lines[ln] && !rc; ln++) {
+    bool bad;
+    GPtrArray *w = split_line(lines[ln], &bad);
+    if (bad) {
+      rc = fail(err, errlen, -EINVAL, "%s:%zu: unterminated quote", path,
+                ln + 1);
+      break;
+    }
+    if (w->len)
+      rc = line_do(ctx, w, path, ln + 1, err, errlen);
+    g_ptr_array_free(w, TRUE);
+  }
+  g_strfreev(lines);
+  return rc;
+}
+
+/* Word I of a line's words W, in the line handlers below. */
+#define W(i) ((const char *)g_ptr_array_index(w, (i)))
+
 /* ---- the device table ------------------------------------------------- */
 
 struct measured {
@@ -113,6 +144,64 @@ static void device_clear(gpointer p) {
   g_array_free(d->measured, TRUE);
 }
 
+/* One line of devices.conf into DEVS (a GArray of struct device): a
+ * 'device' line starts a device, the others describe the last one. */
+static int device_line(void *ctx, const GPtrArray *w, const char *path,
+                       size_t line, char *err, size_t errlen) {
+  GArray *devs = ctx;
+  const char *kw = W(0);
+  struct device *d =
+      devs->len ? &g_array_index(devs, struct device, devs->len - 1) : NULL;
+  if (strcmp(kw, "device") == 0 && w->len == 3) {
+    struct device nd = {g_strdup(W(1)), g_strdup(W(2)), 0, 0, 0,
+                        g_array_new(FALSE, TRUE, sizeof(struct measured))};
+    g_array_append_val(devs, nd);
+    return 0;
+  }
+  if (!d)
+    return fail(err, errlen, -EINVAL, "%s:%zu: '%s' before any 'device'",
+                path, line, kw);
+  if (strcmp(kw, "peak") == 0 && w->len == 4) {
+    double v;
+    if (!parse_number(W(2), &v) || v <= 0 ||
+        (strcmp(W(1), "fp32") != 0 && strcmp(W(1), "mixed") != 0))
+      return fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'peak fp32|mixed FLOPS \"SOURCE\"'", path,
+                  line);
+    if (strcmp(W(1), "fp32") == 0)
+      d->peak_fp32 = v;
+    else
+      d->peak_mixed = v;
+    return 0;
+  }
+  if (strcmp(kw, "memory") == 0 && w->len == 3) {
+    if (!parse_number(W(1), &d->memory) || d->memory <= 0)
+      return fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'memory BYTES_PER_S \"SOURCE\"'", path,
+                  line);
+    return 0;
+  }
+  if (strcmp(kw, "measured") == 0 && w->len == 6) {
+    struct measured m = {g_strdup(W(1)), g_strdup(W(2)), g_strdup(W(5)), 0,
+                         0};
+    bool bad = !parse_number(W(3), &m.batch) ||
+               !parse_number(W(4), &m.rate) || m.batch <= 0 || m.rate <= 0;
+    /* Kept even when bad, so that device_clear() frees its strings. */
+    g_array_append_val(d->measured, m);
+    if (bad)
+      return fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'measured MODEL PRECISION BATCH "
+                  "SAMPLES_PER_S \"SOURCE\"'",
+                  path, line);
+    return 0;
+  }
+  return fail(err, errlen, -EINVAL,
+              "%s:%zu: unknown or malformed line starting '%s' (expected "
+              "device, peak, memory or measured)",
+              path, line, kw);
+}
+
+/* DIR/devices.conf into *OUT, a GArray of struct device. */
 static int load_devices(const char *dir, GArray **out, char *err,
                         size_t errlen) {
   char *path = g_build_filename(dir, "devices.conf", NULL);
@@ -126,64 +215,7 @@ static int load_devices(const char *dir, GArray **out, char *err,
   }
   GArray *devs = g_array_new(FALSE, TRUE, sizeof(struct device));
   g_array_set_clear_func(devs, device_clear);
-  char **lines = g_strsplit(text, "\n", -1);
-  int rc = 0;
-  for (size_t ln = 0; lines[ln] && !rc; ln++) {
-    bool bad;
-    GPtrArray *w = split_line(lines[ln], &bad);
-    if (bad) {
-      rc = fail(err, errlen, -EINVAL, "%s:%zu: unterminated quote", path,
-                ln + 1);
-      break;
-    }
-    const char *kw = w->len ? g_ptr_array_index(w, 0) : NULL;
-    struct device *d =
-        devs->len ? &g_array_index(devs, struct device, devs->len - 1) : NULL;
-#define W(i) ((const char *)g_ptr_array_index(w, (i)))
-    if (!kw) {
-    } else if (strcmp(kw, "device") == 0 && w->len == 3) {
-      struct device nd = {g_strdup(W(1)), g_strdup(W(2)), 0, 0, 0,
-                          g_array_new(FALSE, TRUE, sizeof(struct measured))};
-      g_array_append_val(devs, nd);
-    } else if (!d) {
-      rc = fail(err, errlen, -EINVAL, "%s:%zu: '%s' before any 'device'",
-                path, ln + 1, kw);
-    } else if (strcmp(kw, "peak") == 0 && w->len == 4) {
-      double v;
-      if (!parse_number(W(2), &v) || v <= 0 ||
-          (strcmp(W(1), "fp32") != 0 && strcmp(W(1), "mixed") != 0))
-        rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: expected 'peak fp32|mixed FLOPS \"SOURCE\"'", path,
-                  ln + 1);
-      else if (strcmp(W(1), "fp32") == 0)
-        d->peak_fp32 = v;
-      else
-        d->peak_mixed = v;
-    } else if (strcmp(kw, "memory") == 0 && w->len == 3) {
-      if (!parse_number(W(1), &d->memory) || d->memory <= 0)
-        rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: expected 'memory BYTES_PER_S \"SOURCE\"'", path,
-                  ln + 1);
-    } else if (strcmp(kw, "measured") == 0 && w->len == 6) {
-      struct measured m = {g_strdup(W(1)), g_strdup(W(2)), g_strdup(W(5)), 0,
-                           0};
-      if (!parse_number(W(3), &m.batch) || !parse_number(W(4), &m.rate) ||
-          m.batch <= 0 || m.rate <= 0)
-        rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: expected 'measured MODEL PRECISION BATCH "
-                  "SAMPLES_PER_S \"SOURCE\"'",
-                  path, ln + 1);
-      g_array_append_val(d->measured, m);
-    } else {
-      rc = fail(err, errlen, -EINVAL,
-                "%s:%zu: unknown or malformed line starting '%s' (expected "
-                "device, peak, memory or measured)",
-                path, ln + 1, kw);
-    }
-#undef W
-    g_ptr_array_free(w, TRUE);
-  }
-  g_strfreev(lines);
+  int rc = parse_lines(path, text, device_line, devs, err, errlen);
   g_free(text);
   g_free(path);
   if (rc) {
@@ -249,141 +281,189 @@ struct expect {
   size_t params_line, tensors_line;
 };
 
+/* A model file being read: what its lines have built so far. */
+struct model_parse {
+  struct model *m;
+  struct expect *ex;
+  GArray *layers;        /* struct model_layer, forward order */
+  GArray *tensors;       /* struct model_tensor, backward order */
+  GHashTable *layer_ix;  /* layer name -> index + 1 (names owned by LAYERS) */
+  char *backward_from;   /* the layer named, resolved at the end */
+  size_t backward_line;
+  uint64_t params;       /* elements of the tensors so far */
+};
+
+/* 'layer NAME FLOPS' */
+static int layer_line(struct model_parse *st, const GPtrArray *w,
+                      const char *path, size_t line, char *err,
+                      size_t errlen) {
+  int rc = 0;
+  struct model_layer l = {g_strdup(W(1)), 0, 0, 0};
+  if (!parse_number(W(2), &l.flops) || l.flops > MODEL_MAX_LAYER_FLOPS)
+    rc = fail(err, errlen, -EINVAL,
+              "%s:%zu: layer %s: FLOPs '%s' must be a number in "
+              "0..%g",
+              path, line, W(1), W(2), MODEL_MAX_LAYER_FLOPS);
+  else if (g_hash_table_contains(st->layer_ix, l.name))
+    rc = fail(err, errlen, -EINVAL, "%s:%zu: layer %s declared twice", path,
+              line, l.name);
+  /* Kept even when bad, so that model_free() frees its name. */
+  g_array_append_val(st->layers, l);
+  g_hash_table_insert(st->layer_ix,
+                      g_array_index(st->layers, struct model_layer,
+                                    st->layers->len - 1)
+                          .name,
+                      GSIZE_TO_POINTER(st->layers->len));
+  return rc;
+}
+
+/* 'tensor NAME ELEMENTS LAYER', the layer declared above. */
+static int tensor_line(struct model_parse *st, const GPtrArray *w,
+                       const char *path, size_t line, char *err,
+                       size_t errlen) {
+  int rc = 0;
+  struct model_tensor t = {g_strdup(W(1)), 0, 0, 0};
+  gpointer ix = g_hash_table_lookup(st->layer_ix, W(3));
+  g_array_append_val(st->tensors, t);
+  struct model_tensor *tp =
+      &g_array_index(st->tensors, struct model_tensor, st->tensors->len - 1);
+  if (!parse_count(W(2), &tp->elements) || tp->elements == 0)
+    rc = fail(err, errlen, -EINVAL,
+              "%s:%zu: tensor %s: elements '%s' must be a whole number "
+              ">= 1",
+              path, line, W(1), W(2));
+  else if (tp->elements > MODEL_MAX_PARAMS - st->params)
+    rc = fail(err, errlen, -EINVAL,
+              "%s:%zu: tensor %s: elements '%s' bring the model over "
+              "%" G_GUINT64_FORMAT " parameters",
+              path, line, W(1), W(2), MODEL_MAX_PARAMS);
+  else if (!ix)
+    rc = fail(err, errlen, -EINVAL,
+              "%s:%zu: tensor %s: layer '%s' is not declared above", path,
+              line, W(1), W(3));
+  else
+    tp->layer = GPOINTER_TO_SIZE(ix) - 1;
+  if (!rc)
+    st->params += tp->elements;
+  return rc;
+}
+
+/* 'expect params N TOLERANCE "SOURCE"' and 'expect tensors N "SOURCE"',
+ * checked once the whole file is read; false when W is neither. */
+static bool expect_line(struct expect *ex, const GPtrArray *w,
+                        const char *path, size_t line, int *rc, char *err,
+                        size_t errlen) {
+  if (w->len == 5 && strcmp(W(1), "params") == 0) {
+    ex->params_set = true;
+    ex->params_line = line;
+    if (!parse_number(W(2), &ex->params) || !parse_number(W(3), &ex->tol))
+      *rc = fail(err, errlen, -EINVAL,
+                 "%s:%zu: expected 'expect params N TOLERANCE \"SOURCE\"'",
+                 path, line);
+    return true;
+  }
+  if (w->len == 4 && strcmp(W(1), "tensors") == 0) {
+    ex->tensors_set = true;
+    ex->tensors_line = line;
+    if (!parse_count(W(2), &ex->tensors))
+      *rc = fail(err, errlen, -EINVAL,
+                 "%s:%zu: expected 'expect tensors N \"SOURCE\"'", path, line);
+    return true;
+  }
+  return false;
+}
+
+/* One line of a model file (README, "Model files"). */
+static int model_line(void *ctx, const GPtrArray *w, const char *path,
+                      size_t line, char *err, size_t errlen) {
+  struct model_parse *st = ctx;
+  struct model *m = st->m;
+  const char *kw = W(0);
+  int rc = 0;
+  if (!m->name && strcmp(kw, "model") != 0) {
+    rc = fail(err, errlen, -EINVAL,
+              "%s:%zu: the first directive must be 'model NAME'", path, line);
+  } else if (strcmp(kw, "model") == 0 && w->len == 2 && !m->name) {
+    m->name = g_strdup(W(1));
+  } else if ((strcmp(kw, "source") == 0 || strcmp(kw, "input") == 0) &&
+             w->len == 2) {
+  } else if (strcmp(kw, "dataset") == 0 && w->len == 2) {
+    g_free(m->dataset);
+    m->dataset = g_strdup(W(1));
+  } else if (strcmp(kw, "batch") == 0 && w->len == 2) {
+    uint64_t b = 0;
+    if (!parse_count(W(1), &b) || b < 1 || b > 1000000)
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: batch '%s' must be a whole number in 1..1000000",
+                path, line, W(1));
+    m->file_batch = (int)b;
+  } else if (strcmp(kw, "backward_from") == 0 && w->len == 2) {
+    g_free(st->backward_from);
+    st->backward_from = g_strdup(W(1));
+    st->backward_line = line;
+  } else if (strcmp(kw, "layer") == 0 && w->len == 3) {
+    rc = layer_line(st, w, path, line, err, errlen);
+  } else if (strcmp(kw, "tensor") == 0 && w->len == 4) {
+    rc = tensor_line(st, w, path, line, err, errlen);
+  } else if (!(strcmp(kw, "expect") == 0 &&
+               expect_line(st->ex, w, path, line, &rc, err, errlen))) {
+    rc = fail(err, errlen, -EINVAL,
+              "%s:%zu: unknown or malformed line starting '%s' (expected "
+              "model, source, dataset, input, batch, backward_from, layer, "
+              "tensor or expect, with their arguments)",
+              path, line, kw);
+  }
+  return rc;
+}
+
+/* What a model file needs once all its lines are read; resolves
+ * backward_from. */
+static int model_parse_check(struct model_parse *st, const char *path,
+                             char *err, size_t errlen) {
+  struct model *m = st->m;
+  if (!m->name)
+    return fail(err, errlen, -EINVAL, "%s: no 'model NAME' line", path);
+  if (st->layers->len == 0 || st->tensors->len == 0)
+    return fail(err, errlen, -EINVAL, "%s: a model needs layers and tensors",
+                path);
+  if (m->file_batch == 0)
+    return fail(err, errlen, -EINVAL, "%s: no 'batch N' line", path);
+  m->backward_from = 0;
+  if (st->backward_from) {
+    gpointer ix = g_hash_table_lookup(st->layer_ix, st->backward_from);
+    if (!ix)
+      return fail(err, errlen, -EINVAL,
+                  "%s:%zu: backward_from: layer '%s' is not declared", path,
+                  st->backward_line, st->backward_from);
+    m->backward_from = GPOINTER_TO_SIZE(ix) - 1;
+  }
+  return 0;
+}
+
+/* TEXT, the contents of model file PATH, into M (name, dataset, batch,
+ * layers, tensors) and EX; M holds what was read even on error. */
 static int parse_model_file(const char *path, const char *text,
                             struct model *m, struct expect *ex, char *err,
                             size_t errlen) {
-  GArray *layers = g_array_new(FALSE, TRUE, sizeof(struct model_layer));
-  GArray *tensors = g_array_new(FALSE, TRUE, sizeof(struct model_tensor));
-  GHashTable *layer_ix = g_hash_table_new(g_str_hash, g_str_equal);
-  char *backward_from = NULL;
-  size_t backward_line = 0;
-  uint64_t params = 0;
-  char **lines = g_strsplit(text, "\n", -1);
-  int rc = 0;
-  for (size_t ln = 0; lines[ln] && !rc; ln++) {
-    bool bad;
-    GPtrArray *w = split_line(lines[ln], &bad);
-    if (bad) {
-      rc = fail(err, errlen, -EINVAL, "%s:%zu: unterminated quote", path,
-                ln + 1);
-      break;
-    }
-#define W(i) ((const char *)g_ptr_array_index(w, (i)))
-    const char *kw = w->len ? W(0) : NULL;
-    if (!kw) {
-    } else if (!m->name && strcmp(kw, "model") != 0) {
-      rc = fail(err, errlen, -EINVAL,
-                "%s:%zu: the first directive must be 'model NAME'", path,
-                ln + 1);
-    } else if (strcmp(kw, "model") == 0 && w->len == 2 && !m->name) {
-      m->name = g_strdup(W(1));
-    } else if ((strcmp(kw, "source") == 0 || strcmp(kw, "input") == 0) &&
-               w->len == 2) {
-    } else if (strcmp(kw, "dataset") == 0 && w->len == 2) {
-      g_free(m->dataset);
-      m->dataset = g_strdup(W(1));
-    } else if (strcmp(kw, "batch") == 0 && w->len == 2) {
-      uint64_t b = 0;
-      if (!parse_count(W(1), &b) || b < 1 || b > 1000000)
-        rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: batch '%s' must be a whole number in 1..1000000",
-                  path, ln + 1, W(1));
-      m->file_batch = (int)b;
-    } else if (strcmp(kw, "backward_from") == 0 && w->len == 2) {
-      g_free(backward_from);
-      backward_from = g_strdup(W(1));
-      backward_line = ln + 1;
-    } else if (strcmp(kw, "layer") == 0 && w->len == 3) {
-      struct model_layer l = {g_strdup(W(1)), 0, 0, 0};
-      if (!parse_number(W(2), &l.flops) || l.flops > MODEL_MAX_LAYER_FLOPS)
-        rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: layer %s: FLOPs '%s' must be a number in "
-                  "0..%g",
-                  path, ln + 1, W(1), W(2), MODEL_MAX_LAYER_FLOPS);
-      else if (g_hash_table_contains(layer_ix, l.name))
-        rc = fail(err, errlen, -EINVAL, "%s:%zu: layer %s declared twice",
-                  path, ln + 1, l.name);
-      g_array_append_val(layers, l);
-      g_hash_table_insert(
-          layer_ix, g_array_index(layers, struct model_layer, layers->len - 1)
-                        .name,
-          GSIZE_TO_POINTER(layers->len));
-    } else if (strcmp(kw, "tensor") == 0 && w->len == 4) {
-      struct model_tensor t = {g_strdup(W(1)), 0, 0, 0};
-      gpointer ix = g_hash_table_lookup(layer_ix, W(3));
-      g_array_append_val(tensors, t);
-      struct model_tensor *tp =
-          &g_array_index(tensors, struct model_tensor, tensors->len - 1);
-      if (!parse_count(W(2), &tp->elements) || tp->elements == 0)
-        rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: tensor %s: elements '%s' must be a whole number "
-                  ">= 1",
-                  path, ln + 1, W(1), W(2));
-      else if (tp->elements > MODEL_MAX_PARAMS - params)
-        rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: tensor %s: elements '%s' bring the model over "
-                  "%" G_GUINT64_FORMAT " parameters",
-                  path, ln + 1, W(1), W(2), MODEL_MAX_PARAMS);
-      else if (!ix)
-        rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: tensor %s: layer '%s' is not declared above", path,
-                  ln + 1, W(1), W(3));
-      else
-        tp->layer = GPOINTER_TO_SIZE(ix) - 1;
-      if (!rc)
-        params += tp->elements;
-    } else if (strcmp(kw, "expect") == 0 && w->len == 5 &&
-               strcmp(W(1), "params") == 0) {
-      ex->params_set = true;
-      ex->params_line = ln + 1;
-      if (!parse_number(W(2), &ex->params) || !parse_number(W(3), &ex->tol))
-        rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: expected 'expect params N TOLERANCE \"SOURCE\"'",
-                  path, ln + 1);
-    } else if (strcmp(kw, "expect") == 0 && w->len == 4 &&
-               strcmp(W(1), "tensors") == 0) {
-      ex->tensors_set = true;
-      ex->tensors_line = ln + 1;
-      if (!parse_count(W(2), &ex->tensors))
-        rc = fail(err, errlen, -EINVAL,
-                  "%s:%zu: expected 'expect tensors N \"SOURCE\"'", path,
-                  ln + 1);
-    } else {
-      rc = fail(err, errlen, -EINVAL,
-                "%s:%zu: unknown or malformed line starting '%s' (expected "
-                "model, source, dataset, input, batch, backward_from, layer, "
-                "tensor or expect, with their arguments)",
-                path, ln + 1, kw);
-    }
-#undef W
-    g_ptr_array_free(w, TRUE);
-  }
-  g_strfreev(lines);
-  if (!rc && !m->name)
-    rc = fail(err, errlen, -EINVAL, "%s: no 'model NAME' line", path);
-  if (!rc && (layers->len == 0 || tensors->len == 0))
-    rc = fail(err, errlen, -EINVAL, "%s: a model needs layers and tensors",
-              path);
-  if (!rc && m->file_batch == 0)
-    rc = fail(err, errlen, -EINVAL, "%s: no 'batch N' line", path);
-  m->backward_from = 0;
-  if (!rc && backward_from) {
-    gpointer ix = g_hash_table_lookup(layer_ix, backward_from);
-    if (!ix)
-      rc = fail(err, errlen, -EINVAL,
-                "%s:%zu: backward_from: layer '%s' is not declared", path,
-                backward_line, backward_from);
-    else
-      m->backward_from = GPOINTER_TO_SIZE(ix) - 1;
-  }
-  g_free(backward_from);
-  g_hash_table_destroy(layer_ix);
-  m->nlayers = layers->len;
-  m->layers = (struct model_layer *)(void *)g_array_free(layers, FALSE);
-  m->ntensors = tensors->len;
-  m->tensors = (struct model_tensor *)(void *)g_array_free(tensors, FALSE);
+  struct model_parse st = {
+      .m = m,
+      .ex = ex,
+      .layers = g_array_new(FALSE, TRUE, sizeof(struct model_layer)),
+      .tensors = g_array_new(FALSE, TRUE, sizeof(struct model_tensor)),
+      .layer_ix = g_hash_table_new(g_str_hash, g_str_equal),
+  };
+  int rc = parse_lines(path, text, model_line, &st, err, errlen);
+  if (!rc)
+    rc = model_parse_check(&st, path, err, errlen);
+  g_free(st.backward_from);
+  g_hash_table_destroy(st.layer_ix);
+  m->nlayers = st.layers->len;
+  m->layers = (struct model_layer *)(void *)g_array_free(st.layers, FALSE);
+  m->ntensors = st.tensors->len;
+  m->tensors = (struct model_tensor *)(void *)g_array_free(st.tensors, FALSE);
   return rc;
 }
+#undef W
 
 /* Forward and backward FLOPs per sample. */
 static double model_flops(const struct model *m) {
@@ -415,10 +495,9 @@ static int measured_efficiency(const char *dir, const struct device *y,
   return 0;
 }
 
-/* Time M on device DEV at precision PREC and per-worker batch BATCH. */
-static int time_model(struct model *m, const char *dir, const GArray *devs,
-                      const char *dev, const char *prec, int batch, char *err,
-                      size_t errlen) {
+/* The device named DEV in DEVS, or an error naming the valid ones. */
+static int find_device(const GArray *devs, const char *dev,
+                       const struct device **out, char *err, size_t errlen) {
   const struct device *d = NULL;
   GString *names = g_string_new(NULL);
   for (guint i = 0; i < devs->len; i++) {
@@ -427,80 +506,113 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
     if (strcmp(x->name, dev) == 0)
       d = x;
   }
-  if (!d) {
-    int rc = fail(err, errlen, -EINVAL, "unknown device '%s' (valid: %s)",
-                  dev, names->str);
-    g_string_free(names, TRUE);
-    return rc;
-  }
+  int rc = 0;
+  if (!d)
+    rc = fail(err, errlen, -EINVAL, "unknown device '%s' (valid: %s)", dev,
+              names->str);
   g_string_free(names, TRUE);
-  bool mixed = strcmp(prec, "mixed") == 0;
-  if (!mixed && strcmp(prec, "fp32") != 0)
-    return fail(err, errlen, -EINVAL,
-                "unknown precision '%s' (valid: fp32, mixed)", prec);
-  double peak = mixed ? d->peak_mixed : d->peak_fp32;
-  if (!(peak > 0) || !(d->memory > 0))
-    return fail(err, errlen, -EINVAL,
-                "device %s has no peak %s rate or memory bandwidth in "
-                "devices.conf",
-                dev, prec);
-  double flops = model_flops(m);
-  if (!(flops > 0))
-    return fail(err, errlen, -EINVAL, "%s: the model has no FLOPs", m->path);
+  *out = d;
+  return rc;
+}
 
-  /* This model measured on this device, else the mean efficiency of the
-   * device's measurements at this precision, else of all devices'. */
-  double t = 0;
-  for (guint i = 0; i < d->measured->len && t == 0; i++) {
+/* What time_model() was asked for, checked. */
+struct timing {
+  const char *dir;         /* model files of the measured models */
+  const GArray *devs;      /* struct device */
+  const struct device *d;  /* the device asked for */
+  const char *prec;
+  bool mixed;              /* PREC is "mixed", else "fp32" */
+  double peak;             /* D's peak FLOPS at PREC */
+  int batch;
+};
+
+/* The seconds of forward + backward of M measured on the device at the
+ * precision (BATCH samples at the measured rate), or 0 when it was not
+ * measured there. */
+static double measured_time(struct model *m, const struct timing *tm) {
+  for (guint i = 0; i < tm->d->measured->len; i++) {
     const struct measured *x =
-        &g_array_index(d->measured, struct measured, i);
-    if (strcmp(x->model, m->name) == 0 && strcmp(x->precision, prec) == 0) {
-      t = batch / x->rate;
+        &g_array_index(tm->d->measured, struct measured, i);
+    if (strcmp(x->model, m->name) == 0 &&
+        strcmp(x->precision, tm->prec) == 0) {
       m->timing_source =
-          g_strdup_printf("measured on %s %s: %g samples/s (%s)", dev, prec,
-                          x->rate, x->source);
+          g_strdup_printf("measured on %s %s: %g samples/s (%s)",
+                          tm->d->name, tm->prec, x->rate, x->source);
+      return tm->batch / x->rate;
     }
   }
-  for (int pass = 0; pass < 2 && t == 0; pass++) {
-    double sum = 0;
-    int count = 0;
-    GString *which = g_string_new(NULL);
-    for (guint j = 0; j < devs->len; j++) {
-      const struct device *y = &g_array_index(devs, struct device, j);
-      if (pass == 0 && y != d)
+  return 0;
+}
+
+/* The mean efficiency of the measurements at the precision on the device
+ * (ALL_DEVICES false) or on every device: *COUNT of them, named in WHICH
+ * ("alexnet on P100, ..."); *EFF is not set when there are none. */
+static int mean_efficiency(const struct timing *tm, bool all_devices,
+                           double *eff, int *count, GString *which, char *err,
+                           size_t errlen) {
+  double sum = 0;
+  *count = 0;
+  for (guint j = 0; j < tm->devs->len; j++) {
+    const struct device *y = &g_array_index(tm->devs, struct device, j);
+    if (!all_devices && y != tm->d)
+      continue;
+    for (guint i = 0; i < y->measured->len; i++) {
+      const struct measured *x =
+          &g_array_index(y->measured, struct measured, i);
+      if (strcmp(x->precision, tm->prec) != 0)
         continue;
-      for (guint i = 0; i < y->measured->len; i++) {
-        const struct measured *x =
-            &g_array_index(y->measured, struct measured, i);
-        if (strcmp(x->precision, prec) != 0)
-          continue;
-        double e;
-        int rc = measured_efficiency(dir, y, x, mixed, &e, err, errlen);
-        if (rc) {
-          g_string_free(which, TRUE);
-          return rc;
-        }
-        sum += e;
-        count++;
-        g_string_append_printf(which, "%s%s on %s", count > 1 ? ", " : "",
-                               x->model, y->name);
-      }
+      double e;
+      int rc = measured_efficiency(tm->dir, y, x, tm->mixed, &e, err, errlen);
+      if (rc)
+        return rc;
+      sum += e;
+      (*count)++;
+      g_string_append_printf(which, "%s%s on %s", *count > 1 ? ", " : "",
+                             x->model, y->name);
+    }
+  }
+  if (*count)
+    *eff = sum / *count;
+  return 0;
+}
+
+/* The seconds of forward + backward of M, FLOPS per sample, at the batch:
+ * measured on the device, else from the mean efficiency of the device's
+ * measurements at the precision, else of all devices'. Sets
+ * m->timing_source. */
+static int compute_time(struct model *m, const struct timing *tm,
+                        double flops, double *t, char *err, size_t errlen) {
+  *t = measured_time(m, tm);
+  for (int pass = 0; pass < 2 && *t == 0; pass++) {
+    double eff = 0;
+    int count;
+    GString *which = g_string_new(NULL);
+    int rc = mean_efficiency(tm, pass == 1, &eff, &count, which, err, errlen);
+    if (rc) {
+      g_string_free(which, TRUE);
+      return rc;
     }
     if (count) {
-      double eff = sum / count;
-      t = flops * batch / (peak * eff);
+      *t = flops * tm->batch / (tm->peak * eff);
       m->timing_source = g_strdup_printf(
           "%.3g GFLOPs per sample at %.3g of %s's %s peak (the mean "
           "efficiency of %s)",
-          flops / 1e9, eff, dev, prec, which->str);
+          flops / 1e9, eff, tm->d->name, tm->prec, which->str);
     }
     g_string_free(which, TRUE);
   }
-  if (t == 0)
+  if (*t == 0)
     return fail(err, errlen, -EINVAL,
                 "devices.conf has no measurement at precision %s to "
                 "calibrate device %s",
-                prec, dev);
+                tm->prec, tm->d->name);
+  return 0;
+}
+
+/* T seconds of forward + backward, FLOPS per sample, over M's layers in
+ * proportion to their FLOPs (backward twice forward), and each layer's
+ * backward over its tensors in proportion to their elements. */
+static void spread_time(struct model *m, double t, double flops) {
   double scale = t / flops;
   m->forward_s = 0;
   m->backward_s = 0;
@@ -511,8 +623,6 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
     m->forward_s += l->forward_s;
     m->backward_s += l->backward_s;
   }
-  /* Each tensor gets its layer's backward time in proportion to its
-   * elements among the layer's tensors. */
   uint64_t *layer_elems = g_new0(uint64_t, m->nlayers);
   for (size_t i = 0; i < m->ntensors; i++)
     layer_elems[m->tensors[i].layer] += m->tensors[i].elements;
@@ -522,9 +632,37 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
                      (double)tn->elements / (double)layer_elems[tn->layer];
   }
   g_free(layer_elems);
+}
+
+/* Time M on device DEV at precision PREC and per-worker batch BATCH. */
+static int time_model(struct model *m, const char *dir, const GArray *devs,
+                      const char *dev, const char *prec, int batch, char *err,
+                      size_t errlen) {
+  struct timing tm = {.dir = dir, .devs = devs, .prec = prec, .batch = batch};
+  int rc = find_device(devs, dev, &tm.d, err, errlen);
+  if (rc)
+    return rc;
+  tm.mixed = strcmp(prec, "mixed") == 0;
+  if (!tm.mixed && strcmp(prec, "fp32") != 0)
+    return fail(err, errlen, -EINVAL,
+                "unknown precision '%s' (valid: fp32, mixed)", prec);
+  tm.peak = tm.mixed ? tm.d->peak_mixed : tm.d->peak_fp32;
+  if (!(tm.peak > 0) || !(tm.d->memory > 0))
+    return fail(err, errlen, -EINVAL,
+                "device %s has no peak %s rate or memory bandwidth in "
+                "devices.conf",
+                dev, prec);
+  double flops = model_flops(m);
+  if (!(flops > 0))
+    return fail(err, errlen, -EINVAL, "%s: the model has no FLOPs", m->path);
+  double t;
+  rc = compute_time(m, &tm, flops, &t, err, errlen);
+  if (rc)
+    return rc;
+  spread_time(m, t, flops);
   /* SGD with momentum: weight, gradient, momentum read, weight and
    * momentum written. */
-  m->update_s = 20.0 * (double)m->params / d->memory;
+  m->update_s = 20.0 * (double)m->params / tm.d->memory;
   m->batch = batch;
   m->device = g_strdup(dev);
   m->precision = g_strdup(prec);

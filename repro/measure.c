@@ -1,14 +1,12 @@
 /* repro/measure.c: the reproductions that measure codecs instead of
- * simulating (repro_measure.h): payload sizes on each model's synthetic
+ * simulating (measure.h): payload sizes on each model's synthetic
  * gradients (INCEPTIONN Fig. 14 and Table III, 3LC Table 2) and the time
  * of communication-set selection on this CPU (RedSync Fig. 3). */
 #include "measure.h"
 
 #include "codec.h"
-#include "formula.h"
-#include "gradgen.h"
 #include "inceptionn.h"
-#include "model.h"
+#include "models.h"
 
 #include <errno.h>
 #include <math.h>
@@ -90,64 +88,74 @@ static int codecs_of(const struct repro *r, GPtrArray **specs,
   return 0;
 }
 
+/* codec-ratio's parameters, and a model file for every point. */
+static int check_codec_ratio(const struct repro *r,
+                             const struct experiment *e, char **err) {
+  double x;
+  if (param_count(r, "sample", "65536", 64, 1 << 26, &x, err) ||
+      param_count(r, "steps", "1", 1, 10000, &x, err))
+    return -1;
+  for (guint i = 0; i < e->points->len; i++) {
+    const struct point *p = g_ptr_array_index(e->points, i);
+    struct model *m;
+    char msg[512];
+    struct model_opts o = {p->device, p->precision, p->batch, NULL};
+    if (strcmp(p->model, "synthetic") == 0 ||
+        model_load(p->model, &o, &m, msg, sizeof msg) != 0) {
+      *err = g_strdup_printf("%s: [model] name = %s: %s", r->path, p->model,
+                             strcmp(p->model, "synthetic")
+                                 ? msg
+                                 : "codec-ratio needs a model file");
+      return -1;
+    }
+    model_free(m);
+  }
+  return 0;
+}
+
+/* select-time's parameters: runs, steps, sizes and the allreduce
+ * formula. */
+static int check_select_time(const struct repro *r, char **err) {
+  double x;
+  if (param_count(r, "runs", "5", 1, 1000, &x, err) ||
+      param_count(r, "steps", "5", 1, 1000, &x, err))
+    return -1;
+  GPtrArray *sizes = repro_split_specs(repro_param(r, "sizes", ""));
+  int rc = 0;
+  if (!sizes->len) {
+    *err = g_strdup_printf("%s: [reproduce] sizes = N; N; ... (values, or "
+                           "2^K) is required for kind = select-time",
+                           r->path);
+    rc = -1;
+  }
+  for (guint i = 0; !rc && i < sizes->len; i++)
+    if (!parse_count(g_ptr_array_index(sizes, i), &x) || x > (1u << 28)) {
+      *err = g_strdup_printf("%s: [reproduce] sizes: '%s' must be a whole "
+                             "number of values (or 2^K) up to 2^28",
+                             r->path, (char *)g_ptr_array_index(sizes, i));
+      rc = -1;
+    }
+  g_ptr_array_free(sizes, TRUE);
+  if (rc)
+    return rc;
+  const char *fname = repro_param(r, "allreduce", "rabenseifner");
+  if (!formula_find(fname)) {
+    *err = g_strdup_printf("%s: [reproduce] allreduce = %s: not a formula "
+                           "(see gradsim formula --list)",
+                           r->path, fname);
+    return -1;
+  }
+  return 0;
+}
+
 int repro_measure_check(const struct repro *r, const struct experiment *e,
                         char **err) {
   GPtrArray *specs, *labels, *codecs;
   int rc = codecs_of(r, &specs, &labels, &codecs, err);
-  double x;
   if (!rc && r->kind == REPRO_CODEC_RATIO)
-    rc = param_count(r, "sample", "65536", 64, 1 << 26, &x, err) ||
-                 param_count(r, "steps", "1", 1, 10000, &x, err)
-             ? -1
-             : 0;
-  if (!rc && r->kind == REPRO_SELECT_TIME) {
-    rc = param_count(r, "runs", "5", 1, 1000, &x, err) ||
-                 param_count(r, "steps", "5", 1, 1000, &x, err)
-             ? -1
-             : 0;
-    GPtrArray *sizes = repro_split_specs(repro_param(r, "sizes", ""));
-    if (!rc && !sizes->len) {
-      *err = g_strdup_printf("%s: [reproduce] sizes = N; N; ... (values, or "
-                             "2^K) is required for kind = select-time",
-                             r->path);
-      rc = -1;
-    }
-    for (guint i = 0; !rc && i < sizes->len; i++)
-      if (!parse_count(g_ptr_array_index(sizes, i), &x) || x > (1u << 28)) {
-        *err = g_strdup_printf("%s: [reproduce] sizes: '%s' must be a whole "
-                               "number of values (or 2^K) up to 2^28",
-                               r->path,
-                               (char *)g_ptr_array_index(sizes, i));
-        rc = -1;
-      }
-    g_ptr_array_free(sizes, TRUE);
-    const char *fname = repro_param(r, "allreduce", "rabenseifner");
-    const struct formula *f = formula_find(fname);
-    if (!rc && !f) {
-      *err = g_strdup_printf("%s: [reproduce] allreduce = %s: not a formula "
-                             "(see gradsim formula --list)",
-                             r->path, fname);
-      rc = -1;
-    }
-  }
-  if (!rc && r->kind == REPRO_CODEC_RATIO) {
-    for (guint i = 0; i < e->points->len && !rc; i++) {
-      const struct point *p = g_ptr_array_index(e->points, i);
-      struct model *m;
-      char msg[512];
-      struct model_opts o = {p->device, p->precision, p->batch, NULL};
-      if (strcmp(p->model, "synthetic") == 0 ||
-          model_load(p->model, &o, &m, msg, sizeof msg) != 0) {
-        *err = g_strdup_printf("%s: [model] name = %s: %s", r->path, p->model,
-                               strcmp(p->model, "synthetic")
-                                   ? msg
-                                   : "codec-ratio needs a model file");
-        rc = -1;
-      } else {
-        model_free(m);
-      }
-    }
-  }
+    rc = check_codec_ratio(r, e, err);
+  if (!rc && r->kind == REPRO_SELECT_TIME)
+    rc = check_select_time(r, err);
   g_ptr_array_free(specs, TRUE);
   g_ptr_array_free(labels, TRUE);
   g_ptr_array_free(codecs, TRUE);
@@ -165,6 +173,77 @@ static struct table *columns(const char *const *names, size_t n) {
   return t;
 }
 
+/* What codec C's payloads on model M's gradients (point P) add up to:
+ * STEPS steps of every tensor, one codec stream per tensor as in the
+ * simulator, so that error feedback carries from step to step. Each
+ * tensor is represented by up to SAMPLE of its values (X: room for
+ * SAMPLE), its bytes scaled to its size. *BYTES: the bytes of all steps;
+ * COUNTS: for inceptionn, its values in the 2, 10, 18 and 34-bit classes,
+ * scaled alike. */
+static int encode_model(const struct repro *r, const struct point *p,
+                        const struct model *m, const codec_t *c,
+                        size_t sample, size_t steps, float *x, double *bytes,
+                        double counts[4], char **err) {
+  bool inc = !strcmp(codec_name(c), "inceptionn");
+  size_t cap = codec_bound(c, sample);
+  unsigned char *out = g_malloc(cap);
+  int rc = 0;
+  for (size_t ti = 0; ti < m->ntensors && !rc; ti++) {
+    uint64_t el = m->tensors[ti].elements;
+    size_t n = el < sample ? (size_t)el : sample;
+    double scale = (double)el / (double)n;
+    codec_state_t *st;
+    if (codec_state_create(c, n, p->grad.seed, &st) != 0) {
+      *err = g_strdup("out of memory for a codec state");
+      rc = -1;
+      break;
+    }
+    for (size_t s = 0; s < steps; s++) {
+      gradgen_fill(&p->grad, 0, (uint32_t)ti, s, 1.0, 0, x, n);
+      ptrdiff_t len = codec_encode(st, x, n, out, cap);
+      if (len < 0) {
+        *err = g_strdup_printf("%s: %s on %s's gradients: %s", r->path,
+                               codec_spec(c), p->model,
+                               codec_strerror((int)len));
+        rc = -1;
+        break;
+      }
+      *bytes += (double)len * scale;
+      if (inc) {
+        uint64_t k[4];
+        if (inceptionn_scan(out, (size_t)len, n, NULL, k) == 0)
+          for (int j = 0; j < 4; j++)
+            counts[j] += (double)k[j] * scale;
+      }
+    }
+    codec_state_free(st);
+  }
+  g_free(out);
+  return rc;
+}
+
+/* The row of runs.csv for codec C (LABEL) on model M (point P). */
+static GPtrArray *ratio_row(const struct point *p, const struct model *m,
+                            const char *label, const codec_t *c,
+                            size_t sample, size_t steps, double bytes,
+                            const double counts[4]) {
+  bool inc = !strcmp(codec_name(c), "inceptionn");
+  double values = (double)m->params * (double)steps;
+  double bits = 8.0 * bytes / values;
+  GPtrArray *f = g_ptr_array_new();
+  g_ptr_array_add(f, g_strdup(p->model));
+  g_ptr_array_add(f, g_strdup(label));
+  g_ptr_array_add(f, g_strdup(codec_spec(c)));
+  g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->params));
+  g_ptr_array_add(f, g_strdup_printf("%zu", sample));
+  g_ptr_array_add(f, g_strdup_printf("%zu", steps));
+  g_ptr_array_add(f, num(bits));
+  g_ptr_array_add(f, num(32.0 / bits));
+  for (int j = 0; j < 4; j++)
+    g_ptr_array_add(f, inc ? num(counts[j] / values) : g_strdup(""));
+  return f;
+}
+
 struct table *repro_codec_ratio(const struct repro *r,
                                 const struct experiment *e, char **err) {
   GPtrArray *specs, *labels, *codecs;
@@ -180,7 +259,7 @@ struct table *repro_codec_ratio(const struct repro *r,
       "share_2bit", "share_10bit", "share_18bit", "share_34bit"};
   struct table *t = columns(cols, G_N_ELEMENTS(cols));
   float *x = g_new(float, sample);
-  for (guint pi = 0; pi < e->points->len; pi++) {
+  for (guint pi = 0; pi < e->points->len && t; pi++) {
     const struct point *p = g_ptr_array_index(e->points, pi);
     struct model *m;
     char msg[512];
@@ -193,65 +272,14 @@ struct table *repro_codec_ratio(const struct repro *r,
     }
     for (guint ci = 0; ci < codecs->len; ci++) {
       const codec_t *c = g_ptr_array_index(codecs, ci);
-      bool inc = !strcmp(codec_name(c), "inceptionn");
       double bytes = 0, counts[4] = {0};
-      size_t cap = codec_bound(c, sample);
-      unsigned char *out = g_malloc(cap);
-      /* One stream per tensor, as in the simulator: error feedback
-       * carries from step to step. Each tensor is represented by up to
-       * SAMPLE of its values, its bytes scaled to its size. */
-      for (size_t ti = 0; ti < m->ntensors; ti++) {
-        uint64_t el = m->tensors[ti].elements;
-        size_t n = el < sample ? (size_t)el : sample;
-        double scale = (double)el / (double)n;
-        codec_state_t *st;
-        if (codec_state_create(c, n, p->grad.seed, &st) != 0) {
-          *err = g_strdup("out of memory for a codec state");
-          g_free(out);
-          g_free(x);
-          model_free(m);
-          table_free(t);
-          return NULL;
-        }
-        for (size_t s = 0; s < steps; s++) {
-          gradgen_fill(&p->grad, 0, (uint32_t)ti, s, 1.0, 0, x, n);
-          ptrdiff_t len = codec_encode(st, x, n, out, cap);
-          if (len < 0) {
-            *err = g_strdup_printf("%s: %s on %s's gradients: %s", r->path,
-                                   codec_spec(c), p->model,
-                                   codec_strerror((int)len));
-            codec_state_free(st);
-            g_free(out);
-            g_free(x);
-            model_free(m);
-            table_free(t);
-            return NULL;
-          }
-          bytes += (double)len * scale;
-          if (inc) {
-            uint64_t k[4];
-            if (inceptionn_scan(out, (size_t)len, n, NULL, k) == 0)
-              for (int j = 0; j < 4; j++)
-                counts[j] += (double)k[j] * scale;
-          }
-        }
-        codec_state_free(st);
+      if (encode_model(r, p, m, c, sample, steps, x, &bytes, counts, err)) {
+        table_free(t);
+        t = NULL;
+        break;
       }
-      g_free(out);
-      double values = (double)m->params * (double)steps;
-      double bits = 8.0 * bytes / values;
-      GPtrArray *f = g_ptr_array_new();
-      g_ptr_array_add(f, g_strdup(p->model));
-      g_ptr_array_add(f, g_strdup(g_ptr_array_index(labels, ci)));
-      g_ptr_array_add(f, g_strdup(codec_spec(c)));
-      g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->params));
-      g_ptr_array_add(f, g_strdup_printf("%zu", sample));
-      g_ptr_array_add(f, g_strdup_printf("%zu", steps));
-      g_ptr_array_add(f, num(bits));
-      g_ptr_array_add(f, num(32.0 / bits));
-      for (int j = 0; j < 4; j++)
-        g_ptr_array_add(f, inc ? num(counts[j] / values) : g_strdup(""));
-      table_add_row(t, f);
+      table_add_row(t, ratio_row(p, m, g_ptr_array_index(labels, ci), c,
+                                 sample, steps, bytes, counts));
     }
     model_free(m);
   }
@@ -281,6 +309,98 @@ static uint64_t mix(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
+/* N values drawn from the standard uniform distribution from SEED. */
+static float *uniform_values(size_t n, uint64_t seed) {
+  float *x = g_new(float, n);
+  for (size_t i = 0; i < n; i++)
+    x[i] = (float)((double)(mix(&seed) >> 11) * 0x1p-53);
+  return x;
+}
+
+/* The seconds of formula F (an allreduce, RedSync Eq. 2) for N float32
+ * values on point P's platform; NaN when it does not apply. */
+static double allreduce_s(const struct formula *f, const struct point *p,
+                          size_t n) {
+  struct formula_in in;
+  formula_in_init(&in);
+  in.v[FP_P] = p->nodes;
+  in.v[FP_N] = 4.0 * (double)n;
+  in.v[FP_ALPHA] = p->latency_s;
+  in.v[FP_BETA] = 1.0 / p->bandwidth_Bps;
+  in.v[FP_GAMMA] = 1.0 / p->reduce_Bps;
+  struct formula_out fo;
+  char msg[256];
+  return formula_eval(f, &in, &fo, msg, sizeof msg) == 0 ? fo.total : NAN;
+}
+
+/* Codec C's encode of the N values X, timed: one untimed warm-up run
+ * (page faults, scratch buffers), then RUNS timed runs of STEPS
+ * consecutive encodes from a fresh residual; *MED the median seconds per
+ * encode (TIMES: room for RUNS), *SENT the values an rgc payload says it
+ * sent, per encode of the last run. Steps matter to `sampled`, which
+ * reuses a threshold for several steps. */
+static int time_encode(const struct repro *r, const codec_t *c,
+                       const float *x, size_t n, uint64_t seed, size_t runs,
+                       size_t steps, double *times, double *med,
+                       double *sent, char **err) {
+  size_t cap = codec_bound(c, n);
+  unsigned char *out = g_malloc(cap);
+  codec_state_t *st;
+  if (!codec_accepts(c, n) || codec_state_create(c, n, seed, &st) != 0) {
+    *err = g_strdup_printf("%s: %s cannot take %zu values", r->path,
+                           codec_spec(c), n);
+    g_free(out);
+    return -1;
+  }
+  *sent = 0;
+  int rc = 0;
+  for (size_t run = 0; run <= runs && !rc; run++) {
+    codec_state_reset(st);
+    double t0 = now_s();
+    for (size_t s = 0; s < steps; s++) {
+      ptrdiff_t len = codec_encode(st, x, n, out, cap);
+      if (len < 0) {
+        *err = g_strdup_printf("%s: %s: %s", r->path, codec_spec(c),
+                               codec_strerror((int)len));
+        rc = -1;
+        break;
+      }
+      /* rgc payloads start with the count of sent values. */
+      if (run == runs && len >= 4) {
+        uint32_t cnt;
+        memcpy(&cnt, out, 4);
+        *sent += (double)cnt / (double)steps;
+      }
+    }
+    if (!rc && run)
+      times[run - 1] = (now_s() - t0) / (double)steps;
+  }
+  codec_state_free(st);
+  g_free(out);
+  if (rc)
+    return rc;
+  qsort(times, runs, sizeof *times, cmp_double);
+  *med = runs % 2 ? times[runs / 2]
+                  : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
+  return 0;
+}
+
+/* The row of runs.csv for codec C (LABEL) on N values. */
+static GPtrArray *select_row(size_t n, const char *label, const codec_t *c,
+                             double med, double allreduce, double sent) {
+  GPtrArray *row = g_ptr_array_new();
+  g_ptr_array_add(row, g_strdup_printf("%zu", n));
+  g_ptr_array_add(row, g_strdup_printf("%zu", 4 * n));
+  g_ptr_array_add(row, g_strdup(label));
+  g_ptr_array_add(row, g_strdup(codec_spec(c)));
+  g_ptr_array_add(row, num(med));
+  g_ptr_array_add(row, num(allreduce));
+  g_ptr_array_add(row, num(med / allreduce));
+  g_ptr_array_add(row, strcmp(codec_name(c), "rgc") == 0 ? num(sent)
+                                                         : g_strdup(""));
+  return row;
+}
+
 struct table *repro_select_time(const struct repro *r,
                                 const struct experiment *e, char **err) {
   GPtrArray *specs, *labels, *codecs;
@@ -303,83 +423,19 @@ struct table *repro_select_time(const struct repro *r,
     double nd;
     parse_count(g_ptr_array_index(sizes, si), &nd);
     size_t n = (size_t)nd;
-    float *x = g_new(float, n);
-    uint64_t seed = p->grad.seed;
-    for (size_t i = 0; i < n; i++)
-      x[i] = (float)((double)(mix(&seed) >> 11) * 0x1p-53);
-    struct formula_in in;
-    formula_in_init(&in);
-    in.v[FP_P] = p->nodes;
-    in.v[FP_N] = 4.0 * (double)n;
-    in.v[FP_ALPHA] = p->latency_s;
-    in.v[FP_BETA] = 1.0 / p->bandwidth_Bps;
-    in.v[FP_GAMMA] = 1.0 / p->reduce_Bps;
-    struct formula_out fo;
-    char msg[256];
-    double allreduce =
-        formula_eval(f, &in, &fo, msg, sizeof msg) == 0 ? fo.total : NAN;
+    float *x = uniform_values(n, p->grad.seed);
+    double allreduce = allreduce_s(f, p, n);
     for (guint ci = 0; ci < codecs->len; ci++) {
       const codec_t *c = g_ptr_array_index(codecs, ci);
-      size_t cap = codec_bound(c, n);
-      unsigned char *out = g_malloc(cap);
-      codec_state_t *st;
-      if (!codec_accepts(c, n) ||
-          codec_state_create(c, n, p->grad.seed, &st) != 0) {
-        *err = g_strdup_printf("%s: %s cannot take %zu values", r->path,
-                               codec_spec(c), n);
-        g_free(out);
+      double med, sent;
+      if (time_encode(r, c, x, n, p->grad.seed, runs, steps, times, &med,
+                      &sent, err)) {
         table_free(t);
         t = NULL;
         break;
       }
-      double sent = 0;
-      /* One untimed warm-up run (page faults, scratch buffers), then RUNS
-       * timed runs of STEPS consecutive encodes from a fresh residual;
-       * the median per encode. Steps matter to `sampled`, which reuses a
-       * threshold for several steps. */
-      for (size_t run = 0; run <= runs; run++) {
-        codec_state_reset(st);
-        double t0 = now_s();
-        for (size_t s = 0; s < steps; s++) {
-          ptrdiff_t len = codec_encode(st, x, n, out, cap);
-          if (len < 0) {
-            *err = g_strdup_printf("%s: %s: %s", r->path, codec_spec(c),
-                                   codec_strerror((int)len));
-            break;
-          }
-          if (run == runs && len >= 4) {
-            uint32_t cnt;
-            memcpy(&cnt, out, 4);
-            sent += (double)cnt / (double)steps;
-          }
-        }
-        if (*err)
-          break;
-        if (run)
-          times[run - 1] = (now_s() - t0) / (double)steps;
-      }
-      codec_state_free(st);
-      g_free(out);
-      if (*err) {
-        table_free(t);
-        t = NULL;
-        break;
-      }
-      qsort(times, runs, sizeof *times, cmp_double);
-      double med = runs % 2 ? times[runs / 2]
-                            : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
-      GPtrArray *row = g_ptr_array_new();
-      g_ptr_array_add(row, g_strdup_printf("%zu", n));
-      g_ptr_array_add(row, g_strdup_printf("%zu", 4 * n));
-      g_ptr_array_add(row, g_strdup(g_ptr_array_index(labels, ci)));
-      g_ptr_array_add(row, g_strdup(codec_spec(c)));
-      g_ptr_array_add(row, num(med));
-      g_ptr_array_add(row, num(allreduce));
-      g_ptr_array_add(row, num(med / allreduce));
-      /* rgc payloads start with the count of sent values. */
-      g_ptr_array_add(row, strcmp(codec_name(c), "rgc") == 0 ? num(sent)
-                                                             : g_strdup(""));
-      table_add_row(t, row);
+      table_add_row(t, select_row(n, g_ptr_array_index(labels, ci), c, med,
+                                  allreduce, sent));
     }
     g_free(x);
   }

@@ -371,6 +371,78 @@ Test(array_io, malformed_dicts) {
   }
 }
 
+/* Each part of the header dict is checked on its own: the message says
+ * which key is at fault, and the first fault in file order wins (descr,
+ * then fortran_order, then shape, then the order against the shape). */
+Test(array_io, malformed_dict_names_the_key) {
+  static const struct {
+    const char *dict, *want;
+  } cases[] = {
+      {"{'fortran_order': False, 'shape': (3,), }", "has no 'descr'"},
+      {"{'descr': <f4, 'fortran_order': False, 'shape': (3,), }",
+       "has no 'descr'"},
+      {"{'descr': '<f4", "unterminated 'descr'"},
+      {"{'descr': '<f8', 'fortran_order': maybe, 'shape': (3a,), }",
+       "dtype '<f8'"},
+      {"{'descr': '<f4', 'shape': (3,), }", "no valid 'fortran_order'"},
+      {"{'descr': '<f4', 'fortran_order': maybe, 'shape': (3a,), }",
+       "no valid 'fortran_order'"},
+      {"{'descr': '<f4', 'fortran_order': False, }", "no valid 'shape'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': [3], }",
+       "no valid 'shape'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3a,), }",
+       "malformed 'shape'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3 4), }",
+       "malformed 'shape'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (,), }",
+       "malformed 'shape'"},
+      {"{'descr': '<f4', 'fortran_order': True, 'shape': (3, 3a), }",
+       "malformed 'shape'"},
+  };
+  const float data[3] = {1, 2, 3};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t len, off = 77, n = 77;
+    unsigned char *b =
+        build_npy(1, cases[i].dict, data, sizeof data, &len, NULL);
+    char err[256] = "";
+    cr_assert_eq(npy_parse(b, len, &off, &n, err, sizeof err), -EBADMSG,
+                 "case %zu accepted: %s", i, cases[i].dict);
+    cr_assert_not_null(strstr(err, cases[i].want), "case %zu: %s", i, err);
+    cr_assert_eq(off, 77, "case %zu: outputs untouched on error", i);
+    cr_assert_eq(n, 77, "case %zu: outputs untouched on error", i);
+    free(b);
+  }
+}
+
+/* The dict is the header's HL bytes only: a shape whose closing
+ * parenthesis lies past them is malformed, even when the data that
+ * follows holds one and would make the sizes agree (a header written
+ * without NumPy's padding, so nothing else stops the scan). */
+Test(array_io, shape_stops_at_header_end) {
+  const char dict[] = "{'descr': '<f4', 'fortran_order': False, 'shape': (3";
+  const char data[12] = ",)          ";
+  size_t hl = sizeof dict - 1, len = 10 + hl + sizeof data;
+  unsigned char *b = malloc(len);
+  cr_assert_not_null(b);
+  memcpy(b, "\x93NUMPY\x01\x00", 8);
+  b[8] = (unsigned char)hl;
+  b[9] = (unsigned char)(hl >> 8);
+  memcpy(b + 10, dict, hl);
+  memcpy(b + 10 + hl, data, sizeof data);
+  size_t off, n;
+  char err[256] = "";
+  cr_assert_eq(npy_parse(b, len, &off, &n, err, sizeof err), -EBADMSG,
+               "the shape was read from the data");
+  cr_assert_not_null(strstr(err, "malformed 'shape'"), "%s", err);
+  /* With the parenthesis inside the header, the shape is whole and the
+   * 10 bytes left are too few for it. */
+  b[8] = (unsigned char)(hl + 2);
+  cr_assert_eq(npy_parse(b, len, &off, &n, err, sizeof err), -EBADMSG);
+  cr_assert_not_null(strstr(err, "data is 10 bytes, the shape needs 12"),
+                     "%s", err);
+  free(b);
+}
+
 Test(array_io, huge_shapes_rejected) {
   char err[256];
   size_t n;
@@ -642,4 +714,17 @@ Test(array_io, directory_is_not_a_vector) {
   cr_assert_lt(array_read(tmpdir, &x, &n, err, sizeof err), 0);
   cr_assert_null(x);
   cr_assert_not_null(strstr(err, tmpdir), "names the path: %s", err);
+}
+
+/* A path that opens but cannot be read is a read error, not a format
+ * error, and nothing is returned. */
+Test(array_io, unreadable_path_is_a_read_error) {
+  char err[512] = "";
+  float *x = (float *)(uintptr_t)1;
+  size_t n = 5;
+  int rc = array_read(tmpdir, &x, &n, err, sizeof err);
+  cr_assert_eq(rc, -EIO, "got %d: %s", rc, err);
+  cr_assert_null(x);
+  cr_assert_eq(n, 0);
+  cr_assert_not_null(strstr(err, "read error"), "%s", err);
 }

@@ -1,13 +1,10 @@
 /* tests/test_models.c: units, the analytic formulas against the papers'
  * own worked numbers, the synthetic gradient generator, and the model
- * files. */
+ * files and device tables. */
 #include <criterion/criterion.h>
 
-#include "formula.h"
-#include "gradgen.h"
-#include "model.h"
-#include "nic.h"
-#include "units.h"
+/* The layer's one header (models/models.h), as a user of it includes it. */
+#include "models.h"
 
 #include <errno.h>
 #include <glib.h>
@@ -846,4 +843,210 @@ Test(model, from_memory) {
   cr_assert(isfinite(b->forward_s) && isfinite(b->backward_s) &&
             isfinite(b->update_s));
   model_free(b);
+}
+
+/* ---- model files and device tables in a directory of their own ------- */
+
+/* A fresh directory holding the files NAMES[i] with contents TEXTS[i]
+ * (NULL-terminated); g_free() it after rm_dir(). */
+static char *make_dir(const char *const *names, const char *const *texts) {
+  char *dir = g_dir_make_tmp("gradsim-models-XXXXXX", NULL);
+  cr_assert_not_null(dir);
+  for (size_t i = 0; names[i]; i++) {
+    char *path = g_build_filename(dir, names[i], NULL);
+    cr_assert(g_file_set_contents(path, texts[i], -1, NULL), "%s", path);
+    g_free(path);
+  }
+  return dir;
+}
+
+static void rm_dir(const char *dir) {
+  GDir *d = g_dir_open(dir, 0, NULL);
+  for (const char *f; d && (f = g_dir_read_name(d));) {
+    char *path = g_build_filename(dir, f, NULL);
+    unlink(path);
+    g_free(path);
+  }
+  if (d)
+    g_dir_close(d);
+  rmdir(dir);
+}
+
+/* tiny: 1e9 forward FLOPs in each of two layers, backward from b only, so
+ * 4e9 FLOPs per sample; b's tensors hold 3 and 1 elements. other: 6e9. */
+static const char TINY[] = "model tiny\nbatch 32\nbackward_from b\n"
+                           "layer a 1e9\nlayer b 1e9\n"
+                           "tensor b.w 3 b\ntensor b.b 1 b\ntensor a.w 4 a\n";
+static const char OTHER[] = "model other\nbatch 10\nlayer c 2e9\n"
+                            "tensor c.w 5 c\n";
+/* D measured tiny (efficiency 4e9 * 100 / 1e12 = 0.4), E measured it at
+ * 0.2, F and G measured nothing; G has no fp32 peak, F no mixed one. */
+static const char DEVICES[] =
+    "# comment line\n"
+    "device D \"d\"\npeak fp32 1e12 \"s\"\nmemory 2e11 \"s\"\n"
+    "measured tiny fp32 32 100 \"s\"\n\n"
+    "device E \"e\"\npeak fp32 2e12 \"s\"\nmemory 1e11 \"s\"\n"
+    "measured tiny fp32 32 100 \"s\"\n"
+    "device F \"f\"\npeak fp32 1e12 \"s\"\nmemory 1e11 \"s\"\n"
+    "device G \"g\"\npeak mixed 1e12 \"s\"\nmemory 1e11 \"s\"\n";
+
+/* The three ways a device is timed: its own measurement of the model, the
+ * mean efficiency of its measurements, that of every device's; and how
+ * the time is spread over layers and tensors. */
+Test(model, timing_from_a_device_table) {
+  const char *names[] = {"tiny.model", "other.model", "devices.conf", NULL};
+  const char *texts[] = {TINY, OTHER, DEVICES};
+  char *dir = make_dir(names, texts);
+  char err[512] = "";
+  struct model *m;
+
+  struct model_opts d = {"D", NULL, 0, dir};
+  cr_assert_eq(model_load("tiny", &d, &m, err, sizeof err), 0, "%s", err);
+  /* Measured: 32 samples at 100 samples/s, a quarter of the FLOPs in
+   * each forward, half in b's backward, none in a's. */
+  cr_assert_float_eq(m->forward_s + m->backward_s, 0.32, 1e-12);
+  cr_assert_float_eq(m->layers[0].forward_s, 0.08, 1e-12);
+  cr_assert_eq(m->layers[0].backward_s, 0);
+  cr_assert_float_eq(m->layers[1].backward_s, 0.16, 1e-12);
+  cr_assert_str_eq(m->tensors[0].name, "b.w");
+  cr_assert_float_eq(m->tensors[0].backward_s, 0.12, 1e-12);
+  cr_assert_float_eq(m->tensors[1].backward_s, 0.04, 1e-12);
+  cr_assert_eq(m->tensors[2].backward_s, 0);
+  cr_assert_float_eq(m->update_s, 20.0 * 8 / 2e11, 1e-20);
+  cr_assert_str_eq(m->device, "D");
+  cr_assert(strstr(m->timing_source, "measured on D fp32: 100 samples/s"),
+            "%s", m->timing_source);
+  model_free(m);
+
+  /* E's own efficiency (0.2): 6e9 FLOPs x 10 samples / (2e12 x 0.2). */
+  struct model_opts e = {"E", NULL, 0, dir};
+  cr_assert_eq(model_load("other", &e, &m, err, sizeof err), 0, "%s", err);
+  cr_assert_float_eq(m->forward_s + m->backward_s, 0.15, 1e-12);
+  cr_assert(strstr(m->timing_source, "(the mean efficiency of tiny on E)"),
+                   "%s", m->timing_source);
+  model_free(m);
+
+  /* F measured nothing: every device's mean, (0.4 + 0.2) / 2. */
+  struct model_opts f = {"F", NULL, 0, dir};
+  cr_assert_eq(model_load("other", &f, &m, err, sizeof err), 0, "%s", err);
+  cr_assert_float_eq(m->forward_s + m->backward_s, 6e9 * 10 / (1e12 * 0.3),
+                     1e-12);
+  cr_assert(strstr(m->timing_source, "efficiency of tiny on D, tiny on E)"),
+            "%s", m->timing_source);
+  model_free(m);
+
+  struct model_opts fm = {"F", "mixed", 0, dir};
+  cr_assert_eq(model_load("other", &fm, &m, err, sizeof err), -EINVAL);
+  cr_assert_null(m);
+  cr_assert_str_eq(err, "device F has no peak mixed rate or memory "
+                        "bandwidth in devices.conf");
+  struct model_opts gm = {"G", "mixed", 0, dir};
+  cr_assert_eq(model_load("other", &gm, &m, err, sizeof err), -EINVAL);
+  cr_assert_str_eq(err, "devices.conf has no measurement at precision mixed "
+                        "to calibrate device G");
+  struct model_opts x = {"X", NULL, 0, dir};
+  cr_assert_eq(model_load("other", &x, &m, err, sizeof err), -EINVAL);
+  cr_assert_str_eq(err, "unknown device 'X' (valid: D, E, F, G)");
+  rm_dir(dir);
+  g_free(dir);
+}
+
+/* Each bad line of devices.conf is named by file and line (blank and
+ * comment lines counted), with the form expected. */
+Test(model, bad_device_tables) {
+  static const struct {
+    const char *text, *want;
+  } cases[] = {
+      {"peak fp32 1e12 \"s\"\n", "devices.conf:1: 'peak' before any 'device'"},
+      {"\n# c\ndevice D \"d\"\npeak fp16 1e12 \"s\"\n",
+       "devices.conf:4: expected 'peak fp32|mixed FLOPS \"SOURCE\"'"},
+      {"device D \"d\"\npeak fp32 0 \"s\"\n", "devices.conf:2: expected 'peak"},
+      {"device D \"d\"\nmemory -1 \"s\"\n",
+       "devices.conf:2: expected 'memory BYTES_PER_S \"SOURCE\"'"},
+      {"device D \"d\"\nmeasured tiny fp32 32 0 \"s\"\n",
+       "devices.conf:2: expected 'measured MODEL PRECISION BATCH "
+       "SAMPLES_PER_S \"SOURCE\"'"},
+      {"device D \"d\"\nmeasured tiny fp32 x 5 \"s\"\n",
+       "devices.conf:2: expected 'measured"},
+      {"device D\n", "devices.conf:1: 'device' before any 'device'"},
+      {"device D \"d\"\ndevice E\n",
+       "devices.conf:2: unknown or malformed line starting 'device' "
+       "(expected device, peak, memory or measured)"},
+      {"device D \"d\"\nspeed 5\n", "devices.conf:2: unknown or malformed "
+                                    "line starting 'speed'"},
+      {"device D \"d\n", "devices.conf:1: unterminated quote"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *names[] = {"tiny.model", "devices.conf", NULL};
+    const char *texts[] = {TINY, cases[i].text};
+    char *dir = make_dir(names, texts);
+    struct model_opts o = {"D", NULL, 0, dir};
+    struct model *m = (struct model *)1;
+    char err[512] = "";
+    cr_assert_eq(model_load("tiny", &o, &m, err, sizeof err), -EINVAL,
+                 "case %zu loaded", i);
+    cr_assert_null(m);
+    cr_assert(strstr(err, cases[i].want), "case %zu: %s", i, err);
+    cr_assert(g_str_has_prefix(err, dir), "case %zu names the file: %s", i,
+              err);
+    rm_dir(dir);
+    g_free(dir);
+  }
+}
+
+/* The line errors of model files not covered by bad_files, each at its
+ * line (comments and blank lines counted) or naming the whole file. */
+Test(model, bad_model_lines) {
+  static const struct {
+    const char *text, *want;
+  } cases[] = {
+      {"# only a comment\n\n", "mem.model: no 'model NAME' line"},
+      {"model x\nbatch 4\n", "mem.model: a model needs layers and tensors"},
+      {"model x\nbatch 4\nlayer a 1\n", "a model needs layers and tensors"},
+      {"model x\nmodel y\n",
+       "mem.model:2: unknown or malformed line starting 'model'"},
+      {"model x\nbatch 4\nlayer a 1 2\n",
+       "mem.model:3: unknown or malformed line starting 'layer'"},
+      {"model x\nbatch four\n", "mem.model:2: batch 'four' must be a whole"},
+      {"model x\nbatch 1000001\n", "mem.model:2: batch '1000001'"},
+      {"model x\n# c\n\nbatch 4\nbackward_from z\nlayer a 1\n"
+       "tensor t 5 a\n",
+       "mem.model:5: backward_from: layer 'z' is not declared"},
+      {"model x\nbatch 4\nlayer a 1\ntensor t 5 a\n"
+       "expect tensors 2 \"s\"\n",
+       "mem.model:5: 1 tensors listed, the file expects 2"},
+      {"model x\nbatch 4\nexpect tensors two \"s\"\n",
+       "mem.model:3: expected 'expect tensors N \"SOURCE\"'"},
+      {"model x\nbatch 4\nexpect params 5 x \"s\"\n",
+       "mem.model:3: expected 'expect params N TOLERANCE \"SOURCE\"'"},
+      {"model x\nbatch 4\nexpect flops 5 \"s\"\n",
+       "mem.model:3: unknown or malformed line starting 'expect'"},
+      {"model x\nbatch 4\nlayer a 1\ntensor t 5\n",
+       "mem.model:4: unknown or malformed line starting 'tensor'"},
+      {"model x\nbatch 4\nlayer a 0\ntensor t 5 a\n",
+       "mem.model: the model has no FLOPs"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct model *m = (struct model *)1;
+    char err[512] = "";
+    int rc = model_load_data("mem.model", cases[i].text,
+                             strlen(cases[i].text), NULL, &m, err,
+                             sizeof err);
+    cr_assert_eq(rc, -EINVAL, "case %zu: %d", i, rc);
+    cr_assert_null(m);
+    cr_assert(strstr(err, cases[i].want), "case %zu: %s", i, err);
+  }
+  /* backward_from a declared layer, and the expect lines that hold. */
+  const char *ok = "model x\nbatch 4\nbackward_from b\nlayer a 1\n"
+                   "layer b 1\ntensor t 5 b\nexpect tensors 1 \"s\"\n"
+                   "expect params 5.2 0.05 \"s\"\n";
+  struct model *m;
+  char err[512] = "";
+  cr_assert_eq(model_load_data("ok.model", ok, strlen(ok), NULL, &m, err,
+                               sizeof err),
+               0, "%s", err);
+  cr_assert_eq(m->backward_from, 1);
+  cr_assert_eq(m->layers[0].backward_s, 0);
+  cr_assert_gt(m->layers[1].backward_s, 0);
+  model_free(m);
 }
