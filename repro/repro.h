@@ -30,8 +30,8 @@
  *                                paper, tolerance, note, not_evaluable
  *   [reproduce.calibrate NAME]   fit (section.key), claim (the ID of a
  *                                calibration claim), group, range
- *                                (LO..HI), variants: a parameter fitted
- *                                before the run (below)
+ *                                (LO..HI), variants, apply, precision: a
+ *                                parameter fitted before the run (below)
  *
  * A claim's kind says what it can show (issue 15):
  *   validation   a paper measurement gradsim predicts: scored;
@@ -49,10 +49,12 @@
  * `range` so that its calibration claim (its `group` of a claim with
  * `by`) meets the paper's value: bisection on the simulation itself,
  * simulating only the `variants` listed (default all), in log space when
- * LO > 0. The fitted value then applies to every variant of the
- * experiment (one paper's cluster), and NAME.md and calibration.csv give
- * it with the claim's residual. The claim's value must be monotone in
- * the parameter over the range and bracket the paper's value.
+ * LO > 0, until the claim is within `precision` (default 1e-3) of the
+ * paper's value. The fitted value then applies to the variants of
+ * `apply` (default all: one paper's cluster; an experiment of two
+ * clusters fits each its own), and NAME.md and calibration.csv give it
+ * with the claim's residual. The claim's value must be monotone in the
+ * parameter over the range and bracket the paper's value.
  *
  * --quick may cut sizes only: [reproduce.quick] and quick. keys set
  * training.iterations, exchange.sample, platform.nodes, model.params,
@@ -119,7 +121,9 @@ struct repro_calibrate {
   char *claim_id;      /* the calibration claim */
   char *group;         /* its group ("" without by) */
   double lo, hi;       /* the search range */
+  double precision;    /* stop within this share of the paper's value */
   GPtrArray *variants; /* labels simulated while fitting (empty: all) */
+  GPtrArray *apply;    /* labels the fitted value applies to (empty: all) */
 };
 
 struct repro {

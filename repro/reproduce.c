@@ -376,27 +376,45 @@ static struct table *run_variants(const struct job *j, const GPtrArray *exps,
 
 /* ---- calibration ----------------------------------------------------------- */
 
+static bool listed(const GPtrArray *labels, const char *label) {
+  if (!labels->len)
+    return true; /* no list: every variant */
+  for (guint k = 0; k < labels->len; k++)
+    if (!strcmp(g_ptr_array_index(labels, k), label))
+      return true;
+  return false;
+}
+
+/* The "fit=value" sets of the parameters of FITS that apply to variant
+ * LABEL. */
+static GPtrArray *fitted_sets(const GArray *fits, const char *label) {
+  GPtrArray *sets = g_ptr_array_new_with_free_func(g_free);
+  for (guint i = 0; i < fits->len; i++) {
+    const struct repro_fit *f = &g_array_index(fits, struct repro_fit, i);
+    if (listed(f->cal->apply, label))
+      g_ptr_array_add(sets, g_strdup_printf("%s=%.9g", f->cal->fit, f->value));
+  }
+  return sets;
+}
+
 /* One step of a search: the experiments of the variants C simulates,
- * with FITTED (the parameters fitted before) and C's key set to X. */
+ * with the parameters of FITS (fitted before) and C's key set to X. */
 static GPtrArray *step_experiments(const struct job *j,
                                    const struct repro_calibrate *c,
-                                   const GPtrArray *fitted, double x,
-                                   char **err) {
-  GPtrArray *extra = g_ptr_array_new_with_free_func(g_free);
-  for (guint i = 0; i < fitted->len; i++)
-    g_ptr_array_add(extra, g_strdup(g_ptr_array_index(fitted, i)));
-  g_ptr_array_add(extra, g_strdup_printf("%s=%.9g", c->fit, x));
+                                   const GArray *fits, double x, char **err) {
   GPtrArray *exps =
       g_ptr_array_new_with_free_func((GDestroyNotify)experiment_free);
   for (guint v = 0; v < j->r->variants->len && !*err; v++) {
     const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
-    bool used = !c->variants->len;
-    for (guint k = 0; k < c->variants->len; k++)
-      used |= !strcmp(g_ptr_array_index(c->variants, k), var->label);
-    g_ptr_array_add(exps, used ? variant_experiment(j->r, var, extra, err)
-                               : NULL);
+    if (!listed(c->variants, var->label)) {
+      g_ptr_array_add(exps, NULL);
+      continue;
+    }
+    GPtrArray *extra = fitted_sets(fits, var->label);
+    g_ptr_array_add(extra, g_strdup_printf("%s=%.9g", c->fit, x));
+    g_ptr_array_add(exps, variant_experiment(j->r, var, extra, err));
+    g_ptr_array_free(extra, TRUE);
   }
-  g_ptr_array_free(extra, TRUE);
   if (*err) {
     g_ptr_array_free(exps, TRUE);
     return NULL;
@@ -406,10 +424,10 @@ static GPtrArray *step_experiments(const struct job *j,
 
 /* The calibration claim of C over the simulation at X: 0 with *Y. */
 static int claim_at(const struct job *j, const struct repro_calibrate *c,
-                    const GPtrArray *fitted, double x, const char *simdir,
+                    const GArray *fits, double x, const char *simdir,
                     const struct repro_opts *o, double *y, char **err) {
   int status = REPRO_BAD_INPUT;
-  GPtrArray *exps = step_experiments(j, c, fitted, x, err);
+  GPtrArray *exps = step_experiments(j, c, fits, x, err);
   if (!exps)
     return fail(err, status, "calibrate %s: %s = %.9g", c->name, c->fit, x);
   struct table *t = run_variants(j, exps, simdir, o, &status, err);
@@ -456,13 +474,12 @@ static double paper_target(const struct job *j,
 
 /* The search: bisection between C's bounds (in log space when both are
  * positive) on the sign of claim - paper, which must differ at the two
- * ends; it stops within 1e-5 of the paper's value or after 40
+ * ends; it stops within C's precision of the paper's value or after 40
  * simulations, keeping the best value seen. */
 enum { FIT_MAX_RUNS = 40 };
-static const double FIT_REL_TOL = 1e-5;
 
 static int fit_one(const struct job *j, const struct repro_calibrate *c,
-                   const GPtrArray *fitted, const char *dir,
+                   const GArray *fits, const char *dir,
                    const struct repro_opts *o, struct repro_fit *f,
                    char **err) {
   double target = paper_target(j, c), lo = c->lo, hi = c->hi, ylo, yhi;
@@ -470,9 +487,9 @@ static int fit_one(const struct job *j, const struct repro_calibrate *c,
   *f = (struct repro_fit){c, NAN, NAN, target, 0};
   char *base = g_strdup_printf("%s/calibrate/%s", dir, c->name);
   char *d0 = g_strdup_printf("%s/0", base), *d1 = g_strdup_printf("%s/1", base);
-  int status = claim_at(j, c, fitted, lo, d0, o, &ylo, err);
+  int status = claim_at(j, c, fits, lo, d0, o, &ylo, err);
   if (!status)
-    status = claim_at(j, c, fitted, hi, d1, o, &yhi, err);
+    status = claim_at(j, c, fits, hi, d1, o, &yhi, err);
   g_free(d0);
   g_free(d1);
   f->runs = 2;
@@ -487,10 +504,10 @@ static int fit_one(const struct job *j, const struct repro_calibrate *c,
   f->value = fabs(ylo - target) <= fabs(yhi - target) ? lo : hi;
   f->target = fabs(ylo - target) <= fabs(yhi - target) ? ylo : yhi;
   while (!status && f->runs < FIT_MAX_RUNS &&
-         fabs(f->target - target) > FIT_REL_TOL * fabs(target)) {
+         fabs(f->target - target) > c->precision * fabs(target)) {
     double mid = logs ? sqrt(lo * hi) : (lo + hi) / 2, y;
     char *dk = g_strdup_printf("%s/%u", base, f->runs);
-    status = claim_at(j, c, fitted, mid, dk, o, &y, err);
+    status = claim_at(j, c, fits, mid, dk, o, &y, err);
     g_free(dk);
     f->runs++;
     if (status)
@@ -524,45 +541,51 @@ static void remove_tree(const char *path) {
   g_rmdir(path);
 }
 
-/* Fit every [reproduce.calibrate] parameter of J in order, then load
- * every variant with them: *FITS gets one struct repro_fit each. */
+/* After a failed search (bad input, which writes nothing): its
+ * simulations go, and the directories above them if nothing else is in
+ * them. */
+static void forget_search(const struct repro_calibrate *c, const char *dir,
+                          const struct repro_opts *o) {
+  char *cal = g_build_filename(dir, "calibrate", NULL);
+  char *mine = g_build_filename(cal, c->name, NULL);
+  remove_tree(mine);
+  g_rmdir(cal);
+  g_rmdir(dir);
+  g_rmdir(o->out);
+  g_free(mine);
+  g_free(cal);
+}
+
+/* Fit every [reproduce.calibrate] parameter of J in order (FITS gets one
+ * struct repro_fit each), then load every variant with the ones that
+ * apply to it. */
 static int calibrate(struct job *j, const char *dir,
                      const struct repro_opts *o, GArray *fits, char **err) {
-  GPtrArray *fitted = g_ptr_array_new_with_free_func(g_free);
   int status = 0;
   for (guint i = 0; i < j->r->calibrate->len && !status; i++) {
     const struct repro_calibrate *c = g_ptr_array_index(j->r->calibrate, i);
     struct repro_fit f;
-    note(o, false, "reproduce: %s: calibrating %s...", j->r->name, c->fit);
-    status = fit_one(j, c, fitted, dir, o, &f, err);
-    if (status == REPRO_BAD_INPUT) {
-      /* Bad input writes nothing: the search's simulations go, and the
-       * directories above them if nothing else is in them. */
-      char *cal = g_build_filename(dir, "calibrate", NULL);
-      char *mine = g_build_filename(cal, c->name, NULL);
-      remove_tree(mine);
-      g_rmdir(cal);
-      g_rmdir(dir);
-      g_rmdir(o->out);
-      g_free(mine);
-      g_free(cal);
-    }
-    if (status)
-      break;
-    g_array_append_val(fits, f);
-    g_ptr_array_add(fitted, g_strdup_printf("%s=%.9g", c->fit, f.value));
+    note(o, false, "reproduce: %s: calibrating %s (%s)...", j->r->name,
+         c->fit, c->name);
+    status = fit_one(j, c, fits, dir, o, &f, err);
+    if (status == REPRO_BAD_INPUT)
+      forget_search(c, dir, o);
+    if (!status)
+      g_array_append_val(fits, f);
   }
-  for (guint v = 0; v < j->exps->len && !status && fitted->len; v++) {
-    struct experiment *e = variant_experiment(
-        j->r, g_ptr_array_index(j->r->variants, v), fitted, err);
-    if (!e) {
+  for (guint v = 0; v < j->exps->len && !status; v++) {
+    const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
+    GPtrArray *sets = fitted_sets(fits, var->label);
+    struct experiment *e =
+        sets->len ? variant_experiment(j->r, var, sets, err) : NULL;
+    g_ptr_array_free(sets, TRUE);
+    if (e) {
+      experiment_free(j->exps->pdata[v]);
+      j->exps->pdata[v] = e;
+    } else if (*err) {
       status = REPRO_BAD_INPUT;
-      break;
     }
-    experiment_free(j->exps->pdata[v]);
-    j->exps->pdata[v] = e;
   }
-  g_ptr_array_free(fitted, TRUE);
   return status;
 }
 

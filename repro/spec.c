@@ -121,8 +121,8 @@ static const char *const claim_keys[] = {
     "kind", "text", "source", "value", "by", "paper", "tolerance", "note",
     "not_evaluable"};
 
-static const char *const calibrate_keys[] = {"fit", "claim", "group", "range",
-                                             "variants"};
+static const char *const calibrate_keys[] = {
+    "fit", "claim", "group", "range", "variants", "apply", "precision"};
 
 /* What --quick may change: sizes, never a design or a schedule. */
 static const char *const quick_sim_keys[] = {
@@ -486,6 +486,8 @@ static void calibrate_free(struct repro_calibrate *c) {
   g_free(c->group);
   if (c->variants)
     g_ptr_array_free(c->variants, TRUE);
+  if (c->apply)
+    g_ptr_array_free(c->apply, TRUE);
   g_free(c);
 }
 
@@ -498,6 +500,19 @@ static bool parse_range(const char *s, double *lo, double *hi) {
   bool ok = parse_number(a, lo) && parse_number(dots + 2, hi) && *lo < *hi;
   g_free(a);
   return ok;
+}
+
+/* KEY = L1, L2, ...: variant labels (empty without the key). */
+static GPtrArray *labels_of(GKeyFile *kf, const char *g, const char *key) {
+  GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+  char *vs = get(kf, g, key);
+  char **items = g_strsplit(vs ? vs : "", ",", -1);
+  for (char **v = items; *v; v++)
+    if (*g_strstrip(*v))
+      g_ptr_array_add(a, g_strdup(*v));
+  g_strfreev(items);
+  g_free(vs);
+  return a;
 }
 
 /* [reproduce.calibrate NAME]: fit, claim, group, range, variants (the
@@ -515,13 +530,10 @@ static void load_calibrate(struct repro *r, GKeyFile *kf, const char *g,
   c->group = get(kf, g, "group");
   if (!c->group)
     c->group = g_strdup("");
-  c->variants = g_ptr_array_new_with_free_func(g_free);
-  char *vs = get(kf, g, "variants"), *range = get(kf, g, "range");
-  char **items = g_strsplit(vs ? vs : "", ",", -1);
-  for (char **v = items; *v; v++)
-    if (*g_strstrip(*v))
-      g_ptr_array_add(c->variants, g_strdup(*v));
-  g_strfreev(items);
+  c->variants = labels_of(kf, g, "variants");
+  c->apply = labels_of(kf, g, "apply");
+  char *range = get(kf, g, "range"), *prec = get(kf, g, "precision");
+  c->precision = 1e-3;
   if (!*c->name || !c->fit || !c->claim_id || !range)
     *err = g_strdup_printf("%s: [%s] needs a name, fit (section.key), "
                            "claim and range",
@@ -534,8 +546,13 @@ static void load_calibrate(struct repro *r, GKeyFile *kf, const char *g,
     *err = g_strdup_printf("%s: [%s] range = %s: expected LO..HI with LO < "
                            "HI",
                            r->path, g, range);
-  g_free(vs);
+  else if (prec && (!parse_number(prec, &c->precision) ||
+                    !(c->precision > 0 && c->precision < 1)))
+    *err = g_strdup_printf("%s: [%s] precision = %s: expected a share of "
+                           "the paper's value in (0, 1), e.g. 1e-3",
+                           r->path, g, prec);
   g_free(range);
+  g_free(prec);
 }
 
 static const struct repro_claim *find_claim(const struct repro *r,
@@ -583,6 +600,12 @@ static void check_calibration(const struct repro *r,
                              "variant '%s'",
                              r->path, c->name,
                              (char *)g_ptr_array_index(c->variants, i));
+  for (guint i = 0; i < c->apply->len && !*err; i++)
+    if (!has_variant(r, g_ptr_array_index(c->apply, i)))
+      *err = g_strdup_printf("%s: [reproduce.calibrate %s] apply: no "
+                             "variant '%s'",
+                             r->path, c->name,
+                             (char *)g_ptr_array_index(c->apply, i));
   if (*err)
     return;
   if (r->kind != REPRO_RUN)

@@ -231,7 +231,7 @@ bad() { # NAME EXPECT-IN-MESSAGE ARGS...
 # gradsim must find 7 us again by bisection between 1 and 50 us. A
 # validation claim that holds and a calibration claim far off (never
 # scored) sit beside it.
-mkdir -p "$E/cal" "$E/cal2"
+mkdir -p "$E/cal" "$E/cal2" "$E/cal3"
 cat >"$E/cal/known.ini" <<'EOF'
 [platform]
 nodes = 4
@@ -265,6 +265,7 @@ fit = platform.latency
 claim = ring-time
 range = 1e-6..5e-5
 variants = ring
+precision = 1e-6
 [reproduce.claim ring-time]
 kind = calibration
 text = the ring's exchange at 4 workers
@@ -300,6 +301,16 @@ EOF
         grep -q "^fit  *1 / 1 " "$L/out"; echo $?)" "$(cat "$L/out" c/fit/claims.csv)"
     check "claims.csv gives each claim's kind" \
       "$(grep -q '^far,.*,no,calibration$' c/fit/claims.csv; echo $?)"
+  fi
+  # apply: the fitted value for the listed variants only.
+  sed 's/^variants = ring$/variants = ring\napply = ring/' "$E/cal/fit.ini" \
+    >"$E/cal3/fit.ini"
+  if GRADSIM_EXPERIMENTS_DIR=$E/cal3 GRADSIM_PLOTS_DIR=$E/cal3 run_ok \
+    "a calibration applied to one variant runs" reproduce fit --out c3; then
+    check "apply: ring at the fitted latency, rdb at the file's 20 us" \
+      "$(grep -q '^ring,.*,7\.0[0-9]*e-06,' c3/fit/runs.csv &&
+        grep -q '^rdb,.*,2e-05,' c3/fit/runs.csv; echo $?)" \
+      "$(cut -c1-120 c3/fit/runs.csv)"
   fi
   # The value must be reachable within the range.
   sed 's/^range = 1e-6..5e-5/range = 2e-5..5e-5/' "$E/cal/fit.ini" \
