@@ -520,6 +520,7 @@ static int cmd_bench(int argc, char **argv) {
   else
     printf("%-38s %12s %12s %12s %8s %8s %8s\n", "codec", "encode GB/s",
            "decode GB/s", "memcpy GB/s", "enc/mcp", "dec/mcp", "bits/val");
+  GString *kernels = g_string_new(NULL);
   for (char **s = specs; *s; s++) {
     struct codec_bench_result r;
     char err[512];
@@ -527,7 +528,17 @@ static int cmd_bench(int argc, char **argv) {
     if (rc != 0)
       bench_failed(rc, where, err);
     bench_print(csv, &r);
+    if (!strstr(kernels->str, r.kernels))
+      g_string_append_printf(kernels, "%s%s", kernels->len ? ", " : "",
+                             r.kernels);
   }
+  if (!csv) {
+    /* Which machine and which kernels: a table is read against them. */
+    char cpu[256];
+    codec_bench_cpu_name(cpu, sizeof cpu);
+    printf("\nprocessor: %s; codec kernels: %s\n", cpu, kernels->str);
+  }
+  g_string_free(kernels, TRUE);
   codec_bench_free(b);
   g_strfreev(specs);
   g_free(spec);

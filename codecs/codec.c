@@ -196,6 +196,10 @@ const char *codec_spec(const codec_t *c) { return c->spec; }
 bool codec_is_lossless(const codec_t *c) { return c->ops->lossless; }
 bool codec_is_stateful(const codec_t *c) { return c->ops->has_residual; }
 
+const char *codec_kernels(const codec_t *c) {
+  return codec_use_avx2(c) ? "avx2" : "portable";
+}
+
 bool codec_accepts(const codec_t *c, size_t n) {
   /* Every payload fits in 8 bytes per value plus a few words of header;
    * beyond that the size_t arithmetic inside bound() could wrap. */

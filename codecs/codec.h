@@ -54,6 +54,10 @@ bool codec_is_lossless(const codec_t *c);
 /* True when encoding keeps a per-stream buffer (error feedback,
  * residuals): such a codec's output depends on earlier steps. */
 bool codec_is_stateful(const codec_t *c);
+/* The kernels C runs: "avx2" (x86 with AVX2, the default) or "portable"
+ * (no AVX2, or GRADSIM_CODEC_PORTABLE set when C was created). Both give
+ * the same bytes. */
+const char *codec_kernels(const codec_t *c);
 
 /* Worst-case payload bytes for N values; encoding into a buffer of at
  * least this size always succeeds for finite input. For N = 0 this is the

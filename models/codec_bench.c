@@ -261,6 +261,7 @@ int codec_bench_measure(codec_bench_t *b, const char *spec,
     double bytes = 4.0 * (double)n;
     memset(out, 0, sizeof *out);
     snprintf(out->spec, sizeof out->spec, "%s", codec_spec(c));
+    snprintf(out->kernels, sizeof out->kernels, "%s", codec_kernels(c));
     out->n = n;
     out->encode_gbps = bytes / median(b->t[0], R) / 1e9;
     out->decode_gbps = bytes / median(b->t[1], R) / 1e9;

@@ -55,6 +55,7 @@ void codec_bench_free(codec_bench_t *b); /* NULL is fine */
  * time). */
 struct codec_bench_result {
   char spec[CODEC_SPEC_MAX]; /* canonical spec */
+  char kernels[16];          /* codec_kernels(): "avx2" or "portable" */
   size_t n;
   double encode_gbps, decode_gbps;
   double memcpy_gbps;                      /* 4n bytes, same run */
