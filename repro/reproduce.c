@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -333,6 +334,49 @@ static struct table *sweep_variant(const struct job *j, guint v,
   return t;
 }
 
+static void wait_one(void) {
+  while (waitpid(-1, NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
+/* With several jobs, the variants' sweeps first run side by side, a
+ * process each with one job, at most O->jobs at once: most variants are
+ * one point, which a sweep runs on one core. run_variants() then finds
+ * their points done (a point's files are there whole or not at all) and
+ * reports any failure itself, running the sweep again. */
+static void sweep_side_by_side(const GPtrArray *exps, const char *simdir,
+                               const struct repro_opts *o) {
+  guint n = 0, running = 0;
+  for (guint v = 0; v < exps->len; v++)
+    n += g_ptr_array_index(exps, v) != NULL;
+  if (o->jobs < 2 || n < 2)
+    return;
+  for (guint v = 0; v < exps->len; v++) {
+    const struct experiment *e = g_ptr_array_index(exps, v);
+    if (!e)
+      continue;
+    if (running >= o->jobs) {
+      wait_one();
+      running--;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+      char *out = g_strdup_printf("%s/%u", simdir, v);
+      struct sweep_opts so = {out, 1, false, false, NULL, NULL};
+      struct sweep_report rep;
+      char *err = NULL;
+      int rc = sweep_run(e, &so, &rep, &err);
+      if (rc == 0)
+        sweep_report_clear(&rep);
+      _exit(rc == 0 ? 0 : 1);
+    }
+    running += pid > 0;
+  }
+  while (running--)
+    wait_one();
+}
+
 /* Simulate the variants whose experiment EXPS holds (NULL: skipped)
  * into SIMDIR and join their runs.csv (joined_table). */
 static struct table *run_variants(const struct job *j, const GPtrArray *exps,
@@ -340,6 +384,7 @@ static struct table *run_variants(const struct job *j, const GPtrArray *exps,
                                   const struct repro_opts *o, int *status,
                                   char **err) {
   struct table *all = NULL;
+  sweep_side_by_side(exps, simdir, o);
   GPtrArray *keys = varying_keys(j), *extra = NULL;
   GHashTable *facts =
       g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
