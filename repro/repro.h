@@ -54,7 +54,8 @@
  * `apply` (default all: one paper's cluster; an experiment of two
  * clusters fits each its own), and NAME.md and calibration.csv give it
  * with the claim's residual. The claim's value must be monotone in the
- * parameter over the range and bracket the paper's value.
+ * parameter over the range and bracket the paper's value (with --quick,
+ * whose smaller sizes may not reach it, the nearer end is used).
  *
  * --quick may cut sizes only: [reproduce.quick] and quick. keys set
  * training.iterations, exchange.sample, platform.nodes, model.params,
