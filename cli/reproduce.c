@@ -69,7 +69,7 @@ static void print_summary(const GArray *done, const char *out) {
   printf("%-24s %10s %8s\n", "experiment", "validation", "wall s");
   for (guint i = 0; i < done->len; i++) {
     const struct repro_done *d = &g_array_index(done, struct repro_done, i);
-    struct claim_score v = claim_score(d->res, CLAIM_VALIDATION);
+    struct claim_score v = d->validation;
     tot += v.total - v.not_judged;
     tot_yes += v.within;
     printf("%-24s %4u / %-4u %8.1f\n", d->name, v.within,

@@ -247,9 +247,7 @@ char *repro_report(const GArray *done, bool quick) {
   guint tc = 0;
   for (guint i = 0; i < done->len; i++) {
     const struct repro_done *d = &g_array_index(done, struct repro_done, i);
-    struct claim_score v = claim_score(d->res, CLAIM_VALIDATION),
-                       k = claim_score(d->res, CLAIM_CHECK),
-                       c = claim_score(d->res, CLAIM_CALIBRATION);
+    struct claim_score v = d->validation, k = d->checks, c = d->calibration;
     tv.total += v.total, tv.within += v.within, tv.not_judged += v.not_judged;
     tk.total += k.total, tk.within += k.within, tc += c.total;
     g_string_append_printf(rep, "| [%s](%s/%s.md) | %s | %u of %u | %u | %u "

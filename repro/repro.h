@@ -232,10 +232,14 @@ struct repro_opts {
 /* One finished reproduction. */
 struct repro_done {
   char *name, *title;
-  GArray *res;   /* struct claim_result */
-  GArray *fits;  /* struct repro_fit */
+  /* The scores of its claims by kind. */
+  struct claim_score validation, checks, calibration;
   double wall_s; /* wall time it took */
-  char *md;      /* NAME.md */
+  /* While the reproductions run (REPORT.md is made from them); NULL once
+   * repro_reproduce() returns, since they point into the loaded specs. */
+  GArray *res;  /* struct claim_result */
+  GArray *fits; /* struct repro_fit */
+  char *md;     /* NAME.md */
 };
 
 /* Reproduce the experiments NAMES (N of them, from repro_list()): load

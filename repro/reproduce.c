@@ -761,6 +761,9 @@ static int write_results(const struct job *j, const struct table *t,
   status = status ? status : write_file(dir, md_name, md, err);
   d->name = g_strdup(r->name);
   d->title = g_strdup(r->title);
+  d->validation = claim_score(res, CLAIM_VALIDATION);
+  d->checks = claim_score(res, CLAIM_CHECK);
+  d->calibration = claim_score(res, CLAIM_CALIBRATION);
   d->res = res;
   d->fits = fits;
   d->md = md;
@@ -794,17 +797,26 @@ static int reproduce_one(struct job *j, const struct repro_opts *o,
 
 /* ---- all of them --------------------------------------------------------- */
 
-void repro_done_free(GArray *done) {
-  if (!done)
-    return;
-  for (guint i = 0; i < done->len; i++) {
+/* Drop what points into the loaded specs: the results and fits. */
+static void forget_results(GArray *done) {
+  for (guint i = 0; done && i < done->len; i++) {
     struct repro_done *d = &g_array_index(done, struct repro_done, i);
-    g_free(d->name);
-    g_free(d->title);
     g_free(d->md);
     claim_results_free(d->res);
     if (d->fits)
       g_array_free(d->fits, TRUE);
+    d->md = NULL, d->res = NULL, d->fits = NULL;
+  }
+}
+
+void repro_done_free(GArray *done) {
+  if (!done)
+    return;
+  forget_results(done);
+  for (guint i = 0; i < done->len; i++) {
+    struct repro_done *d = &g_array_index(done, struct repro_done, i);
+    g_free(d->name);
+    g_free(d->title);
   }
   g_array_free(done, TRUE);
 }
@@ -844,7 +856,7 @@ static int run_all(GPtrArray *jobs, const struct repro_opts *o, GArray *done,
       g_array_append_val(done, d);
     if (status)
       break;
-    struct claim_score v = claim_score(d.res, CLAIM_VALIDATION);
+    struct claim_score v = d.validation;
     note(o, false, "reproduce: %s: %u of %u validation claims within "
                    "tolerance, %u not evaluated (%.1f s)",
          d.name, v.within, v.total - v.not_judged, v.not_judged, d.wall_s);
@@ -880,6 +892,7 @@ int repro_reproduce(char *const *names, guint n, const struct repro_opts *o,
   if (jobs) {
     *done = g_array_new(FALSE, TRUE, sizeof(struct repro_done));
     status = run_all(jobs, &ao, *done, err);
+    forget_results(*done);
     g_ptr_array_free(jobs, TRUE);
   }
   if (status) {
