@@ -1056,3 +1056,19 @@ struct experiment *experiment_load_data(const char *path, const char *data,
   }
   return ex;
 }
+
+char *point_config_value(const struct point *p, const char *key) {
+  GKeyFile *kf = g_key_file_new();
+  char *v = NULL;
+  if (g_key_file_load_from_data(kf, p->config, (gsize)-1, G_KEY_FILE_NONE,
+                                NULL)) {
+    char *sec = g_strdup(key), *dot = strchr(sec, '.');
+    if (dot) {
+      *dot = '\0';
+      v = g_key_file_get_value(kf, sec, dot + 1, NULL);
+    }
+    g_free(sec);
+  }
+  g_key_file_free(kf);
+  return v ? v : g_strdup("");
+}

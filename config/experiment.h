@@ -49,6 +49,10 @@ void experiment_free(struct experiment *e);
  * Returns 0, or -1 with *ERR ("PATH: point I: what is wrong"). */
 int experiment_check(const struct experiment *e, char **err);
 
+/* The value of KEY ("section.key") in point P's effective configuration
+ * (P->config), "" when it has none (g_free). */
+char *point_config_value(const struct point *p, const char *key);
+
 /* Split a swept value into its items. Codec specs hold commas too: an
  * item of the form key=value (no ':') continues the previous item's
  * parameter list, so "none,rgc:ratio=0.01,asq=1,3lc" is three codecs. */

@@ -210,20 +210,22 @@ static struct expr *parse_primary(struct parser *ps) {
   return parse_name(ps);
 }
 
-static struct expr *parse_product(struct parser *ps) {
-  struct expr *a = parse_primary(ps);
+/* A left-associative chain of SUB separated by the operators in OPS
+ * (multiplication and division, or addition and subtraction). */
+static struct expr *parse_chain(struct parser *ps, const char *ops,
+                                struct expr *(*sub)(struct parser *)) {
+  struct expr *a = sub(ps);
   while (a) {
     skip_ws(ps);
-    if (*ps->p != '*' && *ps->p != '/')
+    if (!*ps->p || !strchr(ops, *ps->p))
       break;
     char op = *ps->p++;
-    struct expr *b = parse_primary(ps);
+    struct expr *b = sub(ps);
     if (!b) {
       expr_free(a);
       return NULL;
     }
-    struct expr *e = g_new0(struct expr, 1);
-    e->kind = N_BIN;
+    struct expr *e = node(N_BIN);
     e->op = op;
     e->a = a;
     e->b = b;
@@ -232,26 +234,12 @@ static struct expr *parse_product(struct parser *ps) {
   return a;
 }
 
+static struct expr *parse_product(struct parser *ps) {
+  return parse_chain(ps, "*/", parse_primary);
+}
+
 static struct expr *parse_sum(struct parser *ps) {
-  struct expr *a = parse_product(ps);
-  while (a) {
-    skip_ws(ps);
-    if (*ps->p != '+' && *ps->p != '-')
-      break;
-    char op = *ps->p++;
-    struct expr *b = parse_product(ps);
-    if (!b) {
-      expr_free(a);
-      return NULL;
-    }
-    struct expr *e = g_new0(struct expr, 1);
-    e->kind = N_BIN;
-    e->op = op;
-    e->a = a;
-    e->b = b;
-    a = e;
-  }
-  return a;
+  return parse_chain(ps, "+-", parse_product);
 }
 
 struct expr *expr_parse(const char *text, char **err) {

@@ -200,23 +200,6 @@ static struct model_facts facts_of(const struct point *p, GHashTable *cache) {
   return f;
 }
 
-/* The value of KEY ("section.key") in point P's effective configuration. */
-static char *config_value(const struct point *p, const char *key) {
-  GKeyFile *kf = g_key_file_new();
-  char *v = NULL;
-  if (g_key_file_load_from_data(kf, p->config, (gsize)-1, G_KEY_FILE_NONE,
-                                NULL)) {
-    char *sec = g_strdup(key), *dot = strchr(sec, '.');
-    if (dot) {
-      *dot = '\0';
-      v = g_key_file_get_value(kf, sec, dot + 1, NULL);
-    }
-    g_free(sec);
-  }
-  g_key_file_free(kf);
-  return v ? v : g_strdup("");
-}
-
 static void add_unique(GPtrArray *keys, const char *k) {
   for (guint i = 0; i < keys->len; i++)
     if (!strcmp(g_ptr_array_index(keys, i), k))
@@ -285,7 +268,7 @@ static void join_rows(struct table *all, const struct table *runs,
     g_ptr_array_add(f, g_strdup_printf("%.0f", mf.params));
     g_ptr_array_add(f, g_strdup_printf("%.0f", mf.tensors));
     for (guint k = 0; k < extra->len; k++)
-      g_ptr_array_add(f, p ? config_value(p, g_ptr_array_index(extra, k))
+      g_ptr_array_add(f, p ? point_config_value(p, g_ptr_array_index(extra, k))
                            : g_strdup(""));
     table_add_row(all, f);
   }

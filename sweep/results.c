@@ -132,22 +132,6 @@ bool results_row_current(const char *text) {
   return ok;
 }
 
-char *point_config_value(const struct point *p, const char *key) {
-  GKeyFile *kf = g_key_file_new();
-  char *v = NULL;
-  if (g_key_file_load_from_data(kf, p->config, (gsize)-1, G_KEY_FILE_NONE,
-                                NULL)) {
-    char *sec = g_strdup(key), *dot = strchr(sec, '.');
-    if (dot) {
-      *dot = '\0';
-      v = g_key_file_get_value(kf, sec, dot + 1, NULL);
-    }
-    g_free(sec);
-  }
-  g_key_file_free(kf);
-  return v ? v : g_strdup("");
-}
-
 static char *read_text(const char *path) {
   char *t = NULL;
   g_file_get_contents(path, &t, NULL, NULL);

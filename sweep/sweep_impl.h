@@ -26,9 +26,6 @@ char *results_row(const struct point *p, const struct run_result *r);
 bool results_row_current(const char *text);
 /* The fields of one CSV line (RFC 4180 quoting): strings. */
 GPtrArray *csv_split(const char *line);
-/* The value of KEY ("section.key") in P's effective configuration, ""
- * when it has none (g_free). */
-char *point_config_value(const struct point *p, const char *key);
 
 /* Join the point files of E in OUT/points into OUT's runs.csv,
  * iterations.csv, links.csv and config.txt, in sweep order; then the
