@@ -105,8 +105,8 @@ int cli_reproduce(int argc, char **argv) {
     cli_bad_input("reproduce: --jobs %" G_GINT64_FORMAT " must be in 1..4096",
                   jobs);
   if (jobs == 0)
-    jobs = sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN)
-                                              : 1;
+    jobs =
+        sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
   if (!out)
     out = g_strdup("results");
   char *exp_dir = source_subdir("GRADSIM_EXPERIMENTS_DIR", "experiments");
@@ -119,15 +119,15 @@ int cli_reproduce(int argc, char **argv) {
   if (g_file_test(out, G_FILE_TEST_EXISTS) &&
       !g_file_test(out, G_FILE_TEST_IS_DIR))
     cli_bad_input("reproduce: --out %s exists and is not a directory", out);
-  struct repro_opts o = {out,           exp_dir, plots_dir, (unsigned)jobs,
-                         (bool)quick,   to_stderr, NULL};
+  struct repro_opts o = {out,         exp_dir,   plots_dir, (unsigned)jobs,
+                         (bool)quick, to_stderr, NULL};
   GArray *done;
   char *err = NULL, *cwd = g_get_current_dir();
   char *abs_out = g_path_is_absolute(out) ? g_strdup(out)
                                           : g_build_filename(cwd, out, NULL);
   g_free(cwd);
-  int rc = repro_reproduce((char *const *)names->pdata, names->len, &o,
-                           &done, &err);
+  int rc =
+      repro_reproduce((char *const *)names->pdata, names->len, &o, &done, &err);
   if (rc != 0)
     cli_exit(rc, "reproduce: %s", err);
   print_summary(done, abs_out);

@@ -51,7 +51,7 @@ static struct expr *fail_at(struct parser *ps, const char *what) {
   return NULL;
 }
 
-static const char *const functions[] = {"max", "min", "mean", "sum",
+static const char *const functions[] = {"max",   "min", "mean", "sum",
                                         "count", "abs", "lg"};
 
 static struct expr *parse_sum(struct parser *ps);
@@ -367,8 +367,8 @@ static char *extreme_of(const struct term *tm, guint i, struct eval *ev) {
   bool is_max = !strcmp(g_ptr_array_index(e->fvals, i), "max");
   double best = NAN;
   for (guint r = 0; r < t->rows->len; r++) {
-    bool ok = tm->bcol < 0 || field_matches(table_get(t, r, (guint)tm->bcol),
-                                            ev->bind_val);
+    bool ok = tm->bcol < 0 ||
+              field_matches(table_get(t, r, (guint)tm->bcol), ev->bind_val);
     for (guint k = 0; k < tm->nf && ok; k++) {
       const char *w = g_ptr_array_index(e->fvals, k);
       if (k == i || is_extreme(w) || !strcmp(w, "$"))
@@ -388,8 +388,8 @@ static char *extreme_of(const struct term *tm, guint i, struct eval *ev) {
 static int row_selected(const struct term *tm, guint r, struct eval *ev) {
   const struct table *t = ev->t;
   for (guint i = 0; i < tm->nf; i++) {
-    const char *want = tm->want[i] ? tm->want[i]
-                                   : g_ptr_array_index(tm->e->fvals, i);
+    const char *want =
+        tm->want[i] ? tm->want[i] : g_ptr_array_index(tm->e->fvals, i);
     if (!strcmp(want, "$")) {
       if (ev->row < 0) {
         ev->err = g_strdup("'$' in a filter needs a current row (derived "
@@ -472,9 +472,9 @@ static bool scalar(const struct expr *e, GArray *v, struct eval *ev,
     return true;
   }
   char *d = e->kind == N_TERM ? describe_term(e) : g_strdup("an operand");
-  char *bind = ev->bind_col ? g_strdup_printf(" with %s=%s", ev->bind_col,
-                                              ev->bind_val)
-                            : g_strdup("");
+  char *bind = ev->bind_col
+                   ? g_strdup_printf(" with %s=%s", ev->bind_col, ev->bind_val)
+                   : g_strdup("");
   ev->err = v->len ? g_strdup_printf("%s%s matches %u rows where one is "
                                      "needed (filter more, or use max, min "
                                      "or mean)",
@@ -578,9 +578,8 @@ static GArray *eval_node(const struct expr *e, struct eval *ev) {
   return NULL;
 }
 
-int expr_eval(const struct expr *e, const struct table *t,
-              const char *bind_col, const char *bind_val, int row,
-              double *out, char **err) {
+int expr_eval(const struct expr *e, const struct table *t, const char *bind_col,
+              const char *bind_val, int row, double *out, char **err) {
   struct eval ev = {t, bind_col, bind_val, row, NULL};
   GArray *v = eval_node(e, &ev);
   double x = NAN;
@@ -595,4 +594,3 @@ int expr_eval(const struct expr *e, const struct table *t,
   *out = x;
   return 0;
 }
-

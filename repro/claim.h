@@ -53,8 +53,7 @@ void expr_free(struct expr *e);
 /* Evaluate E over T. BIND_COL/BIND_VAL (or NULLs): a filter added to
  * every term; ROW: the row `$` filters and bare columns refer to, or -1.
  * Returns 0 with *OUT, or -1 with *ERR. */
-int expr_eval(const struct expr *e, const struct table *t,
-              const char *bind_col, const char *bind_val, int row,
-              double *out, char **err);
+int expr_eval(const struct expr *e, const struct table *t, const char *bind_col,
+              const char *bind_val, int row, double *out, char **err);
 
 #endif

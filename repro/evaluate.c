@@ -94,8 +94,8 @@ int repro_derive(const struct repro *r, struct table *t, char **err) {
       double v;
       char *e2 = NULL;
       if (expr_eval(e, t, NULL, NULL, (int)row, &v, &e2) != 0) {
-        *err = g_strdup_printf("derived column %s, row %u: %s", name, row + 1,
-                               e2);
+        *err =
+            g_strdup_printf("derived column %s, row %u: %s", name, row + 1, e2);
         g_free(e2);
         g_strfreev(vals);
         return -1;
@@ -114,7 +114,6 @@ int repro_derive(const struct repro *r, struct table *t, char **err) {
   }
   return 0;
 }
-
 
 struct claim_score claim_score(const GArray *res, enum claim_kind kind) {
   struct claim_score sc = {0, 0, 0};

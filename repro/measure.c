@@ -41,9 +41,8 @@ static bool parse_count(const char *s, double *out) {
   return true;
 }
 
-static int param_count(const struct repro *r, const char *key,
-                       const char *def, double lo, double hi, double *out,
-                       char **err) {
+static int param_count(const struct repro *r, const char *key, const char *def,
+                       double lo, double hi, double *out, char **err) {
   const char *v = repro_param(r, key, def);
   if (!parse_count(v, out) || *out < lo || *out > hi) {
     *err = g_strdup_printf("%s: [reproduce] %s = %s: must be a whole number "
@@ -61,11 +60,10 @@ static int codecs_of(const struct repro *r, GPtrArray **specs,
   *labels = repro_split_specs(repro_param(r, "labels", ""));
   *codecs = g_ptr_array_new_with_free_func((GDestroyNotify)codec_free);
   if (!(*specs)->len) {
-    *err = g_strdup_printf("%s: [reproduce] codecs = SPEC; SPEC; ... is "
-                           "required for kind = %s",
-                           r->path,
-                           r->kind == REPRO_CODEC_RATIO ? "codec-ratio"
-                                                        : "select-time");
+    *err = g_strdup_printf(
+        "%s: [reproduce] codecs = SPEC; SPEC; ... is "
+        "required for kind = %s",
+        r->path, r->kind == REPRO_CODEC_RATIO ? "codec-ratio" : "select-time");
     return -1;
   }
   if ((*labels)->len && (*labels)->len != (*specs)->len) {
@@ -89,8 +87,8 @@ static int codecs_of(const struct repro *r, GPtrArray **specs,
 }
 
 /* codec-ratio's parameters, and a model file for every point. */
-static int check_codec_ratio(const struct repro *r,
-                             const struct experiment *e, char **err) {
+static int check_codec_ratio(const struct repro *r, const struct experiment *e,
+                             char **err) {
   double x;
   if (param_count(r, "sample", "65536", 64, 1 << 26, &x, err) ||
       param_count(r, "steps", "1", 1, 10000, &x, err))
@@ -181,9 +179,9 @@ static struct table *columns(const char *const *names, size_t n) {
  * COUNTS: for inceptionn, its values in the 2, 10, 18 and 34-bit classes,
  * scaled alike. */
 static int encode_model(const struct repro *r, const struct point *p,
-                        const struct model *m, const codec_t *c,
-                        size_t sample, size_t steps, float *x, double *bytes,
-                        double counts[4], char **err) {
+                        const struct model *m, const codec_t *c, size_t sample,
+                        size_t steps, float *x, double *bytes, double counts[4],
+                        char **err) {
   bool inc = !strcmp(codec_name(c), "inceptionn");
   size_t cap = codec_bound(c, sample);
   unsigned char *out = g_malloc(cap);
@@ -202,9 +200,9 @@ static int encode_model(const struct repro *r, const struct point *p,
       gradgen_fill(&p->grad, 0, (uint32_t)ti, s, 1.0, 0, x, n);
       ptrdiff_t len = codec_encode(st, x, n, out, cap);
       if (len < 0) {
-        *err = g_strdup_printf("%s: %s on %s's gradients: %s", r->path,
-                               codec_spec(c), p->model,
-                               codec_strerror((int)len));
+        *err =
+            g_strdup_printf("%s: %s on %s's gradients: %s", r->path,
+                            codec_spec(c), p->model, codec_strerror((int)len));
         rc = -1;
         break;
       }
@@ -224,8 +222,8 @@ static int encode_model(const struct repro *r, const struct point *p,
 
 /* The row of runs.csv for codec C (LABEL) on model M (point P). */
 static GPtrArray *ratio_row(const struct point *p, const struct model *m,
-                            const char *label, const codec_t *c,
-                            size_t sample, size_t steps, double bytes,
+                            const char *label, const codec_t *c, size_t sample,
+                            size_t steps, double bytes,
                             const double counts[4]) {
   bool inc = !strcmp(codec_name(c), "inceptionn");
   double values = (double)m->params * (double)steps;
@@ -254,9 +252,9 @@ struct table *repro_codec_ratio(const struct repro *r,
   param_count(r, "steps", "1", 1, 10000, &steps_d, err);
   size_t sample = (size_t)sample_d, steps = (size_t)steps_d;
   static const char *const cols[] = {
-      "model",      "label",      "codec",       "params",
-      "sample",     "steps",      "bits_per_value", "ratio",
-      "share_2bit", "share_10bit", "share_18bit", "share_34bit"};
+      "model",      "label",       "codec",          "params",
+      "sample",     "steps",       "bits_per_value", "ratio",
+      "share_2bit", "share_10bit", "share_18bit",    "share_34bit"};
   struct table *t = columns(cols, G_N_ELEMENTS(cols));
   float *x = g_new(float, sample);
   for (guint pi = 0; pi < e->points->len && t; pi++) {
@@ -278,8 +276,8 @@ struct table *repro_codec_ratio(const struct repro *r,
         t = NULL;
         break;
       }
-      table_add_row(t, ratio_row(p, m, g_ptr_array_index(labels, ci), c,
-                                 sample, steps, bytes, counts));
+      table_add_row(t, ratio_row(p, m, g_ptr_array_index(labels, ci), c, sample,
+                                 steps, bytes, counts));
     }
     model_free(m);
   }
@@ -339,10 +337,9 @@ static double allreduce_s(const struct formula *f, const struct point *p,
  * encode (TIMES: room for RUNS), *SENT the values an rgc payload says it
  * sent, per encode of the last run. Steps matter to `sampled`, which
  * reuses a threshold for several steps. */
-static int time_encode(const struct repro *r, const codec_t *c,
-                       const float *x, size_t n, uint64_t seed, size_t runs,
-                       size_t steps, double *times, double *med,
-                       double *sent, char **err) {
+static int time_encode(const struct repro *r, const codec_t *c, const float *x,
+                       size_t n, uint64_t seed, size_t runs, size_t steps,
+                       double *times, double *med, double *sent, char **err) {
   size_t cap = codec_bound(c, n);
   unsigned char *out = g_malloc(cap);
   codec_state_t *st;
@@ -396,8 +393,8 @@ static GPtrArray *select_row(size_t n, const char *label, const codec_t *c,
   g_ptr_array_add(row, num(med));
   g_ptr_array_add(row, num(allreduce));
   g_ptr_array_add(row, num(med / allreduce));
-  g_ptr_array_add(row, strcmp(codec_name(c), "rgc") == 0 ? num(sent)
-                                                         : g_strdup(""));
+  g_ptr_array_add(row,
+                  strcmp(codec_name(c), "rgc") == 0 ? num(sent) : g_strdup(""));
   return row;
 }
 
@@ -414,9 +411,14 @@ struct table *repro_select_time(const struct repro *r,
   const struct point *p = g_ptr_array_index(e->points, 0);
   const struct formula *f =
       formula_find(repro_param(r, "allreduce", "rabenseifner"));
-  static const char *const cols[] = {"values",   "bytes",       "label",
-                                     "codec",    "select_s",    "allreduce_s",
-                                     "select_x_allreduce", "sent_values"};
+  static const char *const cols[] = {"values",
+                                     "bytes",
+                                     "label",
+                                     "codec",
+                                     "select_s",
+                                     "allreduce_s",
+                                     "select_x_allreduce",
+                                     "sent_values"};
   struct table *t = columns(cols, G_N_ELEMENTS(cols));
   double *times = g_new(double, runs);
   for (guint si = 0; si < sizes->len && t; si++) {
@@ -428,8 +430,8 @@ struct table *repro_select_time(const struct repro *r,
     for (guint ci = 0; ci < codecs->len; ci++) {
       const codec_t *c = g_ptr_array_index(codecs, ci);
       double med, sent;
-      if (time_encode(r, c, x, n, p->grad.seed, runs, steps, times, &med,
-                      &sent, err)) {
+      if (time_encode(r, c, x, n, p->grad.seed, runs, steps, times, &med, &sent,
+                      err)) {
         table_free(t);
         t = NULL;
         break;

@@ -7,10 +7,9 @@
 
 char *repro_claims_csv(const GArray *res) {
   struct table *t = table_new();
-  static const char *const cols[] = {"claim",    "group",    "text",
-                                     "paper",    "paper_lo", "paper_hi",
-                                     "gradsim",  "ratio",    "within",
-                                     "kind"};
+  static const char *const cols[] = {"claim",    "group",    "text",    "paper",
+                                     "paper_lo", "paper_hi", "gradsim", "ratio",
+                                     "within",   "kind"};
   for (size_t i = 0; i < G_N_ELEMENTS(cols); i++)
     table_add_col(t, cols[i]);
   for (guint i = 0; i < res->len; i++) {
@@ -49,7 +48,8 @@ static void md_cell(GString *s, const char *v) {
   }
 }
 
-static char *tol_text(const struct repro_claim *c, const struct paper_value *pv) {
+static char *tol_text(const struct repro_claim *c,
+                      const struct paper_value *pv) {
   if (pv->kind == PAPER_GT || pv->kind == PAPER_LT)
     return g_strdup("bound");
   if (c->tol_abs)
@@ -58,8 +58,8 @@ static char *tol_text(const struct repro_claim *c, const struct paper_value *pv)
 }
 
 /* Title, source, setup, how to reproduce, the plots. */
-static void md_head(GString *s, const struct repro *r,
-                    const GPtrArray *plots, bool quick, const char *command) {
+static void md_head(GString *s, const struct repro *r, const GPtrArray *plots,
+                    bool quick, const char *command) {
   g_string_append_printf(s, "# %s: %s\n\n", r->name, r->title);
   g_string_append_printf(s, "Paper: %s.\n\n", r->source);
   if (quick)
@@ -68,8 +68,9 @@ static void md_head(GString *s, const struct repro *r,
                        "not the ones the README reports.\n\n");
   if (*r->setup)
     g_string_append_printf(s, "%s\n\n", r->setup);
-  g_string_append_printf(s, "Reproduce: `%s`. Experiment file: "
-                            "`experiments/%s.ini`; data: `runs.csv`.\n\n",
+  g_string_append_printf(s,
+                         "Reproduce: `%s`. Experiment file: "
+                         "`experiments/%s.ini`; data: `runs.csv`.\n\n",
                          command, r->name);
   for (guint i = 0; plots && i < plots->len; i++)
     g_string_append_printf(s, "![%s](%s)\n\n", r->name,
@@ -87,12 +88,12 @@ static void md_claim_row(GString *s, const struct claim_result *cr) {
   g_string_append(s, " (");
   md_cell(s, c->source);
   char *v = repro_format_value(cr->value);
-  char *ra = isnan(cr->ratio) ? g_strdup("-")
-                              : g_strdup_printf("%.2f", cr->ratio);
+  char *ra =
+      isnan(cr->ratio) ? g_strdup("-") : g_strdup_printf("%.2f", cr->ratio);
   char *tt = tol_text(c, cr->paper);
-  const char *w = cr->within == 1   ? "yes"
-                  : cr->within == 0 ? (c->kind == CLAIM_VALIDATION ? "**no**"
-                                                                   : "no")
+  const char *w = cr->within == 1 ? "yes"
+                  : cr->within == 0
+                      ? (c->kind == CLAIM_VALIDATION ? "**no**" : "no")
                   : c->not_evaluable ? "not evaluable"
                                      : "not evaluated";
   g_string_append_printf(s, ") | %s | %s | %s (%s) |\n", v, ra, w, tt);
@@ -112,8 +113,9 @@ static void score_text(GString *s, const GArray *res) {
   if (v.not_judged)
     g_string_append_printf(s, " (%u more not evaluable or not evaluated)",
                            v.not_judged);
-  g_string_append_printf(s, "; checks: %u of %u hold; %u calibration "
-                            "number%s (not scored)",
+  g_string_append_printf(s,
+                         "; checks: %u of %u hold; %u calibration "
+                         "number%s (not scored)",
                          k.within, k.total, c.total, c.total == 1 ? "" : "s");
 }
 
@@ -153,8 +155,8 @@ static void md_fits(GString *s, const GArray *fits, const GArray *res) {
         cl = cr->claim;
     }
     char *v = repro_format_value(f->target);
-    g_string_append_printf(s, "| %s = %.6g | %.6g | %s", f->cal->fit,
-                           f->value, f->value, f->cal->claim_id);
+    g_string_append_printf(s, "| %s = %.6g | %.6g | %s", f->cal->fit, f->value,
+                           f->value, f->cal->claim_id);
     if (*f->cal->group)
       g_string_append_printf(s, " (%s)", f->cal->group);
     g_string_append(s, ": ");
@@ -183,7 +185,8 @@ static void md_how(GString *s, const struct repro *r, const GArray *res) {
       g_string_append(s, "- ");
     g_ptr_array_add(seen, cr->error);
     for (guint k = i, n = 0; k < res->len; k++) {
-      const struct claim_result *o = &g_array_index(res, struct claim_result, k);
+      const struct claim_result *o =
+          &g_array_index(res, struct claim_result, k);
       if (!o->error || strcmp(o->error, cr->error) != 0)
         continue;
       g_string_append_printf(s, "%s%s%s%s%s", n++ ? ", " : "", o->claim->id,
@@ -230,7 +233,8 @@ char *repro_markdown(const struct repro *r, const GArray *res,
 }
 
 char *repro_report(const GArray *done, bool quick) {
-  GString *rep = g_string_new("# gradsim: reproductions of the seed papers\n\n");
+  GString *rep =
+      g_string_new("# gradsim: reproductions of the seed papers\n\n");
   if (quick)
     g_string_append(rep, "**Quick run** (`gradsim reproduce --quick`): a "
                          "smoke test with fewer iterations and smaller "
@@ -250,17 +254,19 @@ char *repro_report(const GArray *done, bool quick) {
     struct claim_score v = d->validation, k = d->checks, c = d->calibration;
     tv.total += v.total, tv.within += v.within, tv.not_judged += v.not_judged;
     tk.total += k.total, tk.within += k.within, tc += c.total;
-    g_string_append_printf(rep, "| [%s](%s/%s.md) | %s | %u of %u | %u | %u "
-                                "of %u | %u |\n",
+    g_string_append_printf(rep,
+                           "| [%s](%s/%s.md) | %s | %u of %u | %u | %u "
+                           "of %u | %u |\n",
                            d->name, d->name, d->name, d->title, v.within,
                            v.total - v.not_judged, v.not_judged, k.within,
                            k.total, c.total);
   }
   guint judged = tv.total - tv.not_judged;
-  g_string_append_printf(rep, "\n%u of %u validation claims within "
-                              "tolerance (%.0f%%), %u more not evaluable or "
-                              "not evaluated; checks: %u of %u hold; %u "
-                              "calibration numbers.\n\n",
+  g_string_append_printf(rep,
+                         "\n%u of %u validation claims within "
+                         "tolerance (%.0f%%), %u more not evaluable or "
+                         "not evaluated; checks: %u of %u hold; %u "
+                         "calibration numbers.\n\n",
                          tv.within, judged,
                          judged ? 100.0 * tv.within / judged : 0.0,
                          tv.not_judged, tk.within, tk.total, tc);
@@ -284,8 +290,8 @@ char *repro_fits_csv(const GArray *fits) {
     const struct repro_fit *f = &g_array_index(fits, struct repro_fit, i);
     g_string_append_printf(s, "%s,%s,%.9g,%s,%s,%.9g,%.9g,%.9g,%u\n",
                            f->cal->name, f->cal->fit, f->value,
-                           f->cal->claim_id, f->cal->group, f->paper,
-                           f->target, f->target / f->paper - 1, f->runs);
+                           f->cal->claim_id, f->cal->group, f->paper, f->target,
+                           f->target / f->paper - 1, f->runs);
   }
   return g_string_free(s, FALSE);
 }

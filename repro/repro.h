@@ -106,7 +106,7 @@ struct repro_claim {
   enum claim_kind kind;
   char *not_evaluable; /* the reason, or NULL */
   char *tol_why;       /* why the tolerance is wider than rel 0.25, or NULL */
-  char *value; /* the expression */
+  char *value;         /* the expression */
   struct expr *expr;
   char *by;          /* column, or NULL */
   GPtrArray *groups; /* char *: the values of BY (one "" without BY) */
@@ -154,13 +154,13 @@ const char *repro_param(const struct repro *r, const char *key,
 
 struct claim_result {
   const struct repro_claim *claim;
-  const char *group;         /* "" without BY */
+  const char *group; /* "" without BY */
   const struct paper_value *paper;
-  double value;              /* NAN when not evaluated */
-  double ratio;              /* gradsim / paper (a range: its nearest end) */
-  int within;                /* 1, 0, or -1 not judged (not evaluated, or
-                                not evaluable) */
-  char *error;               /* why not judged, or NULL */
+  double value; /* NAN when not evaluated */
+  double ratio; /* gradsim / paper (a range: its nearest end) */
+  int within;   /* 1, 0, or -1 not judged (not evaluated, or
+                   not evaluable) */
+  char *error;  /* why not judged, or NULL */
 };
 
 /* Claims of KIND in RES, and of those the ones within tolerance (or
@@ -209,7 +209,8 @@ char *repro_claims_csv(const GArray *res);
 /* A claim's gradsim figure as printed in the tables ("0.412"). */
 char *repro_format_value(double v);
 
-/* ---- running reproductions ------------------------------------------------ */
+/* ---- running reproductions ------------------------------------------------
+ */
 
 enum { REPRO_ENV_FAILURE = 1, REPRO_BAD_INPUT = 2 };
 

@@ -67,8 +67,8 @@ static int fail(char **err, int status, const char *fmt, ...) {
   return status;
 }
 
-static void note(const struct repro_opts *o, bool warning, const char *fmt,
-                 ...) G_GNUC_PRINTF(3, 4);
+static void note(const struct repro_opts *o, bool warning, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
 static void note(const struct repro_opts *o, bool warning, const char *fmt,
                  ...) {
   if (!o->note)
@@ -289,9 +289,9 @@ static struct table *sweep_variant(const struct job *j, guint v,
   struct table *t = NULL;
   int rc = sweep_run(e, &so, &rep, &e2);
   if (rc != 0) {
-    *status = fail(err, rc == SWEEP_BAD_INPUT ? REPRO_BAD_INPUT
-                                              : REPRO_ENV_FAILURE,
-                   "%s: variant %s: %s", j->r->name, var->label, e2);
+    *status =
+        fail(err, rc == SWEEP_BAD_INPUT ? REPRO_BAD_INPUT : REPRO_ENV_FAILURE,
+             "%s: variant %s: %s", j->r->name, var->label, e2);
     g_free(e2);
     g_free(out);
     return NULL;
@@ -381,9 +381,9 @@ static struct table *run_variants(const struct job *j, const GPtrArray *exps,
     if (!all)
       all = joined_table(t, keys, &extra);
     if (t->cols->len + 4 + extra->len != all->cols->len) {
-      *status = fail(err, REPRO_ENV_FAILURE,
-                     "%s: variants wrote different runs.csv columns",
-                     j->r->name);
+      *status =
+          fail(err, REPRO_ENV_FAILURE,
+               "%s: variants wrote different runs.csv columns", j->r->name);
       table_free(t);
       break;
     }
@@ -402,7 +402,8 @@ static struct table *run_variants(const struct job *j, const GPtrArray *exps,
   return all;
 }
 
-/* ---- calibration ----------------------------------------------------------- */
+/* ---- calibration -----------------------------------------------------------
+ */
 
 static bool listed(const GPtrArray *labels, const char *label) {
   if (!labels->len)
@@ -471,11 +472,13 @@ static int claim_at(const struct job *j, const struct repro_calibrate *c,
   char *e2 = NULL;
   status = 0;
   if (repro_derive(j->r, t, &e2) != 0 ||
-      expr_eval(cl->expr, t, cl->by, cl->by ? c->group : NULL, -1, y,
-                &e2) != 0 ||
+      expr_eval(cl->expr, t, cl->by, cl->by ? c->group : NULL, -1, y, &e2) !=
+          0 ||
       !isfinite(*y)) {
-    status = fail(err, REPRO_BAD_INPUT, "%s: calibrate %s: claim %s at %s = "
-                  "%.9g: %s", j->r->name, c->name, c->claim_id, c->fit, x,
+    status = fail(err, REPRO_BAD_INPUT,
+                  "%s: calibrate %s: claim %s at %s = "
+                  "%.9g: %s",
+                  j->r->name, c->name, c->claim_id, c->fit, x,
                   e2 ? e2 : "not a finite number");
     g_free(e2);
   }
@@ -535,8 +538,9 @@ static int fit_one(const struct job *j, const struct repro_calibrate *c,
   if (!status && !bracket)
     /* --quick's smaller sizes may not reach a full-size paper number: a
      * smoke test goes on with the nearer end. */
-    note(o, true, "reproduce: %s: calibrate %s: the paper's %.6g is out of "
-                  "reach at --quick sizes; using %s = %.6g",
+    note(o, true,
+         "reproduce: %s: calibrate %s: the paper's %.6g is out of "
+         "reach at --quick sizes; using %s = %.6g",
          j->r->name, c->name, target, c->fit, f->value);
   while (!status && bracket && f->runs < FIT_MAX_RUNS &&
          fabs(f->target - target) > c->precision * fabs(target)) {
@@ -594,14 +598,14 @@ static void forget_search(const struct repro_calibrate *c, const char *dir,
 /* Fit every [reproduce.calibrate] parameter of J in order (FITS gets one
  * struct repro_fit each), then load every variant with the ones that
  * apply to it. */
-static int calibrate(struct job *j, const char *dir,
-                     const struct repro_opts *o, GArray *fits, char **err) {
+static int calibrate(struct job *j, const char *dir, const struct repro_opts *o,
+                     GArray *fits, char **err) {
   int status = 0;
   for (guint i = 0; i < j->r->calibrate->len && !status; i++) {
     const struct repro_calibrate *c = g_ptr_array_index(j->r->calibrate, i);
     struct repro_fit f;
-    note(o, false, "reproduce: %s: calibrating %s (%s)...", j->r->name,
-         c->fit, c->name);
+    note(o, false, "reproduce: %s: calibrating %s (%s)...", j->r->name, c->fit,
+         c->name);
     status = fit_one(j, c, fits, dir, o, &f, err);
     if (status == REPRO_BAD_INPUT)
       forget_search(c, dir, o);
@@ -635,8 +639,9 @@ static GPtrArray *draw(const struct repro *r, const char *dir,
   if (!g_file_test(script, G_FILE_TEST_IS_REGULAR)) {
     note(o, true, "reproduce: %s: no plot script %s", r->name, script);
   } else if (!gp) {
-    note(o, true, "reproduce: gnuplot (Debian package gnuplot-nox) is not "
-            "installed: no plots");
+    note(o, true,
+         "reproduce: gnuplot (Debian package gnuplot-nox) is not "
+         "installed: no plots");
   } else {
     static const char *const terms[] = {"png", "svg"};
     for (int t = 0; t < 2; t++) {
@@ -840,8 +845,9 @@ static int run_all(GPtrArray *jobs, const struct repro_opts *o, GArray *done,
     if (status)
       break;
     struct claim_score v = d.validation;
-    note(o, false, "reproduce: %s: %u of %u validation claims within "
-                   "tolerance, %u not evaluated (%.1f s)",
+    note(o, false,
+         "reproduce: %s: %u of %u validation claims within "
+         "tolerance, %u not evaluated (%.1f s)",
          d.name, v.within, v.total - v.not_judged, v.not_judged, d.wall_s);
   }
   if (!status) {

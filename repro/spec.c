@@ -117,26 +117,21 @@ static const char *const repro_keys[] = {
     /* kind parameters */
     "codecs", "labels", "sample", "steps", "sizes", "runs", "allreduce"};
 
-static const char *const claim_keys[] = {
-    "kind", "text", "source", "value", "by", "paper", "tolerance", "note",
-    "not_evaluable"};
+static const char *const claim_keys[] = {"kind",      "text", "source",
+                                         "value",     "by",   "paper",
+                                         "tolerance", "note", "not_evaluable"};
 
 static const char *const calibrate_keys[] = {
     "fit", "claim", "group", "range", "variants", "apply", "precision"};
 
 /* What --quick may change: sizes, never a design or a schedule. */
 static const char *const quick_sim_keys[] = {
-    "training.iterations", "exchange.sample", "platform.nodes",
-    "model.params"};
-static const char *const quick_params[] = {"sample", "steps", "sizes",
-                                           "runs"};
+    "training.iterations", "exchange.sample", "platform.nodes", "model.params"};
+static const char *const quick_params[] = {"sample", "steps", "sizes", "runs"};
 
-static const char *const kind_names[] = {"validation", "calibration",
-                                         "check"};
+static const char *const kind_names[] = {"validation", "calibration", "check"};
 
-const char *claim_kind_name(enum claim_kind kind) {
-  return kind_names[kind];
-}
+const char *claim_kind_name(enum claim_kind kind) { return kind_names[kind]; }
 
 static bool in_list(const char *k, const char *const *list, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -154,7 +149,7 @@ static char *join(const char *const *list, size_t n) {
 
 /* "section.key" with a known section of the simulation. */
 static bool is_sim_key(const char *k) {
-  static const char *const sec[] = {"platform.", "model.", "exchange.",
+  static const char *const sec[] = {"platform.", "model.",     "exchange.",
                                     "training.", "gradients.", "nic."};
   for (size_t i = 0; i < G_N_ELEMENTS(sec); i++)
     if (g_str_has_prefix(k, sec[i]) && k[strlen(sec[i])])
@@ -186,8 +181,8 @@ static int known_keys(GKeyFile *kf, const char *group, const char *path,
 }
 
 /* by = COLUMN: v1, v2, ...: C's groups (one "" without by). */
-static int claim_groups(struct repro_claim *c, GKeyFile *kf,
-                        const char *group, const char *path, char **err) {
+static int claim_groups(struct repro_claim *c, GKeyFile *kf, const char *group,
+                        const char *path, char **err) {
   c->groups = g_ptr_array_new_with_free_func(g_free);
   char *by = get(kf, group, "by");
   if (by) {
@@ -261,9 +256,8 @@ static int claim_tolerance(struct repro_claim *c, GKeyFile *kf,
     if (**x)
       g_ptr_array_add(words, *x);
   char *end = NULL;
-  bool ok = words->len == 2 &&
-            (!strcmp(g_ptr_array_index(words, 0), "rel") ||
-             !strcmp(g_ptr_array_index(words, 0), "abs"));
+  bool ok = words->len == 2 && (!strcmp(g_ptr_array_index(words, 0), "rel") ||
+                                !strcmp(g_ptr_array_index(words, 0), "abs"));
   if (ok) {
     c->tol_abs = !strcmp(g_ptr_array_index(words, 0), "abs");
     c->tol = g_ascii_strtod(g_ptr_array_index(words, 1), &end);
@@ -290,8 +284,8 @@ static int claim_tolerance(struct repro_claim *c, GKeyFile *kf,
 
 static struct repro_claim *load_claim(GKeyFile *kf, const char *group,
                                       const char *path, char **err) {
-  if (known_keys(kf, group, path, claim_keys, G_N_ELEMENTS(claim_keys),
-                 err) != 0)
+  if (known_keys(kf, group, path, claim_keys, G_N_ELEMENTS(claim_keys), err) !=
+      0)
     return NULL;
   struct repro_claim *c = g_new0(struct repro_claim, 1);
   c->id = g_strdup(group + strlen("reproduce.claim "));
@@ -320,8 +314,8 @@ static struct repro_claim *load_claim(GKeyFile *kf, const char *group,
                            "(arithmetic, or true by construction)",
                            path, group, kind);
     rc = -1;
-  } else if (c->not_evaluable && (!*c->not_evaluable ||
-                                  c->kind != CLAIM_VALIDATION)) {
+  } else if (c->not_evaluable &&
+             (!*c->not_evaluable || c->kind != CLAIM_VALIDATION)) {
     *err = g_strdup_printf("%s: [%s] not_evaluable needs a reason and a "
                            "validation claim",
                            path, group);
@@ -355,15 +349,13 @@ static struct repro *repro_new(const char *path) {
   if (g_str_has_suffix(base, ".ini"))
     base[strlen(base) - 4] = '\0';
   r->name = base;
-  r->variants =
-      g_ptr_array_new_with_free_func((GDestroyNotify)variant_free);
+  r->variants = g_ptr_array_new_with_free_func((GDestroyNotify)variant_free);
   r->sets = g_ptr_array_new_with_free_func(g_free);
   r->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   r->derive_names = g_ptr_array_new_with_free_func(g_free);
   r->derive_exprs = g_ptr_array_new_with_free_func((GDestroyNotify)expr_free);
   r->claims = g_ptr_array_new_with_free_func((GDestroyNotify)claim_free);
-  r->calibrate =
-      g_ptr_array_new_with_free_func((GDestroyNotify)calibrate_free);
+  r->calibrate = g_ptr_array_new_with_free_func((GDestroyNotify)calibrate_free);
   return r;
 }
 
@@ -385,8 +377,8 @@ static void load_params(struct repro *r, GKeyFile *kf, char **err) {
 
 /* Whether --quick may set KEY (a simulation key or a [reproduce]
  * parameter) in section G; false with *ERR. */
-static bool quick_allowed(const struct repro *r, const char *g,
-                          const char *key, char **err) {
+static bool quick_allowed(const struct repro *r, const char *g, const char *key,
+                          char **err) {
   if (in_list(key, quick_sim_keys, G_N_ELEMENTS(quick_sim_keys)) ||
       in_list(key, quick_params, G_N_ELEMENTS(quick_params)))
     return true;
@@ -436,8 +428,8 @@ static void load_variant(struct repro *r, GKeyFile *kf, const char *g,
 
 /* [reproduce.quick]: simulation keys and [reproduce] parameters that
  * --quick overrides. */
-static void load_quick(struct repro *r, GKeyFile *kf, const char *g,
-                       bool quick, char **err) {
+static void load_quick(struct repro *r, GKeyFile *kf, const char *g, bool quick,
+                       char **err) {
   char **ks = g_key_file_get_keys(kf, g, NULL, NULL);
   for (char **k = ks; *k && !*err; k++) {
     char *val = get(kf, g, *k);
@@ -519,8 +511,8 @@ static GPtrArray *labels_of(GKeyFile *kf, const char *g, const char *key) {
  * claim and the variants are checked once every section is read). */
 static void load_calibrate(struct repro *r, GKeyFile *kf, const char *g,
                            char **err) {
-  if (known_keys(kf, g, r->path, calibrate_keys,
-                 G_N_ELEMENTS(calibrate_keys), err) != 0)
+  if (known_keys(kf, g, r->path, calibrate_keys, G_N_ELEMENTS(calibrate_keys),
+                 err) != 0)
     return;
   struct repro_calibrate *c = g_new0(struct repro_calibrate, 1);
   g_ptr_array_add(r->calibrate, c);
@@ -567,9 +559,9 @@ static const struct repro_claim *find_claim(const struct repro *r,
 
 static bool has_variant(const struct repro *r, const char *label) {
   for (guint i = 0; i < r->variants->len; i++)
-    if (!strcmp(((struct repro_variant *)g_ptr_array_index(r->variants, i))
-                    ->label,
-                label))
+    if (!strcmp(
+            ((struct repro_variant *)g_ptr_array_index(r->variants, i))->label,
+            label))
       return true;
   return false;
 }
@@ -615,8 +607,7 @@ static void check_calibration(const struct repro *r,
     *err = g_strdup_printf("%s: [reproduce.calibrate %s] claim = %s: no "
                            "claim of kind calibration with that ID",
                            r->path, c->name, c->claim_id);
-  else if (g_array_index(cl->paper, struct paper_value, 0).kind ==
-               PAPER_GT ||
+  else if (g_array_index(cl->paper, struct paper_value, 0).kind == PAPER_GT ||
            g_array_index(cl->paper, struct paper_value, 0).kind == PAPER_LT)
     *err = g_strdup_printf("%s: [reproduce.calibrate %s] claim %s: a bound "
                            "cannot be fitted to (give a value or a range)",
@@ -677,10 +668,10 @@ static void check_whole(struct repro *r, char **err) {
                            "codec-ratio or select-time",
                            r->path, kind);
   r->kind = (enum repro_kind)(k < 0 ? 0 : k);
-  if (!*err && (!repro_param(r, "title", NULL) ||
-                !repro_param(r, "source", NULL)))
-    *err = g_strdup_printf("%s: [reproduce] needs a title and a source",
-                           r->path);
+  if (!*err &&
+      (!repro_param(r, "title", NULL) || !repro_param(r, "source", NULL)))
+    *err =
+        g_strdup_printf("%s: [reproduce] needs a title and a source", r->path);
   if (!*err && r->kind == REPRO_RUN && !r->variants->len)
     *err = g_strdup_printf("%s: kind = run needs at least one [reproduce."
                            "variant LABEL] section",
@@ -704,8 +695,8 @@ struct repro *repro_load(const char *path, bool quick, char **err) {
     return NULL;
   }
   if (!g_key_file_has_group(kf, "reproduce")) {
-    *err = g_strdup_printf("%s: no [reproduce] section: not a reproduction",
-                           path);
+    *err =
+        g_strdup_printf("%s: no [reproduce] section: not a reproduction", path);
     g_key_file_free(kf);
     return NULL;
   }

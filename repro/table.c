@@ -128,4 +128,3 @@ char *table_to_csv(const struct table *t) {
   }
   return g_string_free(s, FALSE);
 }
-

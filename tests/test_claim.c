@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* variant, model, nodes, time: a small runs.csv. */
@@ -48,20 +49,31 @@ static double value(const char *text, const char *bind, int row) {
   return v;
 }
 
-static char *eval_error(const char *text, const char *bind, int row) {
+/* TEXT fails to evaluate with a message holding WANT. */
+static void eval_fails(const char *text, const char *bind, int row,
+                       const char *want) {
   double v;
   char *err = NULL;
   cr_assert_neq(eval(text, bind, row, &v, &err), 0, "%s evaluated", text);
   cr_assert_not_null(err);
-  return err;
+  bool ok = strstr(err, want) != NULL;
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", err);
+  g_free(err);
+  cr_assert(ok, "%s: '%s' lacks '%s'", text, msg, want);
 }
 
-static char *parse_error(const char *text) {
+/* TEXT fails to parse with a message holding WANT. */
+static void parse_fails(const char *text, const char *want) {
   char *err = NULL;
   struct expr *e = expr_parse(text, &err);
   cr_assert_null(e, "'%s' parsed", text);
   cr_assert_not_null(err);
-  return err;
+  bool ok = strstr(err, want) != NULL;
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", err);
+  g_free(err);
+  cr_assert(ok, "%s: '%s' lacks '%s'", text, msg, want);
 }
 
 Test(claim, numbers_and_precedence) {
@@ -102,15 +114,12 @@ Test(claim, selectors) {
                      1e-12);
   /* Numbers match numerically: 4.0 = 4 = 4e0. */
   cr_assert_float_eq(
-      value("time{variant=WA, model=alexnet, nodes=8.0}", NULL, -1), 3,
-      1e-12);
+      value("time{variant=WA, model=alexnet, nodes=8.0}", NULL, -1), 3, 1e-12);
   /* max/min: the extreme among the rows the other filters select. */
-  cr_assert_float_eq(value("time{variant=WA, model=alexnet, nodes=max}",
-                           NULL, -1),
-                     3, 1e-12);
-  cr_assert_float_eq(value("time{variant=WA, model=alexnet, nodes=min}",
-                           NULL, -1),
-                     2, 1e-12);
+  cr_assert_float_eq(
+      value("time{variant=WA, model=alexnet, nodes=max}", NULL, -1), 3, 1e-12);
+  cr_assert_float_eq(
+      value("time{variant=WA, model=alexnet, nodes=min}", NULL, -1), 2, 1e-12);
   /* A binding filters every term. */
   cr_assert_float_eq(value("time{variant=WA, nodes=4} / time{variant=INC, "
                            "nodes=4}",
@@ -125,45 +134,37 @@ Test(claim, selectors) {
 Test(claim, current_row) {
   /* Row 2 is INC, alexnet, 4: `$` takes its fields, a bare column its
    * value. */
-  cr_assert_float_eq(value("time{variant=WA, model=$, nodes=$} / time", NULL,
-                           2),
-                     4, 1e-12);
+  cr_assert_float_eq(
+      value("time{variant=WA, model=$, nodes=$} / time", NULL, 2), 4, 1e-12);
   cr_assert_float_eq(value("time", NULL, 3), 4, 1e-12);
   /* An empty field reads as NaN. */
   cr_assert(isnan(value("time", NULL, 5)));
 }
 
 Test(claim, parse_errors_name_the_position) {
-  cr_assert(strstr(parse_error(""), "expected a number"));
-  cr_assert(strstr(parse_error("1 +"), "at character 4"));
-  cr_assert(strstr(parse_error("(1 + 2"), "expected ')'"));
-  cr_assert(strstr(parse_error("1 2"), "unexpected text at character 3"));
-  cr_assert(strstr(parse_error("median(time)"), "unknown function"));
-  cr_assert(strstr(parse_error("max(1; 2)"), "expected ',' or ')'"));
-  cr_assert(strstr(parse_error("abs(1, 2)"), "abs and lg take one argument"));
-  cr_assert(strstr(parse_error("time{variant}"), "expected '='"));
-  cr_assert(strstr(parse_error("time{=WA}"), "expected a column name"));
-  cr_assert(strstr(parse_error("time{variant=WA"), "missing '}'"));
-  cr_assert(strstr(parse_error("1 + *"), "expected a number, a column"));
+  parse_fails("", "expected a number");
+  parse_fails("1 +", "at character 4");
+  parse_fails("(1 + 2", "expected ')'");
+  parse_fails("1 2", "unexpected text at character 3");
+  parse_fails("median(time)", "unknown function");
+  parse_fails("max(1; 2)", "expected ',' or ')'");
+  parse_fails("abs(1, 2)", "abs and lg take one argument");
+  parse_fails("time{variant}", "expected '='");
+  parse_fails("time{=WA}", "expected a column name");
+  parse_fails("time{variant=WA", "missing '}'");
+  parse_fails("1 + *", "expected a number, a column");
 }
 
 Test(claim, evaluation_errors_name_the_term) {
-  cr_assert(strstr(eval_error("speed", NULL, -1), "no column 'speed'"));
-  cr_assert(strstr(eval_error("time{size=1}", NULL, -1),
-                   "no column 'size' to filter on"));
-  cr_assert(strstr(eval_error("time{variant=WA}", NULL, -1),
-                   "matches 3 rows where one is needed"));
-  cr_assert(strstr(eval_error("time{variant=XX}", NULL, -1),
-                   "time{variant=XX} matches no row"));
-  cr_assert(strstr(eval_error("note{variant=WA, model=vgg16}", NULL, -1),
-                   "'x' is not a number"));
-  cr_assert(strstr(eval_error("time{model=$}", NULL, -1),
-                   "'$' in a filter needs a current row"));
-  cr_assert(strstr(eval_error("time{nodes=4}", "depth=1", -1),
-                   "no column 'depth' to group by"));
-  cr_assert(strstr(eval_error("max(time{variant=XX})", NULL, -1),
-                   "max() has no values"));
-  cr_assert(strstr(eval_error("time{variant=WA, nodes=4}", "model=resnet",
-                              -1),
-                   "with model=resnet matches no row"));
+  eval_fails("speed", NULL, -1, "no column 'speed'");
+  eval_fails("time{size=1}", NULL, -1, "no column 'size' to filter on");
+  eval_fails("time{variant=WA}", NULL, -1,
+             "matches 3 rows where one is needed");
+  eval_fails("time{variant=XX}", NULL, -1, "time{variant=XX} matches no row");
+  eval_fails("note{variant=WA, model=vgg16}", NULL, -1, "'x' is not a number");
+  eval_fails("time{model=$}", NULL, -1, "'$' in a filter needs a current row");
+  eval_fails("time{nodes=4}", "depth=1", -1, "no column 'depth' to group by");
+  eval_fails("max(time{variant=XX})", NULL, -1, "max() has no values");
+  eval_fails("time{variant=WA, nodes=4}", "model=resnet", -1,
+             "with model=resnet matches no row");
 }
