@@ -33,7 +33,7 @@
  *                                (LO..HI), variants, apply, precision: a
  *                                parameter fitted before the run (below)
  *
- * A claim's kind says what it can show (issue 15):
+ * A claim's kind says what it can show:
  *   validation   a paper measurement gradsim predicts: scored;
  *   calibration  a paper number a parameter was set to (by a
  *                [reproduce.calibrate] section or by hand): reported,
