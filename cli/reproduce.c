@@ -91,7 +91,9 @@ int cli_reproduce(int argc, char **argv) {
        "reproduction (a few minutes for all)",
        NULL},
       {"jobs", 'j', 0, G_OPTION_ARG_INT64, &jobs,
-       "points simulated at once (default: the number of CPUs)", "N"},
+       "simulations at once: variants side by side, or one variant's "
+       "points (default: the number of CPUs)",
+       "N"},
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
        "results directory (default results)", "DIR"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
