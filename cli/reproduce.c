@@ -8,7 +8,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifndef GRADSIM_SOURCE_DIR
 #define GRADSIM_SOURCE_DIR "."
@@ -103,12 +102,7 @@ int cli_reproduce(int argc, char **argv) {
             "DIR/NAME/runs.csv, its plots and NAME.md (the paper's claims "
             "beside gradsim's), and DIR/REPORT.md.",
             opts);
-  if (jobs < 0 || jobs > 4096)
-    cli_bad_input("reproduce: --jobs %" G_GINT64_FORMAT " must be in 1..4096",
-                  jobs);
-  if (jobs == 0)
-    jobs =
-        sysconf(_SC_NPROCESSORS_ONLN) > 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+  jobs = cli_jobs(jobs, "reproduce");
   if (!out)
     out = g_strdup("results");
   char *exp_dir = source_subdir("GRADSIM_EXPERIMENTS_DIR", "experiments");
