@@ -2,6 +2,8 @@
  * CSV (table.h). */
 #include "table.h"
 
+#include "sweep.h" /* csv_split, csv_text */
+
 #include <string.h>
 
 struct table *table_new(void) {
@@ -44,38 +46,13 @@ void table_add_row(struct table *t, GPtrArray *fields) {
   g_ptr_array_add(t->rows, fields);
 }
 
-/* The fields of one CSV line (RFC 4180 quoting). */
-static GPtrArray *csv_fields(const char *c) {
-  GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
-  for (;;) {
-    GString *field = g_string_new(NULL);
-    if (*c == '"') {
-      for (c++; *c && !(*c == '"' && c[1] != '"'); c++) {
-        if (*c == '"')
-          c++;
-        g_string_append_c(field, *c);
-      }
-      if (*c)
-        c++;
-    } else {
-      while (*c && *c != ',')
-        g_string_append_c(field, *c++);
-    }
-    g_ptr_array_add(f, g_string_free(field, FALSE));
-    if (*c != ',')
-      break;
-    c++;
-  }
-  return f;
-}
-
 struct table *table_parse_csv(const char *text, char **err) {
   struct table *t = table_new();
   char **lines = g_strsplit(text, "\n", -1);
   for (char **l = lines; *l; l++) {
     if (!**l)
       continue;
-    GPtrArray *f = csv_fields(*l);
+    GPtrArray *f = csv_split(*l);
     if (l == lines) {
       for (guint i = 0; i < f->len; i++)
         table_add_col(t, g_ptr_array_index(f, i));
@@ -96,33 +73,19 @@ struct table *table_parse_csv(const char *text, char **err) {
   return t;
 }
 
-static void csv_append(GString *s, const char *v) {
-  if (!strpbrk(v, ",\"\n")) {
-    g_string_append(s, v);
-    return;
-  }
-  g_string_append_c(s, '"');
-  for (; *v; v++) {
-    if (*v == '"')
-      g_string_append_c(s, '"');
-    g_string_append_c(s, *v);
-  }
-  g_string_append_c(s, '"');
-}
-
 char *table_to_csv(const struct table *t) {
   GString *s = g_string_new(NULL);
   for (guint c = 0; c < t->cols->len; c++) {
     if (c)
       g_string_append_c(s, ',');
-    csv_append(s, g_ptr_array_index(t->cols, c));
+    csv_text(s, g_ptr_array_index(t->cols, c));
   }
   g_string_append_c(s, '\n');
   for (guint r = 0; r < t->rows->len; r++) {
     for (guint c = 0; c < t->cols->len; c++) {
       if (c)
         g_string_append_c(s, ',');
-      csv_append(s, table_get(t, r, c));
+      csv_text(s, table_get(t, r, c));
     }
     g_string_append_c(s, '\n');
   }

@@ -27,7 +27,7 @@ static const char *topo_name(const struct point *p) {
   return names[p->topology];
 }
 
-static void csv_text(GString *s, const char *v) {
+void csv_text(GString *s, const char *v) {
   if (!strpbrk(v, ",\"\n")) {
     g_string_append(s, v);
     return;

@@ -77,6 +77,14 @@ int sweep_merge(const char *const *dirs, int ndirs, const char *sweep_id,
                 const struct sweep_opts *o, struct sweep_report *report,
                 char **err);
 
+/* ---- CSV as the result files are written (RFC 4180 quoting) ------------ */
+
+/* The fields of one CSV line: strings (free with the array). */
+GPtrArray *csv_split(const char *line);
+/* Append field V to S, quoted when it holds a comma, a quote or a
+ * newline. */
+void csv_text(GString *s, const char *v);
+
 /* ---- a set of files written all or nothing ------------------------------
  * Files are added with their contents and written (each atomically, by
  * rename) only by outputs_commit(); if any write fails, the ones already

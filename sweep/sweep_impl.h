@@ -24,8 +24,6 @@ enum {
 char *results_row(const struct point *p, const struct run_result *r);
 /* Whether TEXT's first line has this version's runs.csv columns. */
 bool results_row_current(const char *text);
-/* The fields of one CSV line (RFC 4180 quoting): strings. */
-GPtrArray *csv_split(const char *line);
 
 /* Join the point files of E in OUT/points into OUT's runs.csv,
  * iterations.csv, links.csv and config.txt, in sweep order; then the
