@@ -135,7 +135,7 @@ static void md_claims(GString *s, const GArray *res) {
 }
 
 /* The calibrated parameters: fitted value, target, residual. */
-static void md_fits(GString *s, const GArray *fits, const GArray *res) {
+static void md_fits(GString *s, const GArray *fits) {
   if (!fits || !fits->len)
     return;
   g_string_append(s, "## Calibrated parameters\n\nFitted by gradsim "
@@ -147,20 +147,13 @@ static void md_fits(GString *s, const GArray *fits, const GArray *res) {
                      "simulations |\n|---|---|---|---|---|---|---|\n");
   for (guint i = 0; i < fits->len; i++) {
     const struct repro_fit *f = &g_array_index(fits, struct repro_fit, i);
-    const struct repro_claim *cl = NULL;
-    for (guint k = 0; k < res->len && !cl; k++) {
-      const struct claim_result *cr =
-          &g_array_index(res, struct claim_result, k);
-      if (!strcmp(cr->claim->id, f->cal->claim_id))
-        cl = cr->claim;
-    }
     char *v = repro_format_value(f->target);
     g_string_append_printf(s, "| %s = %.6g | %.6g | %s", f->cal->fit, f->value,
                            f->value, f->cal->claim_id);
     if (*f->cal->group)
       g_string_append_printf(s, " (%s)", f->cal->group);
     g_string_append(s, ": ");
-    md_cell(s, cl ? cl->source : "");
+    md_cell(s, f->cal->claim->source);
     g_string_append_printf(s, " | %.6g | %s | %+.2g%% | %u |\n", f->paper, v,
                            100 * (f->target / f->paper - 1), f->runs);
     g_free(v);
@@ -225,7 +218,7 @@ char *repro_markdown(const struct repro *r, const GArray *res,
                      const char *command) {
   GString *s = g_string_new(NULL);
   md_head(s, r, plots, quick, command);
-  md_fits(s, fits, res);
+  md_fits(s, fits);
   md_claims(s, res);
   md_how(s, r, res);
   md_discussion(s, r);

@@ -118,9 +118,13 @@ struct repro_claim {
 /* A parameter fitted before the run. */
 struct repro_calibrate {
   char *name;
-  char *fit;           /* "section.key" */
-  char *claim_id;      /* the calibration claim */
-  char *group;         /* its group ("" without by) */
+  char *fit;      /* "section.key" */
+  char *claim_id; /* the calibration claim */
+  char *group;    /* its group ("" without by) */
+  /* Resolved when the file is loaded: the claim, and its group's index
+   * in its groups and paper values. */
+  const struct repro_claim *claim;
+  guint group_index;
   double lo, hi;       /* the search range */
   double precision;    /* stop within this share of the paper's value */
   GPtrArray *variants; /* labels simulated while fitting (empty: all) */

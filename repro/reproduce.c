@@ -463,12 +463,7 @@ static int claim_at(const struct job *j, const struct repro_calibrate *c,
   g_ptr_array_free(exps, TRUE);
   if (!t)
     return status;
-  const struct repro_claim *cl = NULL;
-  for (guint i = 0; i < j->r->claims->len && !cl; i++) {
-    const struct repro_claim *k = g_ptr_array_index(j->r->claims, i);
-    if (!strcmp(k->id, c->claim_id))
-      cl = k;
-  }
+  const struct repro_claim *cl = c->claim;
   char *e2 = NULL;
   status = 0;
   if (repro_derive(j->r, t, &e2) != 0 ||
@@ -487,20 +482,10 @@ static int claim_at(const struct job *j, const struct repro_calibrate *c,
 }
 
 /* The paper's value of C's claim and group (a range: its middle). */
-static double paper_target(const struct job *j,
-                           const struct repro_calibrate *c) {
-  for (guint i = 0; i < j->r->claims->len; i++) {
-    const struct repro_claim *k = g_ptr_array_index(j->r->claims, i);
-    if (strcmp(k->id, c->claim_id) != 0)
-      continue;
-    for (guint g = 0; g < k->groups->len; g++)
-      if (!strcmp(g_ptr_array_index(k->groups, g), c->group)) {
-        const struct paper_value *pv =
-            &g_array_index(k->paper, struct paper_value, g);
-        return (pv->lo + pv->hi) / 2;
-      }
-  }
-  return NAN;
+static double paper_target(const struct repro_calibrate *c) {
+  const struct paper_value *pv =
+      &g_array_index(c->claim->paper, struct paper_value, c->group_index);
+  return (pv->lo + pv->hi) / 2;
 }
 
 /* The search: bisection between C's bounds (in log space when both are
@@ -513,7 +498,7 @@ static int fit_one(const struct job *j, const struct repro_calibrate *c,
                    const GArray *fits, const char *dir,
                    const struct repro_opts *o, struct repro_fit *f,
                    char **err) {
-  double target = paper_target(j, c), lo = c->lo, hi = c->hi, ylo, yhi;
+  double target = paper_target(c), lo = c->lo, hi = c->hi, ylo, yhi;
   bool logs = lo > 0;
   *f = (struct repro_fit){c, NAN, NAN, target, 0};
   char *base = g_strdup_printf("%s/calibrate/%s", dir, c->name);

@@ -485,13 +485,12 @@ static void calibrate_free(struct repro_calibrate *c) {
 
 /* LO..HI with LO < HI, both finite. */
 static bool parse_range(const char *s, double *lo, double *hi) {
-  const char *dots = s ? strstr(s, "..") : NULL;
-  if (!dots)
+  struct paper_value pv;
+  if (!s || parse_paper(s, &pv) != 0)
     return false;
-  char *a = g_strndup(s, (gsize)(dots - s));
-  bool ok = parse_number(a, lo) && parse_number(dots + 2, hi) && *lo < *hi;
-  g_free(a);
-  return ok;
+  g_free(pv.text);
+  *lo = pv.lo, *hi = pv.hi;
+  return pv.kind == PAPER_RANGE && pv.lo < pv.hi;
 }
 
 /* KEY = L1, L2, ...: variant labels (empty without the key). */
@@ -580,12 +579,18 @@ static bool variant_sets(const struct repro *r, const char *key) {
 
 /* A calibration names a calibration claim (and one of its groups), the
  * experiment's variants, and a key no variant sets. */
-static void check_calibration(const struct repro *r,
-                              const struct repro_calibrate *c, char **err) {
+static void check_calibration(const struct repro *r, struct repro_calibrate *c,
+                              char **err) {
   const struct repro_claim *cl = find_claim(r, c->claim_id);
   bool group = false;
-  for (guint i = 0; cl && i < cl->groups->len; i++)
-    group |= !strcmp(g_ptr_array_index(cl->groups, i), c->group);
+  for (guint i = 0; cl && i < cl->groups->len && !group; i++)
+    if (!strcmp(g_ptr_array_index(cl->groups, i), c->group)) {
+      group = true;
+      c->group_index = i;
+    }
+  const struct paper_value *pv =
+      group ? &g_array_index(cl->paper, struct paper_value, c->group_index)
+            : NULL;
   for (guint i = 0; i < c->variants->len && !*err; i++)
     if (!has_variant(r, g_ptr_array_index(c->variants, i)))
       *err = g_strdup_printf("%s: [reproduce.calibrate %s] variants: no "
@@ -607,21 +612,21 @@ static void check_calibration(const struct repro *r,
     *err = g_strdup_printf("%s: [reproduce.calibrate %s] claim = %s: no "
                            "claim of kind calibration with that ID",
                            r->path, c->name, c->claim_id);
-  else if (g_array_index(cl->paper, struct paper_value, 0).kind == PAPER_GT ||
-           g_array_index(cl->paper, struct paper_value, 0).kind == PAPER_LT)
-    *err = g_strdup_printf("%s: [reproduce.calibrate %s] claim %s: a bound "
-                           "cannot be fitted to (give a value or a range)",
-                           r->path, c->name, c->claim_id);
   else if (!group)
     *err = g_strdup_printf("%s: [reproduce.calibrate %s] group = %s: claim "
                            "%s has no such group%s",
                            r->path, c->name, c->group, c->claim_id,
                            cl->by ? " (give one of its 'by' values)" : "");
+  else if (pv->kind == PAPER_GT || pv->kind == PAPER_LT)
+    *err = g_strdup_printf("%s: [reproduce.calibrate %s] claim %s: a bound "
+                           "cannot be fitted to (give a value or a range)",
+                           r->path, c->name, c->claim_id);
   else if (variant_sets(r, c->fit))
     *err = g_strdup_printf("%s: [reproduce.calibrate %s] fit = %s: a variant "
                            "sets that key, which the fitted value would "
                            "override",
                            r->path, c->name, c->fit);
+  c->claim = cl;
 }
 
 static void load_sections(struct repro *r, GKeyFile *kf, bool quick,
