@@ -274,6 +274,11 @@ static void join_rows(struct table *all, const struct table *runs,
   }
 }
 
+/* Variant V's sweep directory under SIMDIR (g_free). */
+static char *variant_dir(const char *simdir, guint v) {
+  return g_strdup_printf("%s/%u", simdir, v);
+}
+
 /* Sweep variant V of J (its experiment E) into SIMDIR/V and read its
  * runs.csv. */
 static struct table *sweep_variant(const struct job *j, guint v,
@@ -282,7 +287,7 @@ static struct table *sweep_variant(const struct job *j, guint v,
                                    const struct repro_opts *o, int *status,
                                    char **err) {
   const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
-  char *out = g_strdup_printf("%s/%u", simdir, v);
+  char *out = variant_dir(simdir, v);
   struct sweep_opts so = {out, o->jobs, false, false, NULL, NULL};
   struct sweep_report rep;
   char *e2 = NULL;
@@ -324,9 +329,10 @@ static void wait_one(void) {
 
 /* With several jobs, the variants' sweeps first run side by side, a
  * process each with one job, at most O->jobs at once: most variants are
- * one point, which a sweep runs on one core. run_variants() then finds
- * their points done (a point's files are there whole or not at all) and
- * reports any failure itself, running the sweep again. */
+ * one point, which a sweep runs on one core. They only run the points:
+ * run_variants() then finds them done (a point's files are there whole
+ * or not at all), joins the outputs once, and reports any failure
+ * itself, running the missing points again. */
 static void sweep_side_by_side(const GPtrArray *exps, const char *simdir,
                                const struct repro_opts *o) {
   guint n = 0, running = 0;
@@ -345,14 +351,9 @@ static void sweep_side_by_side(const GPtrArray *exps, const char *simdir,
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-      char *out = g_strdup_printf("%s/%u", simdir, v);
+      char *out = variant_dir(simdir, v), *err = NULL;
       struct sweep_opts so = {out, 1, false, false, NULL, NULL};
-      struct sweep_report rep;
-      char *err = NULL;
-      int rc = sweep_run(e, &so, &rep, &err);
-      if (rc == 0)
-        sweep_report_clear(&rep);
-      _exit(rc == 0 ? 0 : 1);
+      _exit(sweep_run_points(e, &so, &err) == 0 ? 0 : 1);
     }
     running += pid > 0;
   }
@@ -402,8 +403,7 @@ static struct table *run_variants(const struct job *j, const GPtrArray *exps,
   return all;
 }
 
-/* ---- calibration -----------------------------------------------------------
- */
+/* ---- calibration --------------------------------------------------- */
 
 static bool listed(const GPtrArray *labels, const char *label) {
   if (!labels->len)

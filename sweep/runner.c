@@ -273,6 +273,15 @@ int sweep_run(const struct experiment *e, const struct sweep_opts *o,
   return rc;
 }
 
+/* Points LO..HI-1 of E into O->out/points, no outputs joined. */
+static int run_range(const struct experiment *e, const struct sweep_opts *o,
+                     guint lo, guint hi, char **err) {
+  catch_signals();
+  int rc = runner_points(e, o, lo, hi, err);
+  release_signals();
+  return rc;
+}
+
 int sweep_run_point(const struct experiment *e, unsigned index,
                     const struct sweep_opts *o, bool *was_done, char **err) {
   *err = NULL;
@@ -280,10 +289,14 @@ int sweep_run_point(const struct experiment *e, unsigned index,
   if (rc)
     return rc;
   *was_done = point_done(o->out, g_ptr_array_index(e->points, index));
-  catch_signals();
-  rc = runner_points(e, o, index, index + 1, err);
-  release_signals();
-  return rc;
+  return run_range(e, o, index, index + 1, err);
+}
+
+int sweep_run_points(const struct experiment *e, const struct sweep_opts *o,
+                     char **err) {
+  *err = NULL;
+  int rc = prepare(e, o, err);
+  return rc ? rc : run_range(e, o, 0, e->points->len, err);
 }
 
 char *sweep_list_points(const struct experiment *e) {

@@ -62,6 +62,11 @@ int sweep_run(const struct experiment *e, const struct sweep_opts *o,
 int sweep_run_point(const struct experiment *e, unsigned index,
                     const struct sweep_opts *o, bool *was_done, char **err);
 
+/* Run every point of E that is not done in O->out/points, joining no
+ * outputs (a later sweep_run() finds them done and joins them). */
+int sweep_run_points(const struct experiment *e, const struct sweep_opts *o,
+                     char **err);
+
 /* One line per point: its index, hash and the swept keys as
  * section.key=value, tab-separated (g_free). */
 char *sweep_list_points(const struct experiment *e);
