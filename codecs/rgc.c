@@ -151,26 +151,6 @@ static void rgc_state_init(codec_state_t *s) {
   pv->has_thr = false;
 }
 
-/* Exact top-k of the already updated V (the binsearch fallback). */
-static ptrdiff_t exact_of_updated(codec_state_t *s, enum sel_key key, size_t k,
-                                  uint32_t **sel) {
-  bool simd = codec_use_avx2(s->codec);
-  uint32_t hist[2048];
-  sel_scan(simd, s->residual, NULL, s->n, key, NULL, NULL, hist);
-  uint32_t bucket = sel_bucket(hist, k);
-  size_t ncand = 0;
-  for (uint32_t i = bucket; i < 2048; i++)
-    ncand += hist[i];
-  /* Candidates, then the workspace for their keys (also below). */
-  uint32_t *cand = codec_scratch(s, 2 * ncand * sizeof *cand);
-  if (!cand)
-    return -ENOMEM;
-  size_t m =
-      sel_update_collect(simd, s->residual, NULL, s->n, key, bucket, cand);
-  *sel = cand;
-  return (ptrdiff_t)sel_exact(s->residual, key, cand, m, k, cand + ncand, cand);
-}
-
 /* select=exact: a histogram of the keys, the candidates at or above the
  * bucket that holds the k-th, radix selection among them. */
 static ptrdiff_t choose_exact(codec_state_t *s, const float *in,
@@ -191,6 +171,14 @@ static ptrdiff_t choose_exact(codec_state_t *s, const float *in,
   size_t m = sel_update_collect(simd, v, in, n, key, bucket, cand);
   *sel = cand;
   return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand + ncand, cand);
+}
+
+/* Exact top-k of the already updated residual (the binsearch fallback):
+ * select=exact with nothing left to add (its values were checked finite
+ * when they were added). */
+static ptrdiff_t exact_of_updated(codec_state_t *s, enum sel_key key, size_t k,
+                                  uint32_t **sel) {
+  return choose_exact(s, NULL, key, k, sel);
 }
 
 /* select=sampled between samples: every value at or above the threshold
