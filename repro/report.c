@@ -277,14 +277,27 @@ char *repro_report(const GArray *done, bool quick) {
 }
 
 char *repro_fits_csv(const GArray *fits) {
-  GString *s = g_string_new("name,fit,value,claim,group,paper,gradsim,"
-                            "residual,runs\n");
+  struct table *t = table_new();
+  static const char *const cols[] = {"name",    "fit",      "value",
+                                     "claim",   "group",    "paper",
+                                     "gradsim", "residual", "runs"};
+  for (size_t i = 0; i < G_N_ELEMENTS(cols); i++)
+    table_add_col(t, cols[i]);
   for (guint i = 0; fits && i < fits->len; i++) {
     const struct repro_fit *f = &g_array_index(fits, struct repro_fit, i);
-    g_string_append_printf(s, "%s,%s,%.9g,%s,%s,%.9g,%.9g,%.9g,%u\n",
-                           f->cal->name, f->cal->fit, f->value,
-                           f->cal->claim_id, f->cal->group, f->paper, f->target,
-                           f->target / f->paper - 1, f->runs);
+    GPtrArray *r = g_ptr_array_new();
+    g_ptr_array_add(r, g_strdup(f->cal->name));
+    g_ptr_array_add(r, g_strdup(f->cal->fit));
+    g_ptr_array_add(r, g_strdup_printf("%.9g", f->value));
+    g_ptr_array_add(r, g_strdup(f->cal->claim_id));
+    g_ptr_array_add(r, g_strdup(f->cal->group));
+    g_ptr_array_add(r, g_strdup_printf("%.9g", f->paper));
+    g_ptr_array_add(r, g_strdup_printf("%.9g", f->target));
+    g_ptr_array_add(r, g_strdup_printf("%.9g", f->target / f->paper - 1));
+    g_ptr_array_add(r, g_strdup_printf("%u", f->runs));
+    table_add_row(t, r);
   }
-  return g_string_free(s, FALSE);
+  char *csv = table_to_csv(t);
+  table_free(t);
+  return csv;
 }
