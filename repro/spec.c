@@ -361,17 +361,12 @@ static struct repro *repro_new(const char *path) {
 
 /* [reproduce]: the parameters. */
 static void load_params(struct repro *r, GKeyFile *kf, char **err) {
+  if (known_keys(kf, "reproduce", r->path, repro_keys,
+                 G_N_ELEMENTS(repro_keys), err) != 0)
+    return;
   char **keys = g_key_file_get_keys(kf, "reproduce", NULL, NULL);
-  for (char **k = keys; *k && !*err; k++) {
-    if (!in_list(*k, repro_keys, G_N_ELEMENTS(repro_keys))) {
-      char *valid = join(repro_keys, G_N_ELEMENTS(repro_keys));
-      *err = g_strdup_printf("%s: [reproduce] unknown key '%s' (valid: %s)",
-                             r->path, *k, valid);
-      g_free(valid);
-      break;
-    }
+  for (char **k = keys; *k; k++)
     g_hash_table_insert(r->params, g_strdup(*k), get(kf, "reproduce", *k));
-  }
   g_strfreev(keys);
 }
 
