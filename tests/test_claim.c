@@ -49,13 +49,9 @@ static double value(const char *text, const char *bind, int row) {
   return v;
 }
 
-/* TEXT fails to evaluate with a message holding WANT. */
-static void eval_fails(const char *text, const char *bind, int row,
-                       const char *want) {
-  double v;
-  char *err = NULL;
-  cr_assert_neq(eval(text, bind, row, &v, &err), 0, "%s evaluated", text);
-  cr_assert_not_null(err);
+/* ERR (taken) names what went wrong with TEXT: it holds WANT. */
+static void message_holds(const char *text, char *err, const char *want) {
+  cr_assert_not_null(err, "%s: no message", text);
   bool ok = strstr(err, want) != NULL;
   char msg[512];
   snprintf(msg, sizeof msg, "%s", err);
@@ -63,17 +59,21 @@ static void eval_fails(const char *text, const char *bind, int row,
   cr_assert(ok, "%s: '%s' lacks '%s'", text, msg, want);
 }
 
+/* TEXT fails to evaluate with a message holding WANT. */
+static void eval_fails(const char *text, const char *bind, int row,
+                       const char *want) {
+  double v;
+  char *err = NULL;
+  cr_assert_neq(eval(text, bind, row, &v, &err), 0, "%s evaluated", text);
+  message_holds(text, err, want);
+}
+
 /* TEXT fails to parse with a message holding WANT. */
 static void parse_fails(const char *text, const char *want) {
   char *err = NULL;
   struct expr *e = expr_parse(text, &err);
   cr_assert_null(e, "'%s' parsed", text);
-  cr_assert_not_null(err);
-  bool ok = strstr(err, want) != NULL;
-  char msg[512];
-  snprintf(msg, sizeof msg, "%s", err);
-  g_free(err);
-  cr_assert(ok, "%s: '%s' lacks '%s'", text, msg, want);
+  message_holds(text, err, want);
 }
 
 Test(claim, numbers_and_precedence) {
