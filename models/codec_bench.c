@@ -123,7 +123,7 @@ int codec_bench_create(const struct codec_bench_config *cfg,
   return 0;
 }
 
-static double now_s(void) {
+double codec_bench_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
@@ -134,7 +134,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static double median(double *v, size_t n) {
+double codec_bench_median(double *v, size_t n) {
   qsort(v, n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
@@ -209,24 +209,24 @@ static int bench_run(codec_bench_t *b, codec_state_t *st, unsigned char *buf,
   const codec_t *c = codec_state_codec(st);
   size_t n = b->cfg.n;
   flush_caches(b, (unsigned)r);
-  double t0 = now_s();
+  double t0 = codec_bench_now();
   ptrdiff_t e = codec_encode(st, b->pool[r], n, buf, cap);
-  double t1 = now_s();
+  double t1 = codec_bench_now();
   *decoding = false;
   if (e < 0)
     return (int)e;
   *len = (size_t)e;
   flush_caches(b, (unsigned)r + 1);
-  double t2 = now_s();
+  double t2 = codec_bench_now();
   int rc = codec_decode(c, buf, *len, b->dec, n);
-  double t3 = now_s();
+  double t3 = codec_bench_now();
   *decoding = rc != 0;
   if (rc != 0)
     return rc;
   flush_caches(b, (unsigned)r + 2);
-  double t4 = now_s();
+  double t4 = codec_bench_now();
   memcpy(b->copy, b->pool[r], 4 * n);
-  double t5 = now_s();
+  double t5 = codec_bench_now();
   if (r > 0) {
     b->t[0][r - 1] = t1 - t0;
     b->t[1][r - 1] = t3 - t2;
@@ -263,9 +263,9 @@ int codec_bench_measure(codec_bench_t *b, const char *spec,
     snprintf(out->spec, sizeof out->spec, "%s", codec_spec(c));
     snprintf(out->kernels, sizeof out->kernels, "%s", codec_kernels(c));
     out->n = n;
-    out->encode_gbps = bytes / median(b->t[0], R) / 1e9;
-    out->decode_gbps = bytes / median(b->t[1], R) / 1e9;
-    out->memcpy_gbps = bytes / median(b->t[2], R) / 1e9;
+    out->encode_gbps = bytes / codec_bench_median(b->t[0], R) / 1e9;
+    out->decode_gbps = bytes / codec_bench_median(b->t[1], R) / 1e9;
+    out->memcpy_gbps = bytes / codec_bench_median(b->t[2], R) / 1e9;
     out->encode_x_memcpy = out->encode_gbps / out->memcpy_gbps;
     out->decode_x_memcpy = out->decode_gbps / out->memcpy_gbps;
     out->bits_per_value = bits;
@@ -283,8 +283,8 @@ bool codec_bench_is_sparse(const codec_t *c) {
 void codec_bench_fit(double *encode_s, double *decode_s, size_t runs, size_t n,
                      double payload_bytes, bool sparse,
                      struct codec_cost_line *out) {
-  double enc = median(encode_s, runs) / (double)n * 1e9;
-  double dec = median(decode_s, runs) * 1e9;
+  double enc = codec_bench_median(encode_s, runs) / (double)n * 1e9;
+  double dec = codec_bench_median(decode_s, runs) * 1e9;
   out->encode_ns = enc;
   out->decode_ns = sparse ? 0 : dec / (double)n;
   out->decode_ns_per_byte = sparse ? dec / payload_bytes : 0;
@@ -304,15 +304,15 @@ int codec_bench_calibrate(codec_bench_t *b, const char *spec,
   size_t n = b->cfg.n, R = b->cfg.runs, cap = codec_bound(c, n);
   double bytes = 0;
   for (size_t r = 0; r <= R && rc == 0; r++) {
-    double t0 = now_s();
+    double t0 = codec_bench_now();
     ptrdiff_t len = codec_encode(st, b->pool[r], n, buf, cap);
-    double t1 = now_s();
+    double t1 = codec_bench_now();
     if (len < 0) {
       rc = coding_failed(c, (int)len, true, err, errlen);
       break;
     }
     rc = codec_decode_add(c, buf, (size_t)len, b->dec, n);
-    double t2 = now_s();
+    double t2 = codec_bench_now();
     if (rc != 0)
       rc = coding_failed(c, rc, false, err, errlen);
     else if (r > 0) {

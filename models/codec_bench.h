@@ -107,6 +107,12 @@ int codec_bench_calibrate(codec_bench_t *b, const char *spec,
  * EPYC, 2 cores"), else the host name, into BUF (LEN bytes). */
 void codec_bench_cpu_name(char *buf, size_t len);
 
+/* Seconds on the monotonic clock, for timing a region. */
+double codec_bench_now(void);
+/* The median of the N values of V (sorts V; the mean of the middle two
+ * when N is even). */
+double codec_bench_median(double *v, size_t n);
+
 /* The text of a cost table: a header naming CPU, DATE, N and RUNS, the
  * COUNT cpu lines, then the GPU and NIC lines of the table at SHIPPED
  * (from its "# GPU" line on; none when SHIPPED cannot be read). Returns a

@@ -27,6 +27,9 @@
  *                    the packets a message travels in
  *   codec_eval.h     what a codec does to gradients: payload size and
  *                    error, step by step
+ *   codec_bench.h    how fast the codecs run on this CPU, against memcpy,
+ *                    and the CPU cost table fitted from it (its timing
+ *                    helpers serve every measurement of the codecs)
  *
  * Layering: models/ uses codecs/ (codecs/codec.h), GLib, GSL and the C
  * library, never SimGrid; nothing here knows of the simulation, the
@@ -76,6 +79,7 @@
 #define GRADSIM_MODELS_MODELS_H
 
 #include "array_io.h"
+#include "codec_bench.h"
 #include "codec_cost.h"
 #include "codec_eval.h"
 #include "formula.h"

@@ -12,7 +12,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 GPtrArray *repro_split_specs(const char *text) {
   GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
@@ -288,17 +287,6 @@ struct table *repro_codec_ratio(const struct repro *r,
   return t;
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* splitmix64: the uniform test data of RedSync Fig. 3. */
 static uint64_t mix(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -353,7 +341,7 @@ static int time_encode(const struct repro *r, const codec_t *c, const float *x,
   int rc = 0;
   for (size_t run = 0; run <= runs && !rc; run++) {
     codec_state_reset(st);
-    double t0 = now_s();
+    double t0 = codec_bench_now();
     for (size_t s = 0; s < steps; s++) {
       ptrdiff_t len = codec_encode(st, x, n, out, cap);
       if (len < 0) {
@@ -370,15 +358,13 @@ static int time_encode(const struct repro *r, const codec_t *c, const float *x,
       }
     }
     if (!rc && run)
-      times[run - 1] = (now_s() - t0) / (double)steps;
+      times[run - 1] = (codec_bench_now() - t0) / (double)steps;
   }
   codec_state_free(st);
   g_free(out);
   if (rc)
     return rc;
-  qsort(times, runs, sizeof *times, cmp_double);
-  *med = runs % 2 ? times[runs / 2]
-                  : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
+  *med = codec_bench_median(times, runs);
   return 0;
 }
 
