@@ -13,7 +13,7 @@
 /* The gradient distribution's options; NAN or NULL: not given. */
 struct grad_opts {
   char *dist;
-  double scale, nu, zeros, corr, decay;
+  double scale, nu, zeros, corr, persist, decay;
   gint64 seed;
 };
 
@@ -40,6 +40,8 @@ static void grad_opts_apply(const struct grad_opts *o,
     p->zeros = o->zeros;
   if (!isnan(o->corr))
     p->corr = o->corr;
+  if (!isnan(o->persist))
+    p->persist = o->persist;
   if (!isnan(o->decay))
     p->decay = o->decay;
   if (o->seed < 0)
@@ -76,6 +78,8 @@ static void gradients_parse(int *argc, char ***argv, struct gradients_args *a) {
        "spike-and-slab: fraction of exact zeros (default 0.5)", "Z"},
       {"corr", 0, 0, G_OPTION_ARG_DOUBLE, &g->corr,
        "correlation between workers in [0, 1] (default 0)", "C"},
+      {"persist", 0, 0, G_OPTION_ARG_DOUBLE, &g->persist,
+       "correlation between iterations in [0, 1) (default 0)", "P"},
       {"decay", 0, 0, G_OPTION_ARG_DOUBLE, &g->decay,
        "scale factor per iteration in (0, 1] (default 1)", "D"},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &g->seed, "seed (default 1)", "N"},
@@ -90,7 +94,7 @@ static void gradients_parse(int *argc, char ***argv, struct gradients_args *a) {
 int cli_gradients(int argc, char **argv) {
   const char *where = "gradients";
   struct gradients_args a = {
-      NULL, NULL, NULL, 0, 0, {NULL, NAN, NAN, NAN, NAN, NAN, 1}};
+      NULL, NULL, NULL, 0, 0, {NULL, NAN, NAN, NAN, NAN, NAN, NAN, 1}};
   gradients_parse(&argc, &argv, &a);
   cli_no_extra_args(argc, argv, where);
   if (!a.model_name || !a.out)

@@ -526,6 +526,14 @@ static int k_zeros(struct point *p, const char *v, char *e, size_t l) {
 static int k_corr(struct point *p, const char *v, char *e, size_t l) {
   return num_in(v, 0, 1, &p->grad.corr, e, l);
 }
+
+static int k_persist(struct point *p, const char *v, char *e, size_t l) {
+  double x;
+  if (num_in(v, 0, 1, &x, e, l) != 0 || x == 1)
+    return bad(e, l, "must be a number in [0, 1)");
+  p->grad.persist = x;
+  return 0;
+}
 static int k_decay(struct point *p, const char *v, char *e, size_t l) {
   int rc = num_in(v, 0, 1, &p->grad.decay, e, l);
   if (!rc && p->grad.decay == 0)
@@ -608,6 +616,7 @@ static const struct key keys[] = {
     {"gradients", "nu", "3", k_nu},
     {"gradients", "zeros", "0.5", k_zeros},
     {"gradients", "corr", "0", k_corr},
+    {"gradients", "persist", "0", k_persist},
     {"gradients", "decay", "1", k_decay},
     {"gradients", "seed", "1", k_seed},
 };

@@ -34,6 +34,7 @@ void gradgen_defaults(struct gradgen_params *p) {
   p->nu = 3.0;
   p->zeros = 0.5;
   p->corr = 0.0;
+  p->persist = 0.0;
   p->decay = 1.0;
   p->seed = 1;
 }
@@ -76,6 +77,8 @@ int gradgen_validate(const struct gradgen_params *p, char *err, size_t errlen) {
     return bad(err, errlen, "zeros=%g must be in [0, 1)", p->zeros);
   if (!(p->corr >= 0 && p->corr <= 1))
     return bad(err, errlen, "corr=%g must be in [0, 1]", p->corr);
+  if (!(p->persist >= 0 && p->persist < 1))
+    return bad(err, errlen, "persist=%g must be in [0, 1)", p->persist);
   if (!(p->decay > 0 && p->decay <= 1))
     return bad(err, errlen, "decay=%g must be in (0, 1]", p->decay);
   return 0;
@@ -88,16 +91,16 @@ static uint64_t mix64(uint64_t z) { /* splitmix64's finaliser */
   return z ^ (z >> 31);
 }
 
-enum stream { SHARED = 1, PRIVATE = 2, MASK = 3 };
+enum stream { SHARED = 1, PRIVATE = 2, MASK = 3, PERSIST = 4 };
 
 static unsigned long block_seed(const struct gradgen_params *p, enum stream s,
                                 uint32_t worker, uint32_t tensor,
                                 uint64_t iteration, uint64_t block) {
   uint64_t h = mix64(p->seed);
   h = mix64(h ^ (uint64_t)s);
-  h = mix64(h ^ (s == SHARED ? 0 : (uint64_t)worker + 1));
+  h = mix64(h ^ (s == SHARED || s == PERSIST ? 0 : (uint64_t)worker + 1));
   h = mix64(h ^ tensor);
-  h = mix64(h ^ iteration);
+  h = mix64(h ^ (s == PERSIST ? 0 : iteration));
   h = mix64(h ^ block);
   /* taus2 wants a nonzero seed; gsl_rng_set maps 0 to a default one,
    * which would alias two streams. */
@@ -150,13 +153,18 @@ int gradgen_fill(const struct gradgen_params *p, uint32_t worker,
   if (!r)
     return -ENOMEM;
   double scale = p->scale * tensor_scale * pow(p->decay, (double)iteration);
+  double fresh = scale * sqrt(1.0 - p->persist);
   double ws = sqrt(p->corr), wp = sqrt(1.0 - p->corr);
   if (p->corr < 1.0)
     fill_stream(p, r, PRIVATE, worker, tensor, iteration, offset, out, n,
-                scale * wp, 0);
+                fresh * wp, 0);
   if (p->corr > 0.0)
     fill_stream(p, r, SHARED, worker, tensor, iteration, offset, out, n,
-                scale * ws, p->corr < 1.0);
+                fresh * ws, p->corr < 1.0);
+  /* Added last, so that persist = 0 gives the same values as before. */
+  if (p->persist > 0.0)
+    fill_stream(p, r, PERSIST, worker, tensor, iteration, offset, out, n,
+                scale * sqrt(p->persist), 1);
   if (p->dist == GRADGEN_SPIKE && p->zeros > 0) {
     size_t done = 0;
     while (done < n) {

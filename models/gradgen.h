@@ -2,10 +2,17 @@
  * (seed, worker, tensor, iteration) and generated one tensor (or one
  * chunk) at a time, so that no worker's whole gradient need be held.
  *
- * A value is  scale_t * tensor_scale * (sqrt(corr) S + sqrt(1 - corr) P)
+ * A value is
+ *   scale_t * tensor_scale * (sqrt(persist) T
+ *                             + sqrt(1 - persist) (sqrt(corr) S
+ *                                                  + sqrt(1 - corr) P))
  * where S is drawn from a stream shared by all workers (seed, tensor,
- * iteration) and P from the worker's private stream, both from the chosen
- * distribution; the correlation between two workers' values is CORR.
+ * iteration), P from the worker's private stream, and T from a stream of
+ * (seed, tensor) alone, the same at every iteration and on every worker
+ * (a persistent direction of descent), all from the chosen distribution.
+ * The correlation between one worker's values at two iterations is
+ * PERSIST; between two workers' values at one iteration it is
+ * persist + (1 - persist) corr.
  * scale_t = scale * decay^iteration narrows the distribution over
  * training. With the spike-and-slab distribution a fraction ZEROS of each
  * worker's values are exact zeros (a private mask). */
@@ -24,11 +31,12 @@ enum gradgen_dist {
 
 struct gradgen_params {
   enum gradgen_dist dist;
-  double scale; /* > 0 */
-  double nu;    /* Student-t degrees of freedom, > 0 */
-  double zeros; /* spike-and-slab: probability of an exact zero, [0, 1) */
-  double corr;  /* correlation between workers, [0, 1] */
-  double decay; /* per-iteration scale factor, (0, 1] */
+  double scale;   /* > 0 */
+  double nu;      /* Student-t degrees of freedom, > 0 */
+  double zeros;   /* spike-and-slab: probability of an exact zero, [0, 1) */
+  double corr;    /* correlation between workers, [0, 1] */
+  double persist; /* correlation between iterations, [0, 1) */
+  double decay;   /* per-iteration scale factor, (0, 1] */
   uint64_t seed;
 };
 

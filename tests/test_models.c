@@ -367,6 +367,39 @@ Test(gradgen, correlation_and_decay) {
   free(x);
 }
 
+/* The sample correlation of A and B (N values each). */
+static double sample_corr(const float *a, const float *b, size_t n) {
+  struct moments ma = moments_of(a, n), mb = moments_of(b, n);
+  double cov = 0;
+  for (size_t i = 0; i < n; i++)
+    cov += (a[i] - ma.mean) * (b[i] - mb.mean);
+  return cov / (double)(n - 1) / sqrt(ma.var * mb.var);
+}
+
+Test(gradgen, persistence_between_iterations) {
+  size_t n = 1 << 20;
+  struct gradgen_params p;
+  gradgen_defaults(&p);
+  p.dist = GRADGEN_NORMAL;
+  p.scale = 1;
+  /* persist = 0 is the generator without the persistent stream. */
+  float *x0 = fill(&p, 2, 3, 7, n);
+  for (double q = 0; q < 1.0; q += 0.3) {
+    p.persist = q;
+    float *a = fill(&p, 0, 5, 3, n), *b = fill(&p, 0, 5, 40, n);
+    float *c = fill(&p, 1, 5, 3, n);
+    double r = sample_corr(a, b, n), rw = sample_corr(a, c, n);
+    cr_assert(fabs(r - q) < 0.005, "persist %g: measured %g", q, r);
+    cr_assert(fabs(rw - q) < 0.005, "persist %g, corr 0: workers %g", q, rw);
+    cr_assert(REL(moments_of(a, n).var, 1.0) < 0.01);
+    free(a), free(b), free(c);
+  }
+  p.persist = 0;
+  float *y0 = fill(&p, 2, 3, 7, n);
+  cr_assert_arr_eq(x0, y0, n * sizeof *x0);
+  free(x0), free(y0);
+}
+
 Test(gradgen, defaults_resemble_the_seeds) {
   /* Values in [-1, 1] and sharply peaked at zero: INCEPTIONN Fig. 5. */
   size_t n = 1 << 20;
@@ -391,6 +424,10 @@ Test(gradgen, validation) {
   p.corr = 1.5;
   cr_assert_eq(gradgen_validate(&p, err, sizeof err), -EINVAL);
   cr_assert(strstr(err, "corr"));
+  gradgen_defaults(&p);
+  p.persist = 1;
+  cr_assert_eq(gradgen_validate(&p, err, sizeof err), -EINVAL);
+  cr_assert(strstr(err, "persist=1 must be in [0, 1)"), "%s", err);
   gradgen_defaults(&p);
   p.scale = 0;
   cr_assert_eq(gradgen_validate(&p, err, sizeof err), -EINVAL);

@@ -796,6 +796,7 @@ bad "gradients: missing --model" gradients --out "$B/g.npy"
 bad "gradients: --dist gauss" "${G2[@]}" --out "$B/g.npy" --dist gauss
 bad "gradients: --corr 2" "${G2[@]}" --out "$B/g.npy" --corr 2
 bad "gradients: --corr -0.1" "${G2[@]}" --out "$B/g.npy" --corr -0.1
+bad_msg "gradients: --persist 1" "persist=1 must be in [0, 1)" "${G2[@]}" --out "$B/g.npy" --persist 1
 bad "gradients: --scale 0" "${G2[@]}" --out "$B/g.npy" --scale 0
 bad "gradients: --scale abc" "${G2[@]}" --out "$B/g.npy" --scale abc
 bad "gradients: --decay 1.5" "${G2[@]}" --out "$B/g.npy" --decay 1.5

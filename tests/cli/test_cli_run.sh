@@ -367,6 +367,8 @@ bad "warm-up with decaying gradients" "decay = 1" run small.ini \
   --set exchange.warmup_steps=10 --set gradients.decay=0.9 --out never
 bad "negative warm-up" "warmup_steps" run small.ini \
   --set exchange.warmup_steps=-1 --out never
+bad "persistent gradients of correlation 1" "persist = 1: must be" run small.ini \
+  --set gradients.persist=1 --out never
 
 # [model] compute_scale multiplies a model's forward and backward times and
 # [training] step_overhead adds a fixed time to every iteration (the
