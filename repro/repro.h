@@ -47,7 +47,8 @@
  * Calibration: each [reproduce.calibrate NAME] section, in file order,
  * fits the simulation key `fit` (e.g. model.compute_scale) within
  * `range` so that its calibration claim (its `group` of a claim with
- * `by`) meets the paper's value: bisection on the simulation itself,
+ * `by`) meets the paper's value: bisection on the simulation itself (on
+ * the measurement, for the kinds without variants),
  * simulating only the `variants` listed (default all), in log space when
  * LO > 0, until the claim is within `precision` (default 1e-3) of the
  * paper's value. The fitted value then applies to the variants of

@@ -403,11 +403,28 @@ static struct table *run_variants(const struct job *j, const GPtrArray *exps,
   return all;
 }
 
+/* The results of J's experiments EXPS: the variants simulated into
+ * SIMDIR, or the one experiment measured (codec-ratio, select-time). */
+static struct table *table_of(const struct job *j, GPtrArray *exps,
+                              const char *simdir, const struct repro_opts *o,
+                              int *status, char **err) {
+  *status = REPRO_ENV_FAILURE;
+  switch (j->r->kind) {
+  case REPRO_RUN:
+    return run_variants(j, exps, simdir, o, status, err);
+  case REPRO_CODEC_RATIO:
+    return repro_codec_ratio(j->r, g_ptr_array_index(exps, 0), err);
+  case REPRO_SELECT_TIME:
+    return repro_select_time(j->r, g_ptr_array_index(exps, 0), err);
+  }
+  return NULL;
+}
+
 /* ---- calibration --------------------------------------------------- */
 
 static bool listed(const GPtrArray *labels, const char *label) {
-  if (!labels->len)
-    return true; /* no list: every variant */
+  if (!labels->len || !label)
+    return true; /* no list: every variant; no variants: the experiment */
   for (guint k = 0; k < labels->len; k++)
     if (!strcmp(g_ptr_array_index(labels, k), label))
       return true;
@@ -426,20 +443,27 @@ static GPtrArray *fitted_sets(const GArray *fits, const char *label) {
   return sets;
 }
 
-/* One step of a search: the experiments of the variants C simulates,
- * with the parameters of FITS (fitted before) and C's key set to X. */
+/* Variant V of J, or NULL for the kinds without variants (one
+ * experiment, measured rather than simulated). */
+static const struct repro_variant *variant_of(const struct job *j, guint v) {
+  return j->r->kind == REPRO_RUN ? g_ptr_array_index(j->r->variants, v) : NULL;
+}
+
+/* One step of a search: the experiments of the variants C simulates (the
+ * one experiment of a measured kind), with the parameters of FITS
+ * (fitted before) and C's key set to X. */
 static GPtrArray *step_experiments(const struct job *j,
                                    const struct repro_calibrate *c,
                                    const GArray *fits, double x, char **err) {
   GPtrArray *exps =
       g_ptr_array_new_with_free_func((GDestroyNotify)experiment_free);
-  for (guint v = 0; v < j->r->variants->len && !*err; v++) {
-    const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
-    if (!listed(c->variants, var->label)) {
+  for (guint v = 0; v < j->exps->len && !*err; v++) {
+    const struct repro_variant *var = variant_of(j, v);
+    if (var && !listed(c->variants, var->label)) {
       g_ptr_array_add(exps, NULL);
       continue;
     }
-    GPtrArray *extra = fitted_sets(fits, var->label);
+    GPtrArray *extra = fitted_sets(fits, var ? var->label : NULL);
     g_ptr_array_add(extra, g_strdup_printf("%s=%.9g", c->fit, x));
     g_ptr_array_add(exps, variant_experiment(j->r, var, extra, err));
     g_ptr_array_free(extra, TRUE);
@@ -459,7 +483,7 @@ static int claim_at(const struct job *j, const struct repro_calibrate *c,
   GPtrArray *exps = step_experiments(j, c, fits, x, err);
   if (!exps)
     return fail(err, status, "calibrate %s: %s = %.9g", c->name, c->fit, x);
-  struct table *t = run_variants(j, exps, simdir, o, &status, err);
+  struct table *t = table_of(j, exps, simdir, o, &status, err);
   g_ptr_array_free(exps, TRUE);
   if (!t)
     return status;
@@ -598,8 +622,8 @@ static int calibrate(struct job *j, const char *dir, const struct repro_opts *o,
       g_array_append_val(fits, f);
   }
   for (guint v = 0; v < j->exps->len && !status; v++) {
-    const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
-    GPtrArray *sets = fitted_sets(fits, var->label);
+    const struct repro_variant *var = variant_of(j, v);
+    GPtrArray *sets = fitted_sets(fits, var ? var->label : NULL);
     struct experiment *e =
         sets->len ? variant_experiment(j->r, var, sets, err) : NULL;
     g_ptr_array_free(sets, TRUE);
@@ -676,22 +700,9 @@ static struct table *results_of(const struct job *j, const char *dir,
                                 const struct repro_opts *o, int *status,
                                 char **err) {
   const struct repro *r = j->r;
-  struct table *t = NULL;
-  *status = REPRO_ENV_FAILURE;
-  switch (r->kind) {
-  case REPRO_RUN: {
-    char *simdir = g_build_filename(dir, "sim", NULL);
-    t = run_variants(j, j->exps, simdir, o, status, err);
-    g_free(simdir);
-    break;
-  }
-  case REPRO_CODEC_RATIO:
-    t = repro_codec_ratio(r, g_ptr_array_index(j->exps, 0), err);
-    break;
-  case REPRO_SELECT_TIME:
-    t = repro_select_time(r, g_ptr_array_index(j->exps, 0), err);
-    break;
-  }
+  char *simdir = g_build_filename(dir, "sim", NULL);
+  struct table *t = table_of(j, j->exps, simdir, o, status, err);
+  g_free(simdir);
   if (!t) {
     if (!*err)
       *err = g_strdup_printf("%s: no results", r->name);

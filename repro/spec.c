@@ -600,10 +600,7 @@ static void check_calibration(const struct repro *r, struct repro_calibrate *c,
                              (char *)g_ptr_array_index(c->apply, i));
   if (*err)
     return;
-  if (r->kind != REPRO_RUN)
-    *err = g_strdup_printf("%s: [reproduce.calibrate %s] needs kind = run",
-                           r->path, c->name);
-  else if (!cl || cl->kind != CLAIM_CALIBRATION)
+  if (!cl || cl->kind != CLAIM_CALIBRATION)
     *err = g_strdup_printf("%s: [reproduce.calibrate %s] claim = %s: no "
                            "claim of kind calibration with that ID",
                            r->path, c->name, c->claim_id);

@@ -326,6 +326,66 @@ EOF
     "$(err_head)"
 fi
 
+# A measured reproduction (codec-ratio) calibrates on its measurement: the
+# gradients' scale that gives INCEPTIONN's ratio at scale 1e-3 is found
+# again from between 1e-4 and 1e-2.
+mkdir -p "$E/calr" "$E/calr2"
+cat >"$E/calr/ratio.ini" <<'EOF'
+[platform]
+nodes = 4
+[model]
+name = hdc
+[exchange]
+algorithm = ring
+[gradients]
+scale = 1e-3
+[reproduce]
+kind = codec-ratio
+title = codec-ratio calibration toy
+source = nowhere
+codecs = inceptionn
+labels = inc
+sample = 4096
+steps = 1
+[reproduce.claim ratio]
+kind = check
+text = the ratio at the known scale
+source = nowhere
+value = ratio{label=inc}
+paper = >0
+EOF
+if GRADSIM_EXPERIMENTS_DIR=$E/calr GRADSIM_PLOTS_DIR=$E/calr run_ok \
+  "a codec-ratio toy at the known scale" reproduce ratio --out r0; then
+  col=$(head -1 r0/ratio/runs.csv | tr , '\n' | grep -nx ratio | cut -d: -f1)
+  known_r=$(awk -F, -v c="$col" 'NR == 2 { print $c }' r0/ratio/runs.csv)
+  sed -e 's/^scale = 1e-3/scale = 5e-3/' -e '/^\[reproduce.claim ratio\]/,$d' \
+    "$E/calr/ratio.ini" >"$E/calr2/ratio.ini"
+  cat >>"$E/calr2/ratio.ini" <<EOF
+[reproduce.calibrate scale]
+fit = gradients.scale
+claim = ratio
+range = 1e-4..1e-2
+precision = 1e-5
+[reproduce.claim ratio]
+kind = calibration
+text = the ratio at the known scale
+source = the known run
+value = ratio{label=inc}
+paper = $known_r
+EOF
+  if GRADSIM_EXPERIMENTS_DIR=$E/calr2 GRADSIM_PLOTS_DIR=$E/calr2 run_ok \
+    "a codec-ratio reproduction with a calibration runs" reproduce ratio \
+    --out r1; then
+    v=$(awk -F, 'NR == 2 { print $3 }' r1/ratio/calibration.csv)
+    check "calibration on a measurement finds the known scale (1e-3, got $v)" \
+      "$(awk -v v="$v" 'BEGIN { exit !(v > 0.99e-3 && v < 1.01e-3) }'; echo $?)"
+    check "the measurement uses the fitted value (ratio $known_r again)" \
+      "$(awk -F, -v c="$col" -v k="$known_r" 'NR == 2 {
+        d = ($c - k) / k; exit !(d < 1e-4 && d > -1e-4) }' r1/ratio/runs.csv
+        echo $?)" "$(cat r0/ratio/runs.csv r1/ratio/runs.csv)"
+  fi
+fi
+
 # ---- bad input: status 2, one line, nothing written ------------------------
 bad "unknown experiment" "unknown experiment 'nope'" reproduce nope --out never
 bad "unknown experiment lists the valid ones" "inceptionn-fig12" \
