@@ -528,12 +528,12 @@ static int k_corr(struct point *p, const char *v, char *e, size_t l) {
 }
 
 static int k_persist(struct point *p, const char *v, char *e, size_t l) {
-  double x;
-  if (num_in(v, 0, 1, &x, e, l) != 0 || x == 1)
+  int rc = num_in(v, 0, 1, &p->grad.persist, e, l);
+  if (!rc && p->grad.persist == 1)
     return bad(e, l, "must be a number in [0, 1)");
-  p->grad.persist = x;
-  return 0;
+  return rc;
 }
+
 static int k_decay(struct point *p, const char *v, char *e, size_t l) {
   int rc = num_in(v, 0, 1, &p->grad.decay, e, l);
   if (!rc && p->grad.decay == 0)
