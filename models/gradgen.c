@@ -112,7 +112,11 @@ static double draw(const struct gradgen_params *p, gsl_rng *r) {
   case GRADGEN_NORMAL:
     return gsl_ran_gaussian_ziggurat(r, 1.0);
   case GRADGEN_STUDENT:
-    return gsl_ran_tdist(r, p->nu);
+    /* Z / sqrt(V / nu), V chi-squared with nu degrees of freedom (a
+     * gamma of shape nu/2, scale 2): a ziggurat and Marsaglia-Tsang,
+     * about three times as fast as gsl_ran_tdist's rejection loop. */
+    return gsl_ran_gaussian_ziggurat(r, 1.0) /
+           sqrt(gsl_ran_gamma(r, p->nu / 2, 2.0) / p->nu);
   case GRADGEN_LAPLACE:
   case GRADGEN_SPIKE:
     return gsl_ran_laplace(r, 1.0);

@@ -331,6 +331,17 @@ Test(gradgen, moments) {
   m = moments_of(x, n);
   cr_assert(REL(m.var, 1e-4 * 5.0 / 3.0) < 0.05, "student var %g", m.var);
   free(x);
+  /* Its tail: the excess kurtosis of t with nu = 10 is 6 / (nu - 4) = 1. */
+  p.nu = 10;
+  x = fill(&p, 0, 0, 0, n);
+  m = moments_of(x, n);
+  double m4 = 0;
+  for (size_t i = 0; i < n; i++)
+    m4 += pow(x[i] - m.mean, 4);
+  double kurt = m4 / (double)n / (m.var * m.var) - 3;
+  cr_assert(REL(m.var, 1e-4 * 10.0 / 8.0) < 0.02, "student var %g", m.var);
+  cr_assert(fabs(kurt - 1.0) < 0.2, "student excess kurtosis %g", kurt);
+  free(x);
   /* Spike and slab: the fraction of exact zeros, within 5 sigma. */
   p.dist = GRADGEN_SPIKE;
   p.zeros = 0.7;
