@@ -352,6 +352,15 @@ Test(gradgen, moments) {
   free(x);
 }
 
+/* The sample correlation of A and B (N values each). */
+static double sample_corr(const float *a, const float *b, size_t n) {
+  struct moments ma = moments_of(a, n), mb = moments_of(b, n);
+  double cov = 0;
+  for (size_t i = 0; i < n; i++)
+    cov += (a[i] - ma.mean) * (b[i] - mb.mean);
+  return cov / (double)(n - 1) / sqrt(ma.var * mb.var);
+}
+
 Test(gradgen, correlation_and_decay) {
   size_t n = 1 << 20;
   struct gradgen_params p;
@@ -361,13 +370,9 @@ Test(gradgen, correlation_and_decay) {
   for (double c = 0; c <= 1.0; c += 0.25) {
     p.corr = c;
     float *a = fill(&p, 0, 5, 0, n), *b = fill(&p, 1, 5, 0, n);
-    struct moments ma = moments_of(a, n), mb = moments_of(b, n);
-    double cov = 0;
-    for (size_t i = 0; i < n; i++)
-      cov += (a[i] - ma.mean) * (b[i] - mb.mean);
-    double r = cov / (double)(n - 1) / sqrt(ma.var * mb.var);
+    double r = sample_corr(a, b, n);
     cr_assert(fabs(r - c) < 0.005, "corr %g: measured %g", c, r);
-    cr_assert(REL(ma.var, 1.0) < 0.01);
+    cr_assert(REL(moments_of(a, n).var, 1.0) < 0.01);
     free(a), free(b);
   }
   p.corr = 0;
@@ -376,15 +381,6 @@ Test(gradgen, correlation_and_decay) {
   struct moments m = moments_of(x, n);
   cr_assert(REL(sqrt(m.var), pow(0.9, 10)) < 0.005);
   free(x);
-}
-
-/* The sample correlation of A and B (N values each). */
-static double sample_corr(const float *a, const float *b, size_t n) {
-  struct moments ma = moments_of(a, n), mb = moments_of(b, n);
-  double cov = 0;
-  for (size_t i = 0; i < n; i++)
-    cov += (a[i] - ma.mean) * (b[i] - mb.mean);
-  return cov / (double)(n - 1) / sqrt(ma.var * mb.var);
 }
 
 Test(gradgen, persistence_between_iterations) {
