@@ -361,12 +361,18 @@ static double sample_corr(const float *a, const float *b, size_t n) {
   return cov / (double)(n - 1) / sqrt(ma.var * mb.var);
 }
 
-Test(gradgen, correlation_and_decay) {
-  size_t n = 1 << 20;
+/* The defaults with a standard normal distribution. */
+static struct gradgen_params unit_normal(void) {
   struct gradgen_params p;
   gradgen_defaults(&p);
   p.dist = GRADGEN_NORMAL;
   p.scale = 1;
+  return p;
+}
+
+Test(gradgen, correlation_and_decay) {
+  size_t n = 1 << 20;
+  struct gradgen_params p = unit_normal();
   for (double c = 0; c <= 1.0; c += 0.25) {
     p.corr = c;
     float *a = fill(&p, 0, 5, 0, n), *b = fill(&p, 1, 5, 0, n);
@@ -385,10 +391,7 @@ Test(gradgen, correlation_and_decay) {
 
 Test(gradgen, persistence_between_iterations) {
   size_t n = 1 << 20;
-  struct gradgen_params p;
-  gradgen_defaults(&p);
-  p.dist = GRADGEN_NORMAL;
-  p.scale = 1;
+  struct gradgen_params p = unit_normal();
   /* persist = 0 is the generator without the persistent stream. */
   float *x0 = fill(&p, 2, 3, 7, n);
   for (double q = 0; q < 1.0; q += 0.3) {
