@@ -51,7 +51,9 @@
  * the measurement, for the kinds without variants),
  * simulating only the `variants` listed (default all), in log space when
  * LO > 0, until the claim is within `precision` (default 1e-3) of the
- * paper's value. The fitted value then applies to the variants of
+ * paper's value (a key fitted again by a later section takes the later
+ * value: two dependent parameters are fitted in turn). The fitted value
+ * then applies to the variants of
  * `apply` (default all: one paper's cluster; an experiment of two
  * clusters fits each its own), and NAME.md and calibration.csv give it
  * with the claim's residual. The claim's value must be monotone in the

@@ -312,6 +312,35 @@ EOF
         grep -q '^rdb,.*,2e-05,' c3/fit/runs.csv; echo $?)" \
       "$(cut -c1-120 c3/fit/runs.csv)"
   fi
+  # A key fitted again by a later section takes the later value: the
+  # second section's claim is the ring's time at 9 us.
+  mkdir -p "$E/cal4"
+  sed 's/^latency = 7us/latency = 9us/' "$E/cal/known.ini" >"$E/cal4/known9.ini"
+  if run_ok "the toy cluster at 9 us" run "$E/cal4/known9.ini" --out known9 \
+    --quiet; then
+    known9_s=$(awk -F, -v c="$col" 'NR == 2 { print $c }' known9/runs.csv)
+    cat "$E/cal/fit.ini" - >"$E/cal4/fit.ini" <<EOF
+[reproduce.calibrate latency again]
+fit = platform.latency
+claim = ring-time-9
+range = 1e-6..5e-5
+variants = ring
+precision = 1e-6
+[reproduce.claim ring-time-9]
+kind = calibration
+text = the ring's exchange at 4 workers and 9 us
+source = the known run
+value = exchange_s{variant=ring}
+paper = $known9_s
+EOF
+    if GRADSIM_EXPERIMENTS_DIR=$E/cal4 GRADSIM_PLOTS_DIR=$E/cal4 run_ok \
+      "a key fitted twice runs" reproduce fit --out c4; then
+      check "a key fitted again takes the later value (9 us in every run)" \
+        "$(awk -F, 'NR > 1 { n++; if ($0 !~ /,9\.0[0-9]*e-06,/) f = 1 }
+          END { exit f || n != 2 }' c4/fit/runs.csv; echo $?)" \
+        "$(cut -c1-120 c4/fit/runs.csv)"
+    fi
+  fi
   # The value must be reachable within the range.
   sed 's/^range = 1e-6..5e-5/range = 2e-5..5e-5/' "$E/cal/fit.ini" \
     >"$E/cal2/fit.ini"
