@@ -41,6 +41,17 @@ static bool parse_count(const char *s, double *out) {
 }
 
 static int param_count(const struct repro *r, const char *key, const char *def,
+                       double lo, double hi, double *out, char **err);
+
+/* codec-ratio's `warmup`: 0 (the default) or a count in 1..10000. */
+static int param_warmup(const struct repro *r, double *out, char **err) {
+  *out = 0;
+  return strcmp(repro_param(r, "warmup", "0"), "0")
+             ? param_count(r, "warmup", NULL, 1, 10000, out, err)
+             : 0;
+}
+
+static int param_count(const struct repro *r, const char *key, const char *def,
                        double lo, double hi, double *out, char **err) {
   const char *v = repro_param(r, key, def);
   if (!parse_count(v, out) || *out < lo || *out > hi) {
@@ -90,7 +101,8 @@ static int check_codec_ratio(const struct repro *r, const struct experiment *e,
                              char **err) {
   double x;
   if (param_count(r, "sample", "65536", 64, 1 << 26, &x, err) ||
-      param_count(r, "steps", "1", 1, 10000, &x, err))
+      param_count(r, "steps", "1", 1, 10000, &x, err) ||
+      param_warmup(r, &x, err))
     return -1;
   for (guint i = 0; i < e->points->len; i++) {
     const struct point *p = g_ptr_array_index(e->points, i);
@@ -171,16 +183,17 @@ static struct table *columns(const char *const *names, size_t n) {
 }
 
 /* What codec C's payloads on model M's gradients (point P) add up to:
- * STEPS steps of every tensor, one codec stream per tensor as in the
- * simulator, so that error feedback carries from step to step. Each
+ * STEPS steps of every tensor after WARMUP uncounted ones, one codec
+ * stream per tensor as in the simulator, so that error feedback carries
+ * from step to step. Each
  * tensor is represented by up to SAMPLE of its values (X: room for
  * SAMPLE), its bytes scaled to its size. *BYTES: the bytes of all steps;
  * COUNTS: for inceptionn, its values in the 2, 10, 18 and 34-bit classes,
  * scaled alike. */
 static int encode_model(const struct repro *r, const struct point *p,
                         const struct model *m, const codec_t *c, size_t sample,
-                        size_t steps, float *x, double *bytes, double counts[4],
-                        char **err) {
+                        size_t warmup, size_t steps, float *x, double *bytes,
+                        double counts[4], char **err) {
   bool inc = !strcmp(codec_name(c), "inceptionn");
   size_t cap = codec_bound(c, sample);
   unsigned char *out = g_malloc(cap);
@@ -195,7 +208,7 @@ static int encode_model(const struct repro *r, const struct point *p,
       rc = -1;
       break;
     }
-    for (size_t s = 0; s < steps; s++) {
+    for (size_t s = 0; s < warmup + steps; s++) {
       gradgen_fill(&p->grad, 0, (uint32_t)ti, s, 1.0, 0, x, n);
       ptrdiff_t len = codec_encode(st, x, n, out, cap);
       if (len < 0) {
@@ -205,6 +218,8 @@ static int encode_model(const struct repro *r, const struct point *p,
         rc = -1;
         break;
       }
+      if (s < warmup)
+        continue;
       *bytes += (double)len * scale;
       if (inc) {
         uint64_t k[4];
@@ -222,7 +237,7 @@ static int encode_model(const struct repro *r, const struct point *p,
 /* The row of runs.csv for codec C (LABEL) on model M (point P). */
 static GPtrArray *ratio_row(const struct point *p, const struct model *m,
                             const char *label, const codec_t *c, size_t sample,
-                            size_t steps, double bytes,
+                            size_t warmup, size_t steps, double bytes,
                             const double counts[4]) {
   bool inc = !strcmp(codec_name(c), "inceptionn");
   double values = (double)m->params * (double)steps;
@@ -233,6 +248,7 @@ static GPtrArray *ratio_row(const struct point *p, const struct model *m,
   g_ptr_array_add(f, g_strdup(codec_spec(c)));
   g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->params));
   g_ptr_array_add(f, g_strdup_printf("%zu", sample));
+  g_ptr_array_add(f, g_strdup_printf("%zu", warmup));
   g_ptr_array_add(f, g_strdup_printf("%zu", steps));
   g_ptr_array_add(f, num(bits));
   g_ptr_array_add(f, num(32.0 / bits));
@@ -246,14 +262,16 @@ struct table *repro_codec_ratio(const struct repro *r,
   GPtrArray *specs, *labels, *codecs;
   if (codecs_of(r, &specs, &labels, &codecs, err) != 0)
     return NULL;
-  double sample_d, steps_d;
+  double sample_d, steps_d, warmup_d;
   param_count(r, "sample", "65536", 64, 1 << 26, &sample_d, err);
   param_count(r, "steps", "1", 1, 10000, &steps_d, err);
-  size_t sample = (size_t)sample_d, steps = (size_t)steps_d;
+  param_warmup(r, &warmup_d, err);
+  size_t sample = (size_t)sample_d, steps = (size_t)steps_d,
+         warmup = (size_t)warmup_d;
   static const char *const cols[] = {
-      "model",      "label",       "codec",          "params",
-      "sample",     "steps",       "bits_per_value", "ratio",
-      "share_2bit", "share_10bit", "share_18bit",    "share_34bit"};
+      "model",       "label",       "codec",          "params", "sample",
+      "warmup",      "steps",       "bits_per_value", "ratio",  "share_2bit",
+      "share_10bit", "share_18bit", "share_34bit"};
   struct table *t = columns(cols, G_N_ELEMENTS(cols));
   float *x = g_new(float, sample);
   for (guint pi = 0; pi < e->points->len && t; pi++) {
@@ -270,13 +288,14 @@ struct table *repro_codec_ratio(const struct repro *r,
     for (guint ci = 0; ci < codecs->len; ci++) {
       const codec_t *c = g_ptr_array_index(codecs, ci);
       double bytes = 0, counts[4] = {0};
-      if (encode_model(r, p, m, c, sample, steps, x, &bytes, counts, err)) {
+      if (encode_model(r, p, m, c, sample, warmup, steps, x, &bytes, counts,
+                       err)) {
         table_free(t);
         t = NULL;
         break;
       }
       table_add_row(t, ratio_row(p, m, g_ptr_array_index(labels, ci), c, sample,
-                                 steps, bytes, counts));
+                                 warmup, steps, bytes, counts));
     }
     model_free(m);
   }

@@ -3,11 +3,13 @@
  * of repro.h), each into a table that becomes runs.csv.
  *
  * codec-ratio: for each point of the experiment (one per [model] name),
- * each codec of `codecs` (SPEC; SPEC; ..., with `labels`) encodes `steps`
- * steps of every gradient tensor of the model (up to `sample` values per
- * tensor, the bytes scaled to the tensor's size; one codec stream per
- * tensor, so error feedback carries over). Columns: model, label, codec,
- * params, sample, steps, bits_per_value, ratio (32 / bits), and for
+ * each codec of `codecs` (SPEC; SPEC; ..., with `labels`) encodes
+ * `warmup` steps (default none) and then `steps` steps of every gradient
+ * tensor of the model (up to `sample` values per tensor, the bytes scaled
+ * to the tensor's size; one codec stream per tensor, so error feedback
+ * carries over); only the `steps` steps are counted. Columns: model,
+ * label, codec, params, sample, warmup, steps, bits_per_value, ratio
+ * (32 / bits), and for
  * inceptionn the shares of values in the 2, 10, 18 and 34-bit classes
  * (INCEPTIONN Table III).
  *

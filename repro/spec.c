@@ -115,7 +115,8 @@ static int parse_paper(const char *s, struct paper_value *pv) {
 static const char *const repro_keys[] = {
     "title", "source", "setup", "discussion", "kind", "plot",
     /* kind parameters */
-    "codecs", "labels", "sample", "steps", "sizes", "runs", "allreduce"};
+    "codecs", "labels", "sample", "warmup", "steps", "sizes", "runs",
+    "allreduce"};
 
 static const char *const claim_keys[] = {"kind",      "text", "source",
                                          "value",     "by",   "paper",
@@ -127,7 +128,8 @@ static const char *const calibrate_keys[] = {
 /* What --quick may change: sizes, never a design or a schedule. */
 static const char *const quick_sim_keys[] = {
     "training.iterations", "exchange.sample", "platform.nodes", "model.params"};
-static const char *const quick_params[] = {"sample", "steps", "sizes", "runs"};
+static const char *const quick_params[] = {"sample", "warmup", "steps",
+                                           "sizes", "runs"};
 
 static const char *const kind_names[] = {"validation", "calibration", "check"};
 

@@ -415,6 +415,29 @@ EOF
   fi
 fi
 
+# warmup: uncounted steps before the measured ones change an
+# error-feedback codec's ratio (3LC from a zero residual), and a bad
+# count is refused.
+mkdir -p "$E/warm"
+sed -e 's/^codecs = inceptionn$/codecs = 3lc:s=1.5/' \
+  -e 's/^steps = 1$/steps = 2/' "$E/calr/ratio.ini" >"$E/warm/ratio.ini"
+sed 's/^steps = 2$/steps = 2\nwarmup = 20/' "$E/warm/ratio.ini" \
+  >"$E/warm/warm.ini"
+if GRADSIM_EXPERIMENTS_DIR=$E/warm GRADSIM_PLOTS_DIR=$E/warm run_ok \
+  "codec-ratio with and without warmup" reproduce ratio warm --out w; then
+  # (the claim's figure is claims.csv's 7th column; runs.csv's codec
+  # column holds a quoted comma)
+  check "warmup = 20 changes 3LC's ratio and is in runs.csv" \
+    "$(a=$(awk -F, 'NR == 2 { print $7 }' w/ratio/claims.csv)
+      b=$(awk -F, 'NR == 2 { print $7 }' w/warm/claims.csv)
+      [ -n "$a" ] && [ "$a" != "$b" ] &&
+        grep -q ',4096,20,2,' w/warm/runs.csv; echo $?)" \
+    "$(cat w/ratio/claims.csv w/warm/claims.csv w/warm/runs.csv)"
+fi
+sed 's/^warmup = 20$/warmup = -3/' "$E/warm/warm.ini" >"$E/warm/bad.ini"
+GRADSIM_EXPERIMENTS_DIR=$E/warm bad "codec-ratio warmup = -3" "warmup = -3" \
+  reproduce bad --out never
+
 # ---- bad input: status 2, one line, nothing written ------------------------
 bad "unknown experiment" "unknown experiment 'nope'" reproduce nope --out never
 bad "unknown experiment lists the valid ones" "inceptionn-fig12" \
