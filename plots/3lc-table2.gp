@@ -4,8 +4,9 @@ name = '3lc-table2'
 W = 900; H = 520
 load lib
 S = '"no ZRE" s=1.00 s=1.50 s=1.75 s=1.90'
-# claims.csv: claim nozre-ratio (no group) and ratio-s (group = label).
-g(c, grp) = c eq 'nozre-ratio' ? 1 : (c eq 'ratio-s' ? idx(grp, S) : 0)
+# claims.csv: claim nozre-ratio (no group), ratio-s (group = label) and
+# the calibration claim ratio-s175 (s = 1.75, no group).
+g(c, grp) = c eq 'nozre-ratio' ? 1 : (c eq 'ratio-s175' ? 4 : (c eq 'ratio-s' ? idx(grp, S) : 0))
 set title "3LC Table 2: compression ratio of 3LC (ResNet-110 gradients)"
 set ylabel 'compression ratio (x, log scale)'
 set logscale y
