@@ -41,17 +41,6 @@ static bool parse_count(const char *s, double *out) {
 }
 
 static int param_count(const struct repro *r, const char *key, const char *def,
-                       double lo, double hi, double *out, char **err);
-
-/* codec-ratio's `warmup`: 0 (the default) or a count in 1..10000. */
-static int param_warmup(const struct repro *r, double *out, char **err) {
-  *out = 0;
-  return strcmp(repro_param(r, "warmup", "0"), "0")
-             ? param_count(r, "warmup", NULL, 1, 10000, out, err)
-             : 0;
-}
-
-static int param_count(const struct repro *r, const char *key, const char *def,
                        double lo, double hi, double *out, char **err) {
   const char *v = repro_param(r, key, def);
   if (!parse_count(v, out) || *out < lo || *out > hi) {
@@ -61,6 +50,14 @@ static int param_count(const struct repro *r, const char *key, const char *def,
     return -1;
   }
   return 0;
+}
+
+/* codec-ratio's `warmup`: 0 (the default) or a count in 1..10000. */
+static int param_warmup(const struct repro *r, double *out, char **err) {
+  *out = 0;
+  return strcmp(repro_param(r, "warmup", "0"), "0")
+             ? param_count(r, "warmup", NULL, 1, 10000, out, err)
+             : 0;
 }
 
 /* The codecs and their labels, checked. */
@@ -185,9 +182,9 @@ static struct table *columns(const char *const *names, size_t n) {
 /* What codec C's payloads on model M's gradients (point P) add up to:
  * STEPS steps of every tensor after WARMUP uncounted ones, one codec
  * stream per tensor as in the simulator, so that error feedback carries
- * from step to step. Each
- * tensor is represented by up to SAMPLE of its values (X: room for
- * SAMPLE), its bytes scaled to its size. *BYTES: the bytes of all steps;
+ * from step to step. Each tensor is represented by up to SAMPLE of its
+ * values (X: room for SAMPLE), its bytes scaled to its size. *BYTES: the
+ * bytes of the counted steps;
  * COUNTS: for inceptionn, its values in the 2, 10, 18 and 34-bit classes,
  * scaled alike. */
 static int encode_model(const struct repro *r, const struct point *p,
