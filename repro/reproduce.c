@@ -423,8 +423,8 @@ static struct table *table_of(const struct job *j, GPtrArray *exps,
 /* ---- calibration --------------------------------------------------- */
 
 static bool listed(const GPtrArray *labels, const char *label) {
-  if (!labels->len || !label)
-    return true; /* no list: every variant; no variants: the experiment */
+  if (!labels->len)
+    return true; /* no list: every variant */
   for (guint k = 0; k < labels->len; k++)
     if (!strcmp(g_ptr_array_index(labels, k), label))
       return true;
@@ -432,12 +432,14 @@ static bool listed(const GPtrArray *labels, const char *label) {
 }
 
 /* The "fit=value" sets of the parameters of FITS that apply to variant
- * LABEL. */
-static GPtrArray *fitted_sets(const GArray *fits, const char *label) {
+ * VAR (NULL: the one experiment of a kind without variants, to which
+ * every fit applies). */
+static GPtrArray *fitted_sets(const GArray *fits,
+                              const struct repro_variant *var) {
   GPtrArray *sets = g_ptr_array_new_with_free_func(g_free);
   for (guint i = 0; i < fits->len; i++) {
     const struct repro_fit *f = &g_array_index(fits, struct repro_fit, i);
-    if (listed(f->cal->apply, label))
+    if (!var || listed(f->cal->apply, var->label))
       g_ptr_array_add(sets, g_strdup_printf("%s=%.9g", f->cal->fit, f->value));
   }
   return sets;
@@ -463,7 +465,7 @@ static GPtrArray *step_experiments(const struct job *j,
       g_ptr_array_add(exps, NULL);
       continue;
     }
-    GPtrArray *extra = fitted_sets(fits, var ? var->label : NULL);
+    GPtrArray *extra = fitted_sets(fits, var);
     g_ptr_array_add(extra, g_strdup_printf("%s=%.9g", c->fit, x));
     g_ptr_array_add(exps, variant_experiment(j->r, var, extra, err));
     g_ptr_array_free(extra, TRUE);
@@ -623,7 +625,7 @@ static int calibrate(struct job *j, const char *dir, const struct repro_opts *o,
   }
   for (guint v = 0; v < j->exps->len && !status; v++) {
     const struct repro_variant *var = variant_of(j, v);
-    GPtrArray *sets = fitted_sets(fits, var ? var->label : NULL);
+    GPtrArray *sets = fitted_sets(fits, var);
     struct experiment *e =
         sets->len ? variant_experiment(j->r, var, sets, err) : NULL;
     g_ptr_array_free(sets, TRUE);
