@@ -52,12 +52,33 @@ static int param_count(const struct repro *r, const char *key, const char *def,
   return 0;
 }
 
-/* codec-ratio's `warmup`: 0 (the default) or a count in 1..10000. */
-static int param_warmup(const struct repro *r, double *out, char **err) {
-  *out = 0;
-  return strcmp(repro_param(r, "warmup", "0"), "0")
-             ? param_count(r, "warmup", NULL, 1, 10000, out, err)
-             : 0;
+/* codec-ratio's counts: values held per tensor, uncounted warm-up steps
+ * (0, the default, or 1..10000) and measured steps. */
+struct ratio_counts {
+  size_t sample, warmup, steps;
+};
+
+static int ratio_counts(const struct repro *r, struct ratio_counts *nc,
+                        char **err) {
+  double sample, steps, warmup = 0;
+  if (param_count(r, "sample", "65536", 64, 1 << 26, &sample, err) ||
+      param_count(r, "steps", "1", 1, 10000, &steps, err) ||
+      (strcmp(repro_param(r, "warmup", "0"), "0") &&
+       param_count(r, "warmup", NULL, 1, 10000, &warmup, err)))
+    return -1;
+  *nc = (struct ratio_counts){(size_t)sample, (size_t)warmup, (size_t)steps};
+  return 0;
+}
+
+/* select-time's counts: timed runs and encodes per run. */
+static int select_counts(const struct repro *r, size_t *runs, size_t *steps,
+                         char **err) {
+  double x, y;
+  if (param_count(r, "runs", "5", 1, 1000, &x, err) ||
+      param_count(r, "steps", "5", 1, 1000, &y, err))
+    return -1;
+  *runs = (size_t)x, *steps = (size_t)y;
+  return 0;
 }
 
 /* The codecs and their labels, checked. */
@@ -96,10 +117,8 @@ static int codecs_of(const struct repro *r, GPtrArray **specs,
 /* codec-ratio's parameters, and a model file for every point. */
 static int check_codec_ratio(const struct repro *r, const struct experiment *e,
                              char **err) {
-  double x;
-  if (param_count(r, "sample", "65536", 64, 1 << 26, &x, err) ||
-      param_count(r, "steps", "1", 1, 10000, &x, err) ||
-      param_warmup(r, &x, err))
+  struct ratio_counts nc;
+  if (ratio_counts(r, &nc, err))
     return -1;
   for (guint i = 0; i < e->points->len; i++) {
     const struct point *p = g_ptr_array_index(e->points, i);
@@ -122,9 +141,9 @@ static int check_codec_ratio(const struct repro *r, const struct experiment *e,
 /* select-time's parameters: runs, steps, sizes and the allreduce
  * formula. */
 static int check_select_time(const struct repro *r, char **err) {
+  size_t runs, steps;
   double x;
-  if (param_count(r, "runs", "5", 1, 1000, &x, err) ||
-      param_count(r, "steps", "5", 1, 1000, &x, err))
+  if (select_counts(r, &runs, &steps, err))
     return -1;
   GPtrArray *sizes = repro_split_specs(repro_param(r, "sizes", ""));
   int rc = 0;
@@ -180,24 +199,24 @@ static struct table *columns(const char *const *names, size_t n) {
 }
 
 /* What codec C's payloads on model M's gradients (point P) add up to:
- * STEPS steps of every tensor after WARMUP uncounted ones, one codec
- * stream per tensor as in the simulator, so that error feedback carries
- * from step to step. Each tensor is represented by up to SAMPLE of its
- * values (X: room for SAMPLE), its bytes scaled to its size. *BYTES: the
- * bytes of the counted steps;
+ * N->steps steps of every tensor after N->warmup uncounted ones, one
+ * codec stream per tensor as in the simulator, so that error feedback
+ * carries from step to step. Each tensor is represented by up to
+ * N->sample of its values (X: room for them), its bytes scaled to its
+ * size. *BYTES: the bytes of the counted steps;
  * COUNTS: for inceptionn, its values in the 2, 10, 18 and 34-bit classes,
  * scaled alike. */
 static int encode_model(const struct repro *r, const struct point *p,
-                        const struct model *m, const codec_t *c, size_t sample,
-                        size_t warmup, size_t steps, float *x, double *bytes,
+                        const struct model *m, const codec_t *c,
+                        const struct ratio_counts *nc, float *x, double *bytes,
                         double counts[4], char **err) {
   bool inc = !strcmp(codec_name(c), "inceptionn");
-  size_t cap = codec_bound(c, sample);
+  size_t cap = codec_bound(c, nc->sample);
   unsigned char *out = g_malloc(cap);
   int rc = 0;
   for (size_t ti = 0; ti < m->ntensors && !rc; ti++) {
     uint64_t el = m->tensors[ti].elements;
-    size_t n = el < sample ? (size_t)el : sample;
+    size_t n = el < nc->sample ? (size_t)el : nc->sample;
     double scale = (double)el / (double)n;
     codec_state_t *st;
     if (codec_state_create(c, n, p->grad.seed, &st) != 0) {
@@ -205,7 +224,7 @@ static int encode_model(const struct repro *r, const struct point *p,
       rc = -1;
       break;
     }
-    for (size_t s = 0; s < warmup + steps; s++) {
+    for (size_t s = 0; s < nc->warmup + nc->steps; s++) {
       gradgen_fill(&p->grad, 0, (uint32_t)ti, s, 1.0, 0, x, n);
       ptrdiff_t len = codec_encode(st, x, n, out, cap);
       if (len < 0) {
@@ -215,7 +234,7 @@ static int encode_model(const struct repro *r, const struct point *p,
         rc = -1;
         break;
       }
-      if (s < warmup)
+      if (s < nc->warmup)
         continue;
       *bytes += (double)len * scale;
       if (inc) {
@@ -233,20 +252,20 @@ static int encode_model(const struct repro *r, const struct point *p,
 
 /* The row of runs.csv for codec C (LABEL) on model M (point P). */
 static GPtrArray *ratio_row(const struct point *p, const struct model *m,
-                            const char *label, const codec_t *c, size_t sample,
-                            size_t warmup, size_t steps, double bytes,
+                            const char *label, const codec_t *c,
+                            const struct ratio_counts *nc, double bytes,
                             const double counts[4]) {
   bool inc = !strcmp(codec_name(c), "inceptionn");
-  double values = (double)m->params * (double)steps;
+  double values = (double)m->params * (double)nc->steps;
   double bits = 8.0 * bytes / values;
   GPtrArray *f = g_ptr_array_new();
   g_ptr_array_add(f, g_strdup(p->model));
   g_ptr_array_add(f, g_strdup(label));
   g_ptr_array_add(f, g_strdup(codec_spec(c)));
   g_ptr_array_add(f, g_strdup_printf("%" G_GUINT64_FORMAT, m->params));
-  g_ptr_array_add(f, g_strdup_printf("%zu", sample));
-  g_ptr_array_add(f, g_strdup_printf("%zu", warmup));
-  g_ptr_array_add(f, g_strdup_printf("%zu", steps));
+  g_ptr_array_add(f, g_strdup_printf("%zu", nc->sample));
+  g_ptr_array_add(f, g_strdup_printf("%zu", nc->warmup));
+  g_ptr_array_add(f, g_strdup_printf("%zu", nc->steps));
   g_ptr_array_add(f, num(bits));
   g_ptr_array_add(f, num(32.0 / bits));
   for (int j = 0; j < 4; j++)
@@ -257,20 +276,16 @@ static GPtrArray *ratio_row(const struct point *p, const struct model *m,
 struct table *repro_codec_ratio(const struct repro *r,
                                 const struct experiment *e, char **err) {
   GPtrArray *specs, *labels, *codecs;
-  if (codecs_of(r, &specs, &labels, &codecs, err) != 0)
+  struct ratio_counts nc;
+  if (ratio_counts(r, &nc, err) != 0 ||
+      codecs_of(r, &specs, &labels, &codecs, err) != 0)
     return NULL;
-  double sample_d, steps_d, warmup_d;
-  param_count(r, "sample", "65536", 64, 1 << 26, &sample_d, err);
-  param_count(r, "steps", "1", 1, 10000, &steps_d, err);
-  param_warmup(r, &warmup_d, err);
-  size_t sample = (size_t)sample_d, steps = (size_t)steps_d,
-         warmup = (size_t)warmup_d;
   static const char *const cols[] = {
       "model",       "label",       "codec",          "params", "sample",
       "warmup",      "steps",       "bits_per_value", "ratio",  "share_2bit",
       "share_10bit", "share_18bit", "share_34bit"};
   struct table *t = columns(cols, G_N_ELEMENTS(cols));
-  float *x = g_new(float, sample);
+  float *x = g_new(float, nc.sample);
   for (guint pi = 0; pi < e->points->len && t; pi++) {
     const struct point *p = g_ptr_array_index(e->points, pi);
     struct model *m;
@@ -285,14 +300,13 @@ struct table *repro_codec_ratio(const struct repro *r,
     for (guint ci = 0; ci < codecs->len; ci++) {
       const codec_t *c = g_ptr_array_index(codecs, ci);
       double bytes = 0, counts[4] = {0};
-      if (encode_model(r, p, m, c, sample, warmup, steps, x, &bytes, counts,
-                       err)) {
+      if (encode_model(r, p, m, c, &nc, x, &bytes, counts, err)) {
         table_free(t);
         t = NULL;
         break;
       }
-      table_add_row(t, ratio_row(p, m, g_ptr_array_index(labels, ci), c, sample,
-                                 warmup, steps, bytes, counts));
+      table_add_row(t, ratio_row(p, m, g_ptr_array_index(labels, ci), c, &nc,
+                                 bytes, counts));
     }
     model_free(m);
   }
@@ -403,12 +417,10 @@ static GPtrArray *select_row(size_t n, const char *label, const codec_t *c,
 struct table *repro_select_time(const struct repro *r,
                                 const struct experiment *e, char **err) {
   GPtrArray *specs, *labels, *codecs;
-  if (codecs_of(r, &specs, &labels, &codecs, err) != 0)
+  size_t runs, steps;
+  if (select_counts(r, &runs, &steps, err) != 0 ||
+      codecs_of(r, &specs, &labels, &codecs, err) != 0)
     return NULL;
-  double runs_d, steps_d;
-  param_count(r, "runs", "5", 1, 1000, &runs_d, err);
-  param_count(r, "steps", "5", 1, 1000, &steps_d, err);
-  size_t runs = (size_t)runs_d, steps = (size_t)steps_d;
   GPtrArray *sizes = repro_split_specs(repro_param(r, "sizes", ""));
   const struct point *p = g_ptr_array_index(e->points, 0);
   const struct formula *f =
