@@ -173,14 +173,6 @@ static ptrdiff_t choose_exact(codec_state_t *s, const float *in,
   return (ptrdiff_t)sel_exact(v, key, cand, m, k, cand + ncand, cand);
 }
 
-/* Exact top-k of the already updated residual (the binsearch fallback):
- * select=exact with nothing left to add (its values were checked finite
- * when they were added). */
-static ptrdiff_t exact_of_updated(codec_state_t *s, enum sel_key key, size_t k,
-                                  uint32_t **sel) {
-  return choose_exact(s, NULL, key, k, sel);
-}
-
 /* select=sampled between samples: every value at or above the threshold
  * kept from the last binary search. */
 static ptrdiff_t choose_reused(codec_state_t *s, const float *in,
@@ -292,7 +284,9 @@ static ptrdiff_t choose_binsearch(codec_state_t *s, const float *in,
     *sel = cand;
     got = (ptrdiff_t)sel_collect(simd, v, n, key, t, cand);
   } else {
-    got = exact_of_updated(s, key, k, sel);
+    /* Exact top-k of the already updated residual: select=exact with
+     * nothing left to add (its values were checked finite when added). */
+    got = choose_exact(s, NULL, key, k, sel);
     if (got > 0)
       t = below_kth(v, key, *sel, got);
   }
