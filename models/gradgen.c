@@ -114,7 +114,8 @@ static double draw(const struct gradgen_params *p, gsl_rng *r) {
   case GRADGEN_STUDENT:
     /* Z / sqrt(V / nu), V chi-squared with nu degrees of freedom (a
      * gamma of shape nu/2, scale 2): a ziggurat and Marsaglia-Tsang,
-     * about three times as fast as gsl_ran_tdist's rejection loop. */
+     * instead of gsl_ran_tdist's rejection loop (`gradsim gradients` of
+     * VGG-16 at nu = 13: 4.8 s against 8.3 s). */
     return gsl_ran_gaussian_ziggurat(r, 1.0) /
            sqrt(gsl_ran_gamma(r, p->nu / 2, 2.0) / p->nu);
   case GRADGEN_LAPLACE:

@@ -216,8 +216,7 @@ char *repro_claims_csv(const GArray *res);
 /* A claim's gradsim figure as printed in the tables ("0.412"). */
 char *repro_format_value(double v);
 
-/* ---- running reproductions ------------------------------------------------
- */
+/* ---- running reproductions ---------------------------------------------- */
 
 enum { REPRO_ENV_FAILURE = 1, REPRO_BAD_INPUT = 2 };
 
