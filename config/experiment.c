@@ -282,6 +282,16 @@ static int k_compute_scale(struct point *p, const char *v, char *e,
     return bad(e, l, "must be a number in (0, 1000]");
   return rc;
 }
+static int k_update_rate(struct point *p, const char *v, char *e,
+                         size_t l) {
+  if (!strcmp(v, "device")) {
+    p->update_Bps = 0;
+    return 0;
+  }
+  if (rate(v, &p->update_Bps, e, l))
+    return bad(e, l, "is not a rate or `device`: expected e.g. 2GBps");
+  return 0;
+}
 static int k_step_overhead(struct point *p, const char *v, char *e,
                            size_t l) {
   return seconds(v, &p->step_overhead_s, e, l);
@@ -348,6 +358,13 @@ static int k_sample(struct point *p, const char *v, char *e, size_t l) {
 static int k_compress_min(struct point *p, const char *v, char *e,
                           size_t l) {
   return int_in(v, 0, 1 << 30, &p->compress_min, e, l);
+}
+static int k_pull(struct point *p, const char *v, char *e, size_t l) {
+  static const char *const names[] = {"tree", "direct"};
+  int t;
+  int rc = choice(v, names, 2, &t, e, l);
+  p->pull_direct = t == 1;
+  return rc;
 }
 static int k_warmup(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 0, 100000, &p->warmup_steps, e, l);
@@ -579,6 +596,7 @@ static const struct key keys[] = {
     {"model", "compute", "0", k_compute},
     {"model", "update", "0", k_update},
     {"model", "compute_scale", "1", k_compute_scale},
+    {"model", "update_rate", "device", k_update_rate},
     {"model", "device", "P100", k_device},
     {"model", "precision", "fp32", k_precision},
     {"model", "batch", "0", k_batch},
@@ -589,6 +607,7 @@ static const struct key keys[] = {
     {"exchange", "payload", "full", k_payload},
     {"exchange", "sample", "65536", k_sample},
     {"exchange", "compress_min", "0", k_compress_min},
+    {"exchange", "pull", "tree", k_pull},
     {"exchange", "warmup_steps", "0", k_warmup},
     {"exchange", "group", "0", k_group},
     {"exchange", "chunk", "32000", k_chunk},

@@ -205,6 +205,17 @@ static void ps(const struct formula_in *in, struct formula_out *o) {
   term(o, "broadcast", "ceil(lg(p+1))(alpha + n beta)", r * (A + N * B));
 }
 
+/* The same server with TensorFlow's pull: each aggregator sends its n/A
+ * bytes to the p workers at once through its link (3LC seeds/004,
+ * Section 2 and Fig. 1), as the pushes came in. */
+static void ps_direct(const struct formula_in *in, struct formula_out *o) {
+  double a = in->v[FP_AGGR];
+  double shard = N / a, up = P / a > 1 ? P / a : 1;
+  term(o, "push", "alpha + max(p/A, 1) n beta", A + up * N * B);
+  term(o, "reduction", "(p - 1)(n/A) gamma", (P - 1) * shard * G);
+  term(o, "pull", "alpha + max(p/A, 1) n beta", A + up * N * B);
+}
+
 /* ---- RedSync (seeds/002, Section 2.3) ------------------------------- */
 
 static void redsync_sparse(const struct formula_in *in,
@@ -343,6 +354,10 @@ static const struct formula formulas[] = {
      "(alpha + n beta)",
      "parameter server: push, sum, binomial-tree broadcast", "s",
      NETG | BIT(FP_AGGR), false, ps},
+    {"ps-direct", "3LC Section 2 (TensorFlow's parameter server)",
+     "2(alpha + max(p/A, 1) n beta) + (p - 1)(n/A) gamma",
+     "parameter server: push, sum, every worker pulls from the server", "s",
+     NETG | BIT(FP_AGGR), false, ps_direct},
     {"redsync-sparse", "RedSync Eq. (1)",
      "T_select + lg(p) alpha + (p - 1)(M D) beta + p gamma1",
      "sparse allreduce by recursive-doubling allgather (n = M bytes; "

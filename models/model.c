@@ -660,9 +660,7 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
   if (rc)
     return rc;
   spread_time(m, t, flops);
-  /* SGD with momentum: weight, gradient, momentum read, weight and
-   * momentum written. */
-  m->update_s = 20.0 * (double)m->params / tm.d->memory;
+  m->update_s = MODEL_UPDATE_BYTES * (double)m->params / tm.d->memory;
   m->batch = batch;
   m->device = g_strdup(dev);
   m->precision = g_strdup(prec);

@@ -62,6 +62,9 @@ struct model_opts {
  * forward FLOPs per sample. */
 #define MODEL_MAX_PARAMS UINT64_C(10000000000000) /* 1e13 */
 #define MODEL_MAX_LAYER_FLOPS 1e18
+/* Bytes the update touches per parameter: SGD with momentum reads weight,
+ * gradient and momentum and writes weight and momentum. */
+#define MODEL_UPDATE_BYTES 20.0
 
 /* Load NAME (a model name, or a path to a .model file) and time it.
  * Returns 0, or -errno with a message naming the file and line, or the

@@ -69,6 +69,7 @@ struct point {
   int tensors;
   double compute_s, update_s;
   double compute_scale; /* multiplies forward and backward times */
+  double update_Bps;    /* bytes the update touches per second, 0: device */
   char *device, *precision;
   int batch; /* 0: the model file's */
   /* [exchange] */
@@ -79,6 +80,7 @@ struct point {
   enum payload payload;
   int sample;        /* sampled: values encoded per block */
   int compress_min;  /* buckets of fewer values travel uncompressed */
+  bool pull_direct;  /* ps, ps-shared: aggregators send to every worker */
   int warmup_steps;  /* untimed codec steps before iteration 0 */
   int group;         /* hierarchical: workers per node (0: topology's) */
   int chunk;         /* csc: values per chunk */

@@ -54,9 +54,10 @@ static struct model *load_model(const struct point *p, char **err) {
     *err = g_strdup_printf("[model] %s", e);
     return NULL;
   }
-  /* [model] compute_scale and [training] step_overhead: a calibration's
-   * handles on a cluster's compute (a per-step cost compression does not
-   * remove: framework, input pipeline), applied to what the model gives. */
+  /* [model] compute_scale, update_rate and [training] step_overhead: a
+   * calibration's handles on a cluster's compute (an update on the host
+   * instead of the GPU; a per-step cost compression does not remove:
+   * framework, input pipeline), applied to what the model gives. */
   for (size_t l = 0; l < m->nlayers; l++) {
     m->layers[l].forward_s *= p->compute_scale;
     m->layers[l].backward_s *= p->compute_scale;
@@ -65,6 +66,8 @@ static struct model *load_model(const struct point *p, char **err) {
     m->tensors[t].backward_s *= p->compute_scale;
   m->forward_s *= p->compute_scale;
   m->backward_s *= p->compute_scale;
+  if (p->update_Bps > 0 && strcmp(p->model, "synthetic") != 0)
+    m->update_s = MODEL_UPDATE_BYTES * (double)m->params / p->update_Bps;
   m->update_s += p->step_overhead_s;
   return m;
 }

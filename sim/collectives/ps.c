@@ -7,13 +7,52 @@
  * paper's WA+C: "compression only on gradient communication"); `ps-shared`
  * also compresses the pull once at the server, with its own
  * error-feedback state, and every worker receives those same bytes
- * (3LC's shared compressed pull, seeds/004 Section 2). */
+ * (3LC's shared compressed pull, seeds/004 Section 2).
+ *
+ * [exchange] pull = direct replaces the tree by what a TensorFlow
+ * parameter server does: every worker pulls its copy from the aggregator
+ * itself, the p copies sharing the aggregator's link, and no worker
+ * forwards (3LC Section 2: "This point-to-point design preserves the
+ * communication pattern of existing parameter server architectures. It
+ * adds no extra communication channels between servers or workers"). */
 #include "common.h"
 
 #include <simgrid/comm.h>
 
 static uint64_t shard_lo(uint64_t n, int a, int nshards) {
   return n * (uint64_t)a / (uint64_t)nshards;
+}
+
+/* The direct pull, aggregator side: V[lo, hi) (or CARRY, encoded once)
+ * to the p workers at once, so that the copies share its link. */
+static void direct_send(struct coll_call *c, uint64_t lo, uint64_t hi,
+                        struct msg *carry) {
+  int p = c->sim->nworkers;
+  sg_comm_t *out = g_new(sg_comm_t, p);
+  for (int w = 0; w < p; w++)
+    out[w] = sim_send(c, w, carry ? sim_forward(carry)
+                                  : sim_pack_raw(c, c->v, lo, hi));
+  for (int w = 0; w < p; w++)
+    sim_wait_send(c, out[w]);
+  g_free(out);
+}
+
+/* The direct pull, worker side: every aggregator's shard at once. */
+static void direct_recv(struct coll_call *c) {
+  struct sim *s = c->sim;
+  int p = s->nworkers, na = s->naggr;
+  int *srcs = g_new(int, na);
+  struct msg **in = g_new0(struct msg *, na);
+  for (int a = 0; a < na; a++)
+    srcs[a] = p + a;
+  sim_recv_all(c, srcs, na, in);
+  for (int a = 0; a < na; a++) {
+    sim_unpack(c, in[a], c->v, shard_lo(c->v->n, a, na),
+               shard_lo(c->v->n, a + 1, na), false);
+    msg_free(in[a]);
+  }
+  g_free(in);
+  g_free(srcs);
 }
 
 static void ps_worker(struct coll_call *c) {
@@ -30,6 +69,10 @@ static void ps_worker(struct coll_call *c) {
   for (int a = 0; a < na; a++)
     sim_wait_send(c, push[a]);
   g_free(push);
+  if (s->p->pull_direct) {
+    direct_recv(c);
+    return;
+  }
   for (int a = 0; a < na; a++) {
     tree_broadcast(c, s->trees[a], p + 1, c->rank + 1,
                    shard_lo(c->v->n, a, na), shard_lo(c->v->n, a + 1, na),
@@ -62,7 +105,10 @@ static void aggregator(struct coll_call *c, bool shared) {
             : NULL;
     carry = sim_pack(c, c->v, 0, c->v->n, st);
   }
-  tree_broadcast(c, g, p + 1, 0, 0, c->v->n, carry);
+  if (s->p->pull_direct)
+    direct_send(c, 0, c->v->n, carry);
+  else
+    tree_broadcast(c, g, p + 1, 0, 0, c->v->n, carry);
   msg_free(carry);
 }
 

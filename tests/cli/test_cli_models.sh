@@ -152,7 +152,7 @@ fi
 # ---- formula ----------------------------------------------------------------
 
 FORMULAS="inceptionn-wa inceptionn-ring ring-lr nccl-ring ring rdb rabenseifner bcast-binomial
-reduce-binomial allgather-rdb hierarchical ps redsync-sparse redsync-dense
+reduce-binomial allgather-rdb hierarchical ps ps-direct redsync-sparse redsync-dense
 pipesgd-sync pipesgd-ideal pipesgd-pipe pipesgd-seq pipesgd-pipelined
 pipesgd-efficiency"
 
@@ -160,7 +160,7 @@ if run_ok "formula --list exits 0" formula --list; then
   got=$(grep -o '^[a-z][a-z0-9-]*' "$L/out" | sort | tr '\n' ' ')
   want=$(printf '%s\n' $FORMULAS | sort | tr '\n' ' ')
   [ "$got" = "$want" ]
-  check "formula --list lists exactly the 20 formulas" $? "want: $want" "got:  $got"
+  check "formula --list lists exactly the 21 formulas" $? "want: $want" "got:  $got"
   bad=
   for f in $FORMULAS; do
     awk -v f="$f" '/^[a-z]/ { on = ($1 == f) } on && /needs:/ { ok = 1 } END { exit !ok }' \

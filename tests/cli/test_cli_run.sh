@@ -392,6 +392,45 @@ fi
 bad "compute_scale of zero" "(0, 1000]" run small.ini \
   --set model.compute_scale=0 --out never
 
+# [model] update_rate replaces the device's memory bandwidth in the update
+# (20 bytes per parameter): at 1 GB/s AlexNet's 60967976 parameters take
+# 1.218 s more than at the P100's 732 GB/s, in compute_s (to SimGrid's
+# 1e-9 s timing precision).
+if run_ok "update_rate sweep runs" run small.ini --set model.name=alexnet \
+  --set model.update_rate=device,1GBps --out upd --quiet; then
+  c1=$(csv_get upd/runs.csv 1 compute_s) c2=$(csv_get upd/runs.csv 2 compute_s)
+  d=$(awk 'BEGIN { printf "%.17g", 20 * 60967976 / 1e9 - 20 * 60967976 / 732e9 }')
+  rel_le "$c2" "$(awk -v c="$c1" -v d="$d" 'BEGIN { printf "%.17g", c + d }')" 1e-6
+  check "update_rate = 1GBps times the update at 20 bytes a parameter" $? \
+    "compute_s $c1 and $c2"
+fi
+bad "update rate" "is not a rate or \`device\`" run small.ini \
+  --set model.update_rate=fast --out never
+
+# [exchange] pull = direct: the aggregator sends the sum to every worker
+# itself, at once, through its link (TensorFlow's parameter server): on an
+# ideal star the exchange is 2(alpha + p n beta) + (p - 1) n gamma exactly
+# (formula ps-direct), while the binomial tree's follows formula ps (one
+# bucket, one iteration: the formulas time one exchange alone).
+if run_ok "ps pull sweep runs" run small.ini --set exchange.algorithm=ps \
+  --set platform.aggregators=1 --set model.tensors=1 \
+  --set training.iterations=1 \
+  --set exchange.pull=tree,direct --out pull --quiet; then
+  for r in 1 2; do
+    e=$(csv_get pull/runs.csv $r formula_rel_err)
+    awk -v e="$e" 'BEGIN { exit !(e != "" && e < 1e-9) }'
+    check "ps pull point $r matches its formula" $? "rel err $e"
+  done
+  w1=$(csv_get pull/runs.csv 1 wire_bytes) w2=$(csv_get pull/runs.csv 2 wire_bytes)
+  [ "$w1" = "$w2" ]
+  check "a direct pull sends as many bytes as the tree" $? "$w1 and $w2"
+  x1=$(csv_get pull/runs.csv 1 exchange_s) x2=$(csv_get pull/runs.csv 2 exchange_s)
+  awk -v a="$x1" -v b="$x2" 'BEGIN { exit !(b > a) }'
+  check "a direct pull of 4 workers is slower than the tree's 3 rounds" $? \
+    "tree $x1 s, direct $x2 s"
+fi
+bad "pull" "tree, direct" run small.ini --set exchange.pull=star --out never
+
 # [exchange] warmup_steps: error-feedback streams (3lc) start from a warmed
 # state, so the first exchange's bytes change; a stateless codec (q8) has
 # no state to warm, and its results stay byte for byte.
