@@ -198,54 +198,66 @@ static struct table *columns(const char *const *names, size_t n) {
   return t;
 }
 
-/* What codec C's payloads on model M's gradients (point P) add up to:
+/* What each codec of CODECS adds up to on model M's gradients (point P):
  * N->steps steps of every tensor after N->warmup uncounted ones, one
  * codec stream per tensor as in the simulator, so that error feedback
  * carries from step to step. Each tensor is represented by up to
  * N->sample of its values (X: room for them), its bytes scaled to its
- * size. *BYTES: the bytes of the counted steps;
- * COUNTS: for inceptionn, its values in the 2, 10, 18 and 34-bit classes,
- * scaled alike. */
+ * size; a step's values are drawn once and encoded by every codec (the
+ * draw costs more than the encodings). BYTES[c]: codec c's bytes of the
+ * counted steps; COUNTS[4c..4c+3]: for inceptionn, its values in the 2,
+ * 10, 18 and 34-bit classes, scaled alike. */
 static int encode_model(const struct repro *r, const struct point *p,
-                        const struct model *m, const codec_t *c,
+                        const struct model *m, const GPtrArray *codecs,
                         const struct ratio_counts *nc, float *x, double *bytes,
-                        double counts[4], char **err) {
-  bool inc = !strcmp(codec_name(c), "inceptionn");
-  size_t cap = codec_bound(c, nc->sample);
+                        double *counts, char **err) {
+  guint nc_ = codecs->len;
+  size_t cap = 0;
+  for (guint c = 0; c < nc_; c++) {
+    size_t b = codec_bound(g_ptr_array_index(codecs, c), nc->sample);
+    cap = b > cap ? b : cap;
+  }
   unsigned char *out = g_malloc(cap);
+  codec_state_t **st = g_new0(codec_state_t *, nc_);
   int rc = 0;
   for (size_t ti = 0; ti < m->ntensors && !rc; ti++) {
     uint64_t el = m->tensors[ti].elements;
     size_t n = el < nc->sample ? (size_t)el : nc->sample;
     double scale = (double)el / (double)n;
-    codec_state_t *st;
-    if (codec_state_create(c, n, p->grad.seed, &st) != 0) {
-      *err = g_strdup("out of memory for a codec state");
-      rc = -1;
-      break;
-    }
-    for (size_t s = 0; s < nc->warmup + nc->steps; s++) {
-      gradgen_fill(&p->grad, 0, (uint32_t)ti, s, 1.0, 0, x, n);
-      ptrdiff_t len = codec_encode(st, x, n, out, cap);
-      if (len < 0) {
-        *err =
-            g_strdup_printf("%s: %s on %s's gradients: %s", r->path,
-                            codec_spec(c), p->model, codec_strerror((int)len));
+    for (guint c = 0; c < nc_ && !rc; c++)
+      if (codec_state_create(g_ptr_array_index(codecs, c), n, p->grad.seed,
+                             &st[c]) != 0) {
+        *err = g_strdup("out of memory for a codec state");
         rc = -1;
-        break;
       }
-      if (s < nc->warmup)
-        continue;
-      *bytes += (double)len * scale;
-      if (inc) {
+    for (size_t s = 0; s < nc->warmup + nc->steps && !rc; s++) {
+      gradgen_fill(&p->grad, 0, (uint32_t)ti, s, 1.0, 0, x, n);
+      for (guint c = 0; c < nc_ && !rc; c++) {
+        const codec_t *codec = g_ptr_array_index(codecs, c);
+        ptrdiff_t len = codec_encode(st[c], x, n, out, cap);
+        if (len < 0) {
+          *err = g_strdup_printf("%s: %s on %s's gradients: %s", r->path,
+                                 codec_spec(codec), p->model,
+                                 codec_strerror((int)len));
+          rc = -1;
+          break;
+        }
+        if (s < nc->warmup)
+          continue;
+        bytes[c] += (double)len * scale;
         uint64_t k[4];
-        if (inceptionn_scan(out, (size_t)len, n, NULL, k) == 0)
+        if (!strcmp(codec_name(codec), "inceptionn") &&
+            inceptionn_scan(out, (size_t)len, n, NULL, k) == 0)
           for (int j = 0; j < 4; j++)
-            counts[j] += (double)k[j] * scale;
+            counts[4 * c + j] += (double)k[j] * scale;
       }
     }
-    codec_state_free(st);
+    for (guint c = 0; c < nc_; c++) {
+      codec_state_free(st[c]);
+      st[c] = NULL;
+    }
   }
+  g_free(st);
   g_free(out);
   return rc;
 }
@@ -297,17 +309,18 @@ struct table *repro_codec_ratio(const struct repro *r,
       t = NULL;
       break;
     }
-    for (guint ci = 0; ci < codecs->len; ci++) {
-      const codec_t *c = g_ptr_array_index(codecs, ci);
-      double bytes = 0, counts[4] = {0};
-      if (encode_model(r, p, m, c, &nc, x, &bytes, counts, err)) {
-        table_free(t);
-        t = NULL;
-        break;
-      }
-      table_add_row(t, ratio_row(p, m, g_ptr_array_index(labels, ci), c, &nc,
-                                 bytes, counts));
+    double *bytes = g_new0(double, codecs->len);
+    double *counts = g_new0(double, 4 * (size_t)codecs->len);
+    if (encode_model(r, p, m, codecs, &nc, x, bytes, counts, err)) {
+      table_free(t);
+      t = NULL;
     }
+    for (guint ci = 0; ci < codecs->len && t; ci++)
+      table_add_row(t, ratio_row(p, m, g_ptr_array_index(labels, ci),
+                                 g_ptr_array_index(codecs, ci), &nc, bytes[ci],
+                                 counts + 4 * ci));
+    g_free(bytes);
+    g_free(counts);
     model_free(m);
   }
   g_free(x);
