@@ -125,9 +125,11 @@ static const char *const claim_keys[] = {"kind",      "text", "source",
 static const char *const calibrate_keys[] = {
     "fit", "claim", "group", "range", "variants", "apply", "precision"};
 
-/* What --quick may change: sizes, never a design or a schedule. */
+/* What --quick may change: sizes and step counts, never a design or a
+ * schedule. */
 static const char *const quick_sim_keys[] = {
-    "training.iterations", "exchange.sample", "platform.nodes", "model.params"};
+    "training.iterations", "exchange.warmup_steps", "exchange.sample",
+    "platform.nodes", "model.params"};
 static const char *const quick_params[] = {"sample", "warmup", "steps",
                                            "sizes", "runs"};
 
