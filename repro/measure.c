@@ -211,20 +211,20 @@ static int encode_model(const struct repro *r, const struct point *p,
                         const struct model *m, const GPtrArray *codecs,
                         const struct ratio_counts *nc, float *x, double *bytes,
                         double *counts, char **err) {
-  guint nc_ = codecs->len;
+  guint ncod = codecs->len;
   size_t cap = 0;
-  for (guint c = 0; c < nc_; c++) {
+  for (guint c = 0; c < ncod; c++) {
     size_t b = codec_bound(g_ptr_array_index(codecs, c), nc->sample);
     cap = b > cap ? b : cap;
   }
   unsigned char *out = g_malloc(cap);
-  codec_state_t **st = g_new0(codec_state_t *, nc_);
+  codec_state_t **st = g_new0(codec_state_t *, ncod);
   int rc = 0;
   for (size_t ti = 0; ti < m->ntensors && !rc; ti++) {
     uint64_t el = m->tensors[ti].elements;
     size_t n = el < nc->sample ? (size_t)el : nc->sample;
     double scale = (double)el / (double)n;
-    for (guint c = 0; c < nc_ && !rc; c++)
+    for (guint c = 0; c < ncod && !rc; c++)
       if (codec_state_create(g_ptr_array_index(codecs, c), n, p->grad.seed,
                              &st[c]) != 0) {
         *err = g_strdup("out of memory for a codec state");
@@ -232,7 +232,7 @@ static int encode_model(const struct repro *r, const struct point *p,
       }
     for (size_t s = 0; s < nc->warmup + nc->steps && !rc; s++) {
       gradgen_fill(&p->grad, 0, (uint32_t)ti, s, 1.0, 0, x, n);
-      for (guint c = 0; c < nc_ && !rc; c++) {
+      for (guint c = 0; c < ncod && !rc; c++) {
         const codec_t *codec = g_ptr_array_index(codecs, c);
         ptrdiff_t len = codec_encode(st[c], x, n, out, cap);
         if (len < 0) {
@@ -252,7 +252,7 @@ static int encode_model(const struct repro *r, const struct point *p,
             counts[4 * c + j] += (double)k[j] * scale;
       }
     }
-    for (guint c = 0; c < nc_; c++) {
+    for (guint c = 0; c < ncod; c++) {
       codec_state_free(st[c]);
       st[c] = NULL;
     }
