@@ -392,8 +392,12 @@ Test(gradgen, correlation_and_decay) {
 Test(gradgen, persistence_between_iterations) {
   size_t n = 1 << 20;
   struct gradgen_params p = unit_normal();
-  /* persist = 0 is the generator without the persistent stream. */
+  /* persist = 0 is the generator without the persistent stream: the
+   * values the generator gave before persist existed (fd35e10). */
   float *x0 = fill(&p, 2, 3, 7, n);
+  static const float before[] = {-0x1.c8dbb8p-2f, 0x1.f66a9cp+0f,
+                                 -0x1.03fad8p-1f, 0x1.8123bep-1f};
+  cr_assert_arr_eq(x0, before, sizeof before);
   for (double q = 0; q < 1.0; q += 0.3) {
     p.persist = q;
     float *a = fill(&p, 0, 5, 3, n), *b = fill(&p, 0, 5, 40, n);
