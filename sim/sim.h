@@ -267,6 +267,7 @@ struct collective {
   const char *name;
   const char *description;
   const char *formula; /* the formula.h model it matches, or NULL */
+  const char *formula_direct; /* the model with [exchange] pull = direct */
   bool pow2;           /* needs a power-of-two number of workers */
   bool aggregators;    /* needs [platform] aggregators >= 1 */
   bool stateful;       /* takes error-feedback codecs */

@@ -124,6 +124,7 @@ const struct collective coll_ps = {
     .description = "parameter server: push (codec on the push only, "
                    "INCEPTIONN's WA+C), sum, binomial-tree broadcast",
     .formula = "ps",
+    .formula_direct = "ps-direct",
     .aggregators = true,
     .stateful = true,
     .worker = ps_worker,
@@ -136,6 +137,7 @@ const struct collective coll_ps_shared = {
     .description = "parameter server whose pull is compressed once at the "
                    "server and shared by all workers (3LC)",
     .formula = "ps",
+    .formula_direct = "ps-direct",
     .aggregators = true,
     .stateful = true,
     .worker = ps_worker,
