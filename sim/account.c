@@ -75,10 +75,9 @@ static double formula_of(const struct sim *s) {
       s->p->topology == TOPO_TORUS ||
       (s->p->topology == TOPO_GPU && strcmp(s->coll->name, "hierarchical") != 0))
     return NAN;
-  const struct formula *f =
-      formula_find(s->p->pull_direct && s->coll->formula_direct
-                       ? s->coll->formula_direct
-                       : s->coll->formula);
+  const struct formula *f = formula_find(
+      s->p->pull_direct && s->coll->formula_direct ? s->coll->formula_direct
+                                                   : s->coll->formula);
   double total = 0;
   for (size_t b = 0; b < s->nbuckets; b++) {
     struct formula_in in;
