@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <glib.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
@@ -126,11 +128,12 @@ static double draw(const struct gradgen_params *p, gsl_rng *r) {
 }
 
 /* N draws of stream S starting at value OFFSET, times MUL, into OUT (or
- * added to OUT when ADD). */
+ * added to OUT when ADD); with RAW, the unit draws themselves are also
+ * kept there. */
 static void fill_stream(const struct gradgen_params *p, gsl_rng *r,
                         enum stream s, uint32_t worker, uint32_t tensor,
                         uint64_t iteration, uint64_t offset, float *out,
-                        size_t n, double mul, int add) {
+                        size_t n, double mul, int add, double *raw) {
   size_t done = 0;
   while (done < n) {
     uint64_t pos = offset + done;
@@ -141,7 +144,10 @@ static void fill_stream(const struct gradgen_params *p, gsl_rng *r,
       (void)draw(p, r);
     size_t take = BLOCK - skip < n - done ? BLOCK - skip : n - done;
     for (size_t i = 0; i < take; i++) {
-      double v = mul * draw(p, r);
+      double d = draw(p, r);
+      double v = mul * d;
+      if (raw)
+        raw[done + i] = d;
       if (add)
         out[done + i] = (float)((double)out[done + i] + v);
       else
@@ -151,9 +157,88 @@ static void fill_stream(const struct gradgen_params *p, gsl_rng *r,
   }
 }
 
+/* ---- the persistent component's cache (gradgen.h) -------------------- */
+
+struct span {
+  uint32_t tensor;
+  uint64_t offset;
+  size_t n;
+};
+
+struct gradgen_cache {
+  GHashTable *draws; /* struct span * -> double[n] */
+  size_t values, max_values;
+  bool bound; /* seed, dist and nu below are those of the draws held */
+  uint64_t seed;
+  enum gradgen_dist dist;
+  double nu;
+};
+
+static guint span_hash(gconstpointer k) {
+  const struct span *s = k;
+  return (guint)mix64(mix64(s->tensor) ^ mix64(s->offset) ^ s->n);
+}
+
+static gboolean span_equal(gconstpointer a, gconstpointer b) {
+  const struct span *x = a, *y = b;
+  return x->tensor == y->tensor && x->offset == y->offset && x->n == y->n;
+}
+
+struct gradgen_cache *gradgen_cache_new(size_t max_values) {
+  struct gradgen_cache *c = g_new0(struct gradgen_cache, 1);
+  c->draws = g_hash_table_new_full(span_hash, span_equal, g_free, g_free);
+  c->max_values = max_values;
+  return c;
+}
+
+void gradgen_cache_free(struct gradgen_cache *c) {
+  if (!c)
+    return;
+  g_hash_table_destroy(c->draws);
+  g_free(c);
+}
+
+/* The cached unit draws of P's persistent stream over [OFFSET, OFFSET +
+ * N) of TENSOR, or NULL (not held; *ROOM says whether they may be). */
+static const double *cached_draws(struct gradgen_cache *c,
+                                  const struct gradgen_params *p,
+                                  uint32_t tensor, uint64_t offset, size_t n,
+                                  bool *room) {
+  /* The draws depend on the seed and the distribution, not on scale,
+   * persist, corr, zeros or decay, which multiply or mask them later. */
+  if (!c->bound || c->seed != p->seed || c->dist != p->dist ||
+      memcmp(&c->nu, &p->nu, sizeof c->nu) != 0) {
+    g_hash_table_remove_all(c->draws);
+    c->values = 0;
+    c->bound = true;
+    c->seed = p->seed;
+    c->dist = p->dist;
+    c->nu = p->nu;
+  }
+  struct span key = {tensor, offset, n};
+  *room = n <= c->max_values - c->values;
+  return g_hash_table_lookup(c->draws, &key);
+}
+
+static void keep_draws(struct gradgen_cache *c, uint32_t tensor,
+                       uint64_t offset, size_t n, double *d) {
+  struct span *key = g_new(struct span, 1);
+  *key = (struct span){tensor, offset, n};
+  g_hash_table_insert(c->draws, key, d);
+  c->values += n;
+}
+
 int gradgen_fill(const struct gradgen_params *p, uint32_t worker,
                  uint32_t tensor, uint64_t iteration, double tensor_scale,
                  uint64_t offset, float *out, size_t n) {
+  return gradgen_fill_cached(p, NULL, worker, tensor, iteration, tensor_scale,
+                             offset, out, n);
+}
+
+int gradgen_fill_cached(const struct gradgen_params *p, struct gradgen_cache *c,
+                        uint32_t worker, uint32_t tensor, uint64_t iteration,
+                        double tensor_scale, uint64_t offset, float *out,
+                        size_t n) {
   gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
   if (!r)
     return -ENOMEM;
@@ -162,14 +247,28 @@ int gradgen_fill(const struct gradgen_params *p, uint32_t worker,
   double ws = sqrt(p->corr), wp = sqrt(1.0 - p->corr);
   if (p->corr < 1.0)
     fill_stream(p, r, PRIVATE, worker, tensor, iteration, offset, out, n,
-                fresh * wp, 0);
+                fresh * wp, 0, NULL);
   if (p->corr > 0.0)
     fill_stream(p, r, SHARED, worker, tensor, iteration, offset, out, n,
-                fresh * ws, p->corr < 1.0);
-  /* Added last, so that persist = 0 gives the same values as before. */
-  if (p->persist > 0.0)
-    fill_stream(p, r, PERSIST, worker, tensor, iteration, offset, out, n,
-                scale * sqrt(p->persist), 1);
+                fresh * ws, p->corr < 1.0, NULL);
+  /* Added last, so that persist = 0 gives the same values as before. The
+   * same arithmetic from cached draws as from fresh ones (fill_stream). */
+  if (p->persist > 0.0) {
+    double mul = scale * sqrt(p->persist);
+    bool room = false;
+    const double *d =
+        c && n ? cached_draws(c, p, tensor, offset, n, &room) : NULL;
+    if (d) {
+      for (size_t i = 0; i < n; i++)
+        out[i] = (float)((double)out[i] + mul * d[i]);
+    } else {
+      double *keep = room ? g_try_new(double, n) : NULL;
+      fill_stream(p, r, PERSIST, worker, tensor, iteration, offset, out, n, mul,
+                  1, keep);
+      if (keep)
+        keep_draws(c, tensor, offset, n, keep);
+    }
+  }
   if (p->dist == GRADGEN_SPIKE && p->zeros > 0) {
     size_t done = 0;
     while (done < n) {

@@ -61,4 +61,22 @@ int gradgen_fill(const struct gradgen_params *p, uint32_t worker,
                  uint32_t tensor, uint64_t iteration, double tensor_scale,
                  uint64_t offset, float *out, size_t n);
 
+/* The persistent component T is a function of (seed, distribution, nu,
+ * tensor, offset) alone, so a caller that generates the same tensor for
+ * every worker and iteration (the simulator's payloads and warm-up, a
+ * codec-ratio measurement) can draw it once: a cache keeps the unit draws
+ * of each (tensor, offset, n) it has been asked for, up to MAX_VALUES
+ * values in all (8 bytes each; past that it draws as gradgen_fill does).
+ * gradgen_fill_cached gives bit for bit what gradgen_fill gives, with or
+ * without a cache (C may be NULL); it only saves the draws. A cache
+ * serves one generator at a time: parameters with another seed,
+ * distribution or nu empty it first. Not thread-safe. */
+struct gradgen_cache;
+struct gradgen_cache *gradgen_cache_new(size_t max_values);
+void gradgen_cache_free(struct gradgen_cache *c);
+int gradgen_fill_cached(const struct gradgen_params *p, struct gradgen_cache *c,
+                        uint32_t worker, uint32_t tensor, uint64_t iteration,
+                        double tensor_scale, uint64_t offset, float *out,
+                        size_t n);
+
 #endif

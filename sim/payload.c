@@ -28,6 +28,10 @@ void payload_init_truth(struct sim *s, bool oracle) {
   s->truth_slots = s->p->mode == MODE_PIPE ? s->p->k + 1 : 2;
   s->truth = g_new0(double *, (size_t)s->truth_slots * s->nbuckets);
   s->checked = g_new0(int, s->truth_slots);
+  /* At most 2^24 values (128 MB) of the persistent component are kept:
+   * every sampled payload, and a full one up to about 16M parameters. */
+  if (s->p->payload != PAYLOAD_NONE && s->p->grad.persist > 0)
+    s->gcache = gradgen_cache_new((size_t)1 << 24);
   if (oracle)
     for (int t = 0; t < s->truth_slots; t++)
       for (size_t b = 0; b < s->nbuckets; b++)
@@ -52,8 +56,8 @@ static void generate(const struct sim *s, int w, size_t b, uint64_t it,
                              : (size_t)((long double)n * m / bk->n + 0.5);
     if (t == bk->first + bk->count - 1 || done + take > m)
       take = m - done;
-    gradgen_fill(&s->p->grad, (uint32_t)w, (uint32_t)t, it, 1.0, 0,
-                 out + done, take);
+    gradgen_fill_cached(&s->p->grad, s->gcache, (uint32_t)w, (uint32_t)t, it,
+                        1.0, 0, out + done, take);
     done += take;
   }
 }

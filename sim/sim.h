@@ -176,6 +176,9 @@ struct sim {
   double **truth;     /* [slot * nbuckets + bucket]: held values */
   int truth_slots;    /* iterations whose sums are in flight at once */
   int *checked;       /* per slot: workers that checked it */
+  /* The gradients' persistent component, drawn once per tensor for every
+   * worker and iteration (gradgen.h); NULL without one. */
+  struct gradgen_cache *gcache;
 };
 
 /* One state interval of a worker's compute (side 0) or communication
@@ -392,7 +395,7 @@ void schedule_aggregator_actor(int argc, char **argv);
 /* payload.c: gradient values, local steps, the oracle. */
 /* Values held per bucket of N values (payload full, sampled or none). */
 size_t payload_held(const struct point *p, uint64_t n);
-/* The oracle's exact sums, when it runs. */
+/* The oracle's exact sums, when it runs, and the gradients' cache. */
 void payload_init_truth(struct sim *s, bool oracle);
 /* WS's vector of bucket B for the exchange of iteration IT (its gradient
  * plus what local steps kept), added to the exact sum. */

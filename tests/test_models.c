@@ -285,6 +285,50 @@ Test(gradgen, deterministic_and_chunked) {
   free(a), free(b), free(c), free(d), free(e), free(f), free(g);
 }
 
+/* The persistent component's cache changes nothing but the work: every
+ * worker, iteration and chunk gives what gradgen_fill gives, from cached
+ * draws, past the cache's room, and after a change of seed or
+ * distribution (which must empty it). */
+Test(gradgen, cache_gives_the_same_values) {
+  struct gradgen_params p;
+  gradgen_defaults(&p);
+  p.dist = GRADGEN_STUDENT;
+  p.nu = 6.2;
+  p.persist = 0.9;
+  p.corr = 0.2;
+  size_t n = 9000;
+  /* Room for 2N values: the later spans find it full and are drawn. */
+  struct gradgen_cache *c = gradgen_cache_new(2 * n);
+  float *x = malloc(n * sizeof *x);
+  for (int round = 0; round < 3; round++) {
+    if (round == 1)
+      p.seed = 7;
+    if (round == 2)
+      p.dist = GRADGEN_LAPLACE;
+    for (uint32_t w = 0; w < 3; w++)
+      for (uint32_t t = 0; t < 3; t++)
+        for (uint64_t it = 0; it < 3; it++) {
+          float *want = fill(&p, w, t, it, n);
+          cr_assert_eq(gradgen_fill_cached(&p, c, w, t, it, 1.0, 0, x, n), 0);
+          cr_assert_eq(memcmp(want, x, n * sizeof *x), 0,
+                       "round %d worker %u tensor %u iteration %llu", round, w,
+                       t, (unsigned long long)it);
+          /* A chunk is its own span and agrees too. */
+          cr_assert_eq(
+              gradgen_fill_cached(&p, c, w, t, it, 1.0, 4097, x, n - 4097), 0);
+          cr_assert_eq(memcmp(want + 4097, x, (n - 4097) * sizeof *x), 0);
+          free(want);
+        }
+  }
+  /* A NULL cache is gradgen_fill. */
+  float *want = fill(&p, 1, 1, 1, n);
+  cr_assert_eq(gradgen_fill_cached(&p, NULL, 1, 1, 1, 1.0, 0, x, n), 0);
+  cr_assert_eq(memcmp(want, x, n * sizeof *x), 0);
+  free(want);
+  free(x);
+  gradgen_cache_free(c);
+}
+
 struct moments {
   double mean, var, mabs, zeros;
 };
