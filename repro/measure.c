@@ -53,9 +53,12 @@ static int param_count(const struct repro *r, const char *key, const char *def,
 }
 
 /* codec-ratio's counts: values held per tensor, uncounted warm-up steps
- * (0, the default, or 1..10000) and measured steps. */
+ * (0, the default, or 1..10000) and measured steps; END_TO_END: the
+ * pushes of every worker and the shared pull are counted (3LC Table 2's
+ * "end-to-end compression ratio"), not one stream of gradients. */
 struct ratio_counts {
   size_t sample, warmup, steps;
+  bool end_to_end;
 };
 
 static int ratio_counts(const struct repro *r, struct ratio_counts *nc,
@@ -66,7 +69,15 @@ static int ratio_counts(const struct repro *r, struct ratio_counts *nc,
       (strcmp(repro_param(r, "warmup", "0"), "0") &&
        param_count(r, "warmup", NULL, 1, 10000, &warmup, err)))
     return -1;
-  *nc = (struct ratio_counts){(size_t)sample, (size_t)warmup, (size_t)steps};
+  const char *e2e = repro_param(r, "end_to_end", "no");
+  if (strcmp(e2e, "yes") && strcmp(e2e, "no")) {
+    *err = g_strdup_printf("%s: [reproduce] end_to_end = %s: must be yes or "
+                           "no",
+                           r->path, e2e);
+    return -1;
+  }
+  *nc = (struct ratio_counts){(size_t)sample, (size_t)warmup, (size_t)steps,
+                              !strcmp(e2e, "yes")};
   return 0;
 }
 
@@ -116,12 +127,30 @@ static int codecs_of(const struct repro *r, GPtrArray **specs,
 
 /* codec-ratio's parameters, and a model file for every point. */
 static int check_codec_ratio(const struct repro *r, const struct experiment *e,
-                             char **err) {
+                             guint ncodecs, char **err) {
   struct ratio_counts nc;
   if (ratio_counts(r, &nc, err))
     return -1;
   for (guint i = 0; i < e->points->len; i++) {
     const struct point *p = g_ptr_array_index(e->points, i);
+    if (nc.end_to_end && strcmp(p->algorithm, "ps-shared")) {
+      *err = g_strdup_printf("%s: [reproduce] end_to_end = yes measures "
+                             "ps-shared's pushes and shared pull; [exchange] "
+                             "algorithm = %s",
+                             r->path, p->algorithm);
+      return -1;
+    }
+    /* One residual per worker, codec and tensor, plus the sums. */
+    double held = (double)(nc.end_to_end ? p->nodes + 1 : 1) * (double)ncodecs *
+                  (double)nc.sample;
+    if (held > (double)(1u << 27)) {
+      *err = g_strdup_printf("%s: [reproduce] %d workers x %u codecs x "
+                             "sample = %zu hold %.0f values of codec state; "
+                             "at most 2^27",
+                             r->path, nc.end_to_end ? p->nodes : 1, ncodecs,
+                             nc.sample, held);
+      return -1;
+    }
     struct model *m;
     char msg[512];
     struct model_opts o = {p->device, p->precision, p->batch, NULL};
@@ -178,7 +207,7 @@ int repro_measure_check(const struct repro *r, const struct experiment *e,
   GPtrArray *specs, *labels, *codecs;
   int rc = codecs_of(r, &specs, &labels, &codecs, err);
   if (!rc && r->kind == REPRO_CODEC_RATIO)
-    rc = check_codec_ratio(r, e, err);
+    rc = check_codec_ratio(r, e, codecs->len, err);
   if (!rc && r->kind == REPRO_SELECT_TIME)
     rc = check_select_time(r, err);
   g_ptr_array_free(specs, TRUE);
@@ -202,77 +231,208 @@ static struct table *columns(const char *const *names, size_t n) {
  * N->steps steps of every tensor after N->warmup uncounted ones, one
  * codec stream per tensor as in the simulator, so that error feedback
  * carries from step to step. Each tensor is represented by up to
- * N->sample of its values (X: room for them), its bytes scaled to its
- * size; a step's values are drawn once and encoded by every codec (the
- * draw costs more than the encodings). BYTES[c]: codec c's bytes of the
- * counted steps; COUNTS[4c..4c+3]: for inceptionn, its values in the 2,
- * 10, 18 and 34-bit classes, scaled alike. */
-static int encode_model(const struct repro *r, const struct point *p,
-                        const struct model *m, const GPtrArray *codecs,
-                        const struct ratio_counts *nc, float *x, double *bytes,
-                        double *counts, char **err) {
-  guint ncod = codecs->len;
-  size_t cap = 0;
-  for (guint c = 0; c < ncod; c++) {
-    size_t b = codec_bound(g_ptr_array_index(codecs, c), nc->sample);
-    cap = b > cap ? b : cap;
-  }
-  unsigned char *out = g_malloc(cap);
-  codec_state_t **st = g_new0(codec_state_t *, ncod);
-  int rc = 0;
-  for (size_t ti = 0; ti < m->ntensors && !rc; ti++) {
-    uint64_t el = m->tensors[ti].elements;
-    size_t n = el < nc->sample ? (size_t)el : nc->sample;
-    double scale = (double)el / (double)n;
-    /* The persistent component is the same at every step: drawn once. */
-    struct gradgen_cache *gc = gradgen_cache_new(n);
-    for (guint c = 0; c < ncod && !rc; c++)
-      if (codec_state_create(g_ptr_array_index(codecs, c), n, p->grad.seed,
-                             &st[c]) != 0) {
-        *err = g_strdup("out of memory for a codec state");
-        rc = -1;
-      }
-    for (size_t s = 0; s < nc->warmup + nc->steps && !rc; s++) {
-      gradgen_fill_cached(&p->grad, gc, 0, (uint32_t)ti, s, 1.0, 0, x, n);
-      for (guint c = 0; c < ncod && !rc; c++) {
-        const codec_t *codec = g_ptr_array_index(codecs, c);
-        ptrdiff_t len = codec_encode(st[c], x, n, out, cap);
-        if (len < 0) {
-          *err = g_strdup_printf("%s: %s on %s's gradients: %s", r->path,
-                                 codec_spec(codec), p->model,
-                                 codec_strerror((int)len));
-          rc = -1;
+ * N->sample of its values, its bytes scaled to its size; a step's values
+ * are drawn once and encoded by every codec (the draw costs more than
+ * the encodings). PUSH[c]: codec c's bytes of the counted steps;
+ * COUNTS[4c..4c+3]: for inceptionn, its values in the 2, 10, 18 and
+ * 34-bit classes, scaled alike.
+ *
+ * With N->end_to_end, as the simulator's ps-shared does it: each of the
+ * point's workers pushes its own gradient (worker w's draws) through its
+ * own stream, the server sums the decoded pushes and encodes the sum
+ * once through its own stream, and every worker receives that pull.
+ * PUSH[c] sums every worker's pushes, PULL[c] one copy of the pull.
+ *
+ * The tensors are independent: JOBS threads take them in turn, each
+ * tensor's sums are kept apart and added up in tensor order afterwards,
+ * so the result does not depend on JOBS. */
+struct ratio_sums {
+  double *push, *pull, *counts;
+};
+
+struct ratio_work {
+  const struct repro *r;
+  const struct point *p;
+  const struct model *m;
+  const GPtrArray *codecs;
+  const struct ratio_counts *nc;
+  size_t nw, cap;
+  /* Per tensor ti and codec c: [ti * ncod + c] (counts times 4). */
+  double *push, *pull, *counts;
+  char **errs; /* per tensor */
+  gint next;   /* the next tensor to take (atomic) */
+};
+
+/* A thread's buffers: X (sample values), OUT (cap bytes), the states of
+ * one tensor and the server's sums. */
+struct ratio_bufs {
+  float *x, *agg;
+  unsigned char *out;
+  codec_state_t **st, **pst;
+};
+
+static char *encode_tensor(const struct ratio_work *W, size_t ti,
+                           struct ratio_bufs *b) {
+  const struct ratio_counts *nc = W->nc;
+  const struct point *p = W->p;
+  guint ncod = W->codecs->len;
+  size_t nw = W->nw;
+  uint64_t el = W->m->tensors[ti].elements;
+  size_t n = el < nc->sample ? (size_t)el : nc->sample;
+  double scale = (double)el / (double)n;
+  double *push = W->push + ti * ncod, *pull = W->pull + ti * ncod;
+  double *counts = W->counts + 4 * ti * ncod;
+  char *err = NULL;
+  for (size_t k = 0; k < ncod * nw && !err; k++)
+    if (codec_state_create(g_ptr_array_index(W->codecs, k / nw), n,
+                           p->grad.seed + k % nw, &b->st[k]) != 0)
+      err = g_strdup("out of memory for a codec state");
+  for (guint c = 0; c < ncod && b->agg && !err; c++)
+    if (codec_state_create(g_ptr_array_index(W->codecs, c), n,
+                           p->grad.seed + nw, &b->pst[c]) != 0)
+      err = g_strdup("out of memory for a codec state");
+  /* The persistent component is the same at every step: drawn once. */
+  struct gradgen_cache *gc = gradgen_cache_new(n);
+  for (size_t s = 0; s < nc->warmup + nc->steps && !err; s++) {
+    bool counted = s >= nc->warmup;
+    if (b->agg)
+      memset(b->agg, 0, ncod * n * sizeof *b->agg);
+    for (size_t w = 0; w < nw && !err; w++) {
+      gradgen_fill_cached(&p->grad, gc, (uint32_t)w, (uint32_t)ti, s, 1.0, 0,
+                          b->x, n);
+      for (guint c = 0; c < ncod && !err; c++) {
+        const codec_t *codec = g_ptr_array_index(W->codecs, c);
+        ptrdiff_t len =
+            codec_encode(b->st[c * nw + w], b->x, n, b->out, W->cap);
+        int bad = len < 0  ? (int)len
+                  : b->agg ? codec_decode_add(codec, b->out, (size_t)len,
+                                              b->agg + c * n, n)
+                           : 0;
+        if (bad) {
+          err =
+              g_strdup_printf("%s: %s on %s's gradients: %s", W->r->path,
+                              codec_spec(codec), p->model, codec_strerror(bad));
           break;
         }
-        if (s < nc->warmup)
+        if (!counted)
           continue;
-        bytes[c] += (double)len * scale;
+        push[c] += (double)len * scale;
         uint64_t k[4];
         if (!strcmp(codec_name(codec), "inceptionn") &&
-            inceptionn_scan(out, (size_t)len, n, NULL, k) == 0)
+            inceptionn_scan(b->out, (size_t)len, n, NULL, k) == 0)
           for (int j = 0; j < 4; j++)
             counts[4 * c + j] += (double)k[j] * scale;
       }
     }
-    for (guint c = 0; c < ncod; c++) {
-      codec_state_free(st[c]);
-      st[c] = NULL;
+    for (guint c = 0; c < ncod && b->agg && !err; c++) {
+      ptrdiff_t len =
+          codec_encode(b->pst[c], b->agg + c * n, n, b->out, W->cap);
+      if (len < 0)
+        err = g_strdup_printf("%s: %s on %s's pull: %s", W->r->path,
+                              codec_spec(g_ptr_array_index(W->codecs, c)),
+                              p->model, codec_strerror((int)len));
+      else if (counted)
+        pull[c] += (double)len * scale;
     }
-    gradgen_cache_free(gc);
   }
-  g_free(st);
-  g_free(out);
+  for (size_t k = 0; k < ncod * nw; k++) {
+    codec_state_free(b->st[k]);
+    b->st[k] = NULL;
+  }
+  for (guint c = 0; c < ncod; c++) {
+    codec_state_free(b->pst[c]);
+    b->pst[c] = NULL;
+  }
+  gradgen_cache_free(gc);
+  return err;
+}
+
+static gpointer ratio_thread(gpointer data) {
+  struct ratio_work *W = data;
+  guint ncod = W->codecs->len;
+  struct ratio_bufs b = {
+      g_new(float, W->nc->sample),
+      W->nc->end_to_end ? g_new(float, ncod * W->nc->sample) : NULL,
+      g_malloc(W->cap), g_new0(codec_state_t *, ncod * W->nw),
+      g_new0(codec_state_t *, ncod)};
+  for (;;) {
+    size_t ti = (size_t)g_atomic_int_add(&W->next, 1);
+    if (ti >= W->m->ntensors)
+      break;
+    W->errs[ti] = encode_tensor(W, ti, &b);
+  }
+  g_free(b.x);
+  g_free(b.agg);
+  g_free(b.out);
+  g_free(b.st);
+  g_free(b.pst);
+  return NULL;
+}
+
+static int encode_model(const struct repro *r, const struct point *p,
+                        const struct model *m, const GPtrArray *codecs,
+                        const struct ratio_counts *nc, int jobs,
+                        struct ratio_sums *sum, char **err) {
+  guint ncod = codecs->len;
+  size_t nt = m->ntensors;
+  struct ratio_work W = {r,
+                         p,
+                         m,
+                         codecs,
+                         nc,
+                         nc->end_to_end ? (size_t)p->nodes : 1,
+                         0,
+                         g_new0(double, nt *ncod),
+                         g_new0(double, nt *ncod),
+                         g_new0(double, 4 * nt * ncod),
+                         g_new0(char *, nt),
+                         0};
+  for (guint c = 0; c < ncod; c++) {
+    size_t b = codec_bound(g_ptr_array_index(codecs, c), nc->sample);
+    W.cap = b > W.cap ? b : W.cap;
+  }
+  size_t nthreads = jobs < 1 ? 1 : (size_t)jobs;
+  nthreads = nthreads > nt ? (nt ? nt : 1) : nthreads;
+  GThread **th = g_new0(GThread *, nthreads);
+  for (size_t i = 1; i < nthreads; i++)
+    th[i] = g_thread_new("codec-ratio", ratio_thread, &W);
+  ratio_thread(&W);
+  for (size_t i = 1; i < nthreads; i++)
+    g_thread_join(th[i]);
+  g_free(th);
+  int rc = 0;
+  for (size_t ti = 0; ti < nt; ti++) {
+    if (W.errs[ti] && !rc) {
+      *err = W.errs[ti];
+      W.errs[ti] = NULL;
+      rc = -1;
+    }
+    g_free(W.errs[ti]);
+    for (guint c = 0; c < ncod; c++) {
+      sum->push[c] += W.push[ti * ncod + c];
+      sum->pull[c] += W.pull[ti * ncod + c];
+      for (int j = 0; j < 4; j++)
+        sum->counts[4 * c + j] += W.counts[4 * (ti * ncod + c) + j];
+    }
+  }
+  g_free(W.errs);
+  g_free(W.push);
+  g_free(W.pull);
+  g_free(W.counts);
   return rc;
 }
 
-/* The row of runs.csv for codec C (LABEL) on model M (point P). */
+/* The row of runs.csv for codec C (LABEL) on model M (point P) with NW
+ * workers: PUSH and PULL bytes as encode_model sums them, COUNTS[4]. */
 static GPtrArray *ratio_row(const struct point *p, const struct model *m,
                             const char *label, const codec_t *c,
-                            const struct ratio_counts *nc, double bytes,
-                            const double counts[4]) {
+                            const struct ratio_counts *nc, size_t nw,
+                            double push, double pull, const double counts[4]) {
   bool inc = !strcmp(codec_name(c), "inceptionn");
+  /* The values each worker pushes over the counted steps. */
   double values = (double)m->params * (double)nc->steps;
-  double bits = 8.0 * bytes / values;
+  double sent = nc->end_to_end ? push + (double)nw * pull : push;
+  double bits = 8.0 * sent / (values * (double)nw * (nc->end_to_end ? 2 : 1));
   GPtrArray *f = g_ptr_array_new();
   g_ptr_array_add(f, g_strdup(p->model));
   g_ptr_array_add(f, g_strdup(label));
@@ -284,23 +444,28 @@ static GPtrArray *ratio_row(const struct point *p, const struct model *m,
   g_ptr_array_add(f, num(bits));
   g_ptr_array_add(f, num(32.0 / bits));
   for (int j = 0; j < 4; j++)
-    g_ptr_array_add(f, inc ? num(counts[j] / values) : g_strdup(""));
+    g_ptr_array_add(f, inc ? num(counts[j] / (values * (double)nw))
+                           : g_strdup(""));
+  g_ptr_array_add(f, g_strdup_printf("%zu", nw));
+  g_ptr_array_add(f, num(4.0 * values * (double)nw / push));
+  g_ptr_array_add(f, nc->end_to_end ? num(4.0 * values / pull) : g_strdup(""));
   return f;
 }
 
 struct table *repro_codec_ratio(const struct repro *r,
-                                const struct experiment *e, char **err) {
+                                const struct experiment *e, int jobs,
+                                char **err) {
   GPtrArray *specs, *labels, *codecs;
   struct ratio_counts nc;
   if (ratio_counts(r, &nc, err) != 0 ||
       codecs_of(r, &specs, &labels, &codecs, err) != 0)
     return NULL;
   static const char *const cols[] = {
-      "model",       "label",       "codec",          "params", "sample",
-      "warmup",      "steps",       "bits_per_value", "ratio",  "share_2bit",
-      "share_10bit", "share_18bit", "share_34bit"};
+      "model",       "label",      "codec",       "params",
+      "sample",      "warmup",     "steps",       "bits_per_value",
+      "ratio",       "share_2bit", "share_10bit", "share_18bit",
+      "share_34bit", "workers",    "push_ratio",  "pull_ratio"};
   struct table *t = columns(cols, G_N_ELEMENTS(cols));
-  float *x = g_new(float, nc.sample);
   for (guint pi = 0; pi < e->points->len && t; pi++) {
     const struct point *p = g_ptr_array_index(e->points, pi);
     struct model *m;
@@ -312,21 +477,24 @@ struct table *repro_codec_ratio(const struct repro *r,
       t = NULL;
       break;
     }
-    double *bytes = g_new0(double, codecs->len);
-    double *counts = g_new0(double, 4 * (size_t)codecs->len);
-    if (encode_model(r, p, m, codecs, &nc, x, bytes, counts, err)) {
+    struct ratio_sums sum = {g_new0(double, codecs->len),
+                             g_new0(double, codecs->len),
+                             g_new0(double, 4 * (size_t)codecs->len)};
+    if (encode_model(r, p, m, codecs, &nc, jobs, &sum, err)) {
       table_free(t);
       t = NULL;
     }
+    size_t nw = nc.end_to_end ? (size_t)p->nodes : 1;
     for (guint ci = 0; ci < codecs->len && t; ci++)
-      table_add_row(t, ratio_row(p, m, g_ptr_array_index(labels, ci),
-                                 g_ptr_array_index(codecs, ci), &nc, bytes[ci],
-                                 counts + 4 * ci));
-    g_free(bytes);
-    g_free(counts);
+      table_add_row(t,
+                    ratio_row(p, m, g_ptr_array_index(labels, ci),
+                              g_ptr_array_index(codecs, ci), &nc, nw,
+                              sum.push[ci], sum.pull[ci], sum.counts + 4 * ci));
+    g_free(sum.push);
+    g_free(sum.pull);
+    g_free(sum.counts);
     model_free(m);
   }
-  g_free(x);
   g_ptr_array_free(specs, TRUE);
   g_ptr_array_free(labels, TRUE);
   g_ptr_array_free(codecs, TRUE);

@@ -7,11 +7,18 @@
  * `warmup` steps (default none) and then `steps` steps of every gradient
  * tensor of the model (up to `sample` values per tensor, the bytes scaled
  * to the tensor's size; one codec stream per tensor, so error feedback
- * carries over); only the `steps` steps are counted. Columns: model,
+ * carries over); only the `steps` steps are counted. With `end_to_end =
+ * yes` (3LC Table 2's "end-to-end compression ratio"; [exchange]
+ * algorithm must be ps-shared) each of the [platform] nodes workers
+ * pushes its own gradient through its own streams and the server's sum
+ * of the decoded pushes is encoded once more, the pull every worker
+ * receives: the ratio counts the pushes and the pulls. JOBS threads
+ * share the tensors; the result does not depend on JOBS. Columns: model,
  * label, codec, params, sample, warmup, steps, bits_per_value, ratio
- * (32 / bits), and for
- * inceptionn the shares of values in the 2, 10, 18 and 34-bit classes
- * (INCEPTIONN Table III).
+ * (32 / bits), for inceptionn the shares of values in the 2, 10, 18 and
+ * 34-bit classes (INCEPTIONN Table III), workers (1 without end_to_end),
+ * push_ratio and pull_ratio (the pushes' and one pull's ratio; empty
+ * without end_to_end).
  *
  * select-time: each codec (RedSync's selectors) encodes vectors of each
  * of `sizes` values drawn from the standard uniform distribution (RedSync
@@ -36,7 +43,8 @@ int repro_measure_check(const struct repro *r, const struct experiment *e,
 
 /* NULL with *ERR on failure (a codec error: an internal error). */
 struct table *repro_codec_ratio(const struct repro *r,
-                                const struct experiment *e, char **err);
+                                const struct experiment *e, int jobs,
+                                char **err);
 struct table *repro_select_time(const struct repro *r,
                                 const struct experiment *e, char **err);
 

@@ -413,7 +413,7 @@ static struct table *table_of(const struct job *j, GPtrArray *exps,
   case REPRO_RUN:
     return run_variants(j, exps, simdir, o, status, err);
   case REPRO_CODEC_RATIO:
-    return repro_codec_ratio(j->r, g_ptr_array_index(exps, 0), err);
+    return repro_codec_ratio(j->r, g_ptr_array_index(exps, 0), o->jobs, err);
   case REPRO_SELECT_TIME:
     return repro_select_time(j->r, g_ptr_array_index(exps, 0), err);
   }

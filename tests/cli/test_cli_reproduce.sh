@@ -438,6 +438,45 @@ sed 's/^warmup = 20$/warmup = -3/' "$E/warm/warm.ini" >"$E/warm/bad.ini"
 GRADSIM_EXPERIMENTS_DIR=$E/warm bad "codec-ratio warmup = -3" "warmup = -3" \
   reproduce bad --out never
 
+# end_to_end = yes (3LC Table 2): three workers' pushes and the server's
+# shared pull of their sum. q8's payload has a fixed size, so pushes and
+# pull compress alike; 3LC's pull (the sum of three decoded pushes) does
+# not, and the end-to-end ratio is the harmonic mean of the two, whatever
+# the number of threads.
+mkdir -p "$E/e2e"
+sed -e 's/^nodes = 4$/nodes = 3/' -e 's/^algorithm = ring$/algorithm = ps-shared/' \
+  -e 's/^codecs = inceptionn$/codecs = q8; 3lc:s=1.5/' \
+  -e 's/^labels = inc$/labels = q8; 3lc/' -e 's/^steps = 1$/steps = 3\nwarmup = 2\nend_to_end = yes/' \
+  -e 's/^value = ratio{label=inc}$/value = ratio{label=3lc}/' \
+  "$E/calr/ratio.ini" >"$E/e2e/e2e.ini"
+if GRADSIM_EXPERIMENTS_DIR=$E/e2e GRADSIM_PLOTS_DIR=$E/e2e run_ok \
+  "codec-ratio end_to_end = yes" reproduce e2e --jobs 1 --out e1 &&
+  GRADSIM_EXPERIMENTS_DIR=$E/e2e GRADSIM_PLOTS_DIR=$E/e2e run_ok \
+    "codec-ratio end_to_end = yes, two threads" reproduce e2e --jobs 2 \
+    --out e2; then
+  # (the codec column holds a quoted comma: fields counted from the end)
+  check "end_to_end: q8's pushes, pull and whole exchange compress alike" \
+    "$(awk -F, 'function near(a, b) { return a - b < 1e-6 * b && b - a < 1e-6 * b }
+        NR == 2 { exit !($(NF-2) == 3 && near($NF, $(NF-1)) &&
+          near($(NF-7), $NF)) }' e1/e2e/runs.csv; echo $?)" \
+    "$(cat e1/e2e/runs.csv)"
+  check "end_to_end: 3LC's ratio is the harmonic mean of its push and pull" \
+    "$(awk -F, 'NR == 3 { h = 2 / (1 / $(NF-1) + 1 / $NF)
+        d = ($(NF-7) - h) / h
+        exit !($(NF-1) != $NF && d < 1e-6 && d > -1e-6) }' e1/e2e/runs.csv
+      echo $?)" "$(cat e1/e2e/runs.csv)"
+  check "end_to_end: the same results with one thread or two" \
+    "$(cmp -s e1/e2e/runs.csv e2/e2e/runs.csv; echo $?)"
+fi
+sed 's/^end_to_end = yes$/end_to_end = maybe/' "$E/e2e/e2e.ini" \
+  >"$E/e2e/bad.ini"
+GRADSIM_EXPERIMENTS_DIR=$E/e2e bad "codec-ratio end_to_end = maybe" \
+  "end_to_end = maybe: must be yes or no" reproduce bad --out never
+sed 's/^algorithm = ps-shared$/algorithm = ring/' "$E/e2e/e2e.ini" \
+  >"$E/e2e/bad.ini"
+GRADSIM_EXPERIMENTS_DIR=$E/e2e bad "codec-ratio end_to_end without ps-shared" \
+  "algorithm = ring" reproduce bad --out never
+
 # ---- bad input: status 2, one line, nothing written ------------------------
 bad "unknown experiment" "unknown experiment 'nope'" reproduce nope --out never
 bad "unknown experiment lists the valid ones" "inceptionn-fig12" \
