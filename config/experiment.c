@@ -366,6 +366,13 @@ static int k_pull(struct point *p, const char *v, char *e, size_t l) {
   p->pull_direct = t == 1;
   return rc;
 }
+static int k_server_momentum(struct point *p, const char *v, char *e,
+                             size_t l) {
+  int rc = num_in(v, 0, 1, &p->server_momentum, e, l);
+  if (!rc && p->server_momentum == 1)
+    return bad(e, l, "must be a number in [0, 1)");
+  return rc;
+}
 static int k_warmup(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 0, 100000, &p->warmup_steps, e, l);
 }
@@ -609,6 +616,7 @@ static const struct key keys[] = {
     {"exchange", "compress_min", "0", k_compress_min},
     {"exchange", "pull", "tree", k_pull},
     {"exchange", "warmup_steps", "0", k_warmup},
+    {"exchange", "server_momentum", "0", k_server_momentum},
     {"exchange", "group", "0", k_group},
     {"exchange", "chunk", "32000", k_chunk},
     {"exchange", "csc_ratio", "0.1", k_csc_ratio},
@@ -788,6 +796,12 @@ static int validate_point(struct point *p, char *e, size_t l) {
                "aggregators = %d need %d",
                p->hosts_file, g_strv_length(p->hosts), p->nodes,
                p->aggregators, p->nodes + p->aggregators);
+  if (p->server_momentum > 0 && strcmp(p->algorithm, "ps-shared") &&
+      strcmp(p->algorithm, "ps"))
+    return bad(e, l,
+               "[exchange] server_momentum = %g applies to algorithm = ps "
+               "or ps-shared (a parameter server), not %s",
+               p->server_momentum, p->algorithm);
   if (p->warmup_steps > 0 && p->grad.decay != 1)
     return bad(e, l,
                "[exchange] warmup_steps = %d needs [gradients] decay = 1 "

@@ -59,6 +59,7 @@ static int param_count(const struct repro *r, const char *key, const char *def,
 struct ratio_counts {
   size_t sample, warmup, steps;
   bool end_to_end;
+  double momentum; /* pull_momentum: the server's, 0 for none */
 };
 
 static int ratio_counts(const struct repro *r, struct ratio_counts *nc,
@@ -76,8 +77,18 @@ static int ratio_counts(const struct repro *r, struct ratio_counts *nc,
                            r->path, e2e);
     return -1;
   }
+  const char *mv = repro_param(r, "pull_momentum", "0");
+  char *end;
+  double mom = g_ascii_strtod(mv, &end);
+  if (end == mv || *end || !(mom >= 0 && mom < 1) ||
+      (mom > 0 && strcmp(e2e, "yes"))) {
+    *err = g_strdup_printf("%s: [reproduce] pull_momentum = %s: must be a "
+                           "number in [0, 1), and needs end_to_end = yes",
+                           r->path, mv);
+    return -1;
+  }
   *nc = (struct ratio_counts){(size_t)sample, (size_t)warmup, (size_t)steps,
-                              !strcmp(e2e, "yes")};
+                              !strcmp(e2e, "yes"), mom};
   return 0;
 }
 
@@ -241,7 +252,11 @@ static struct table *columns(const char *const *names, size_t n) {
  * point's workers pushes its own gradient (worker w's draws) through its
  * own stream, the server sums the decoded pushes and encodes the sum
  * once through its own stream, and every worker receives that pull.
- * PUSH[c] sums every worker's pushes, PULL[c] one copy of the pull.
+ * PUSH[c] sums every worker's pushes, PULL[c] one copy of the pull. With
+ * N->momentum m the server applies momentum before the pull, as 3LC's
+ * MomentumOptimizer does on the parameter server (seeds/004 Section
+ * 5.2): the pull is the model delta v = m v + sum (its learning rate
+ * left out: 3LC's quantizer is scale-free).
  *
  * The tensors are independent: JOBS threads take them in turn, each
  * tensor's sums are kept apart and added up in tensor order afterwards,
@@ -266,7 +281,7 @@ struct ratio_work {
 /* A thread's buffers: X (sample values), OUT (cap bytes), the states of
  * one tensor and the server's sums. */
 struct ratio_bufs {
-  float *x, *agg;
+  float *x, *agg, *vel;
   unsigned char *out;
   codec_state_t **st, **pst;
 };
@@ -293,6 +308,8 @@ static char *encode_tensor(const struct ratio_work *W, size_t ti,
       err = g_strdup("out of memory for a codec state");
   /* The persistent component is the same at every step: drawn once. */
   struct gradgen_cache *gc = gradgen_cache_new(n);
+  if (b->vel)
+    memset(b->vel, 0, ncod * n * sizeof *b->vel);
   for (size_t s = 0; s < nc->warmup + nc->steps && !err; s++) {
     bool counted = s >= nc->warmup;
     if (b->agg)
@@ -324,6 +341,11 @@ static char *encode_tensor(const struct ratio_work *W, size_t ti,
             counts[4 * c + j] += (double)k[j] * scale;
       }
     }
+    if (b->vel) {
+      float m = (float)nc->momentum;
+      for (size_t i = 0; i < ncod * n; i++)
+        b->agg[i] = b->vel[i] = m * b->vel[i] + b->agg[i];
+    }
     for (guint c = 0; c < ncod && b->agg && !err; c++) {
       ptrdiff_t len =
           codec_encode(b->pst[c], b->agg + c * n, n, b->out, W->cap);
@@ -353,7 +375,9 @@ static gpointer ratio_thread(gpointer data) {
   struct ratio_bufs b = {
       g_new(float, W->nc->sample),
       W->nc->end_to_end ? g_new(float, ncod * W->nc->sample) : NULL,
-      g_malloc(W->cap), g_new0(codec_state_t *, ncod * W->nw),
+      W->nc->momentum > 0 ? g_new(float, ncod * W->nc->sample) : NULL,
+      g_malloc(W->cap),
+      g_new0(codec_state_t *, ncod * W->nw),
       g_new0(codec_state_t *, ncod)};
   for (;;) {
     size_t ti = (size_t)g_atomic_int_add(&W->next, 1);
@@ -363,6 +387,7 @@ static gpointer ratio_thread(gpointer data) {
   }
   g_free(b.x);
   g_free(b.agg);
+  g_free(b.vel);
   g_free(b.out);
   g_free(b.st);
   g_free(b.pst);

@@ -115,8 +115,8 @@ static int parse_paper(const char *s, struct paper_value *pv) {
 static const char *const repro_keys[] = {
     "title", "source", "setup", "discussion", "kind", "plot",
     /* kind parameters */
-    "codecs", "labels", "sample", "warmup", "steps", "end_to_end", "sizes",
-    "runs", "allreduce"};
+    "codecs", "labels", "sample", "warmup", "steps", "end_to_end",
+    "pull_momentum", "sizes", "runs", "allreduce"};
 
 static const char *const claim_keys[] = {"kind",      "text", "source",
                                          "value",     "by",   "paper",

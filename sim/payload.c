@@ -73,6 +73,13 @@ static void generate(const struct sim *s, int w, size_t b, uint64_t it,
  * the exchange does. No simulated time passes. */
 #define WARMUP_ITERATION ((uint64_t)1 << 40)
 
+void payload_momentum(const struct sim *s, float *vel, const float *sum,
+                      size_t m) {
+  float mom = (float)s->p->server_momentum;
+  for (size_t i = 0; i < m; i++)
+    vel[i] = mom * vel[i] + sum[i];
+}
+
 static void warm_bucket(struct sim *s, size_t b, uint64_t it, float *x,
                         float **sums, void *buf, size_t cap) {
   int shards = s->naggr ? s->naggr : 1;
@@ -91,9 +98,13 @@ static void warm_bucket(struct sim *s, size_t b, uint64_t it, float *x,
     }
   }
   for (int a = 0; sums && a < s->naggr; a++) {
-    size_t m = s->as[a].vecs[b].m;
-    codec_encode(s->aggr_states[b * (size_t)s->naggr + (size_t)a], sums[a],
-                 m, buf, cap);
+    size_t m = s->as[a].vecs[b].m, k = b * (size_t)s->naggr + (size_t)a;
+    const float *pull = sums[a];
+    if (s->aggr_vel) {
+      payload_momentum(s, s->aggr_vel[k], sums[a], m);
+      pull = s->aggr_vel[k];
+    }
+    codec_encode(s->aggr_states[k], pull, m, buf, cap);
     memset(sums[a], 0, m * sizeof(float));
   }
 }
@@ -202,6 +213,10 @@ void payload_check(struct wstate *ws, size_t b, int it) {
   double a = tmax * s->nworkers + amax;
   int hops = 2 * s->nworkers + 2;
   double lossy = codec_bound_abs(s, a) * hops + a * s->nworkers * 0x1p-23;
+  /* With server_momentum the workers receive the model delta, not the
+   * sum: only the dataflow (the exact shadow) is checked. */
+  if (s->aggr_vel)
+    lossy = INFINITY;
   for (size_t i = 0; i < v->m; i++) {
     double flow = fabs(v->exact[i] - truth[i]);
     double loss = fabs((double)v->x[i] - truth[i]);

@@ -431,6 +431,11 @@ static void make_aggregators(struct sim *s, bool oracle) {
   s->as = g_new0(struct astate, s->naggr ? s->naggr : 1);
   if (s->naggr && s->codec && codec_is_stateful(s->codec))
     s->aggr_states = g_new0(codec_state_t *, s->nbuckets * (size_t)s->naggr);
+  /* ps's pull is fp32 whatever the values: momentum only matters to
+   * ps-shared's compressed one. */
+  if (s->naggr && s->codec && s->p->server_momentum > 0 &&
+      !strcmp(s->coll->name, "ps-shared"))
+    s->aggr_vel = g_new0(float *, s->nbuckets * (size_t)s->naggr);
   for (int a = 0; a < s->naggr; a++) {
     s->as[a].a = a;
     s->as[a].sim = s;
@@ -446,6 +451,9 @@ static void make_aggregators(struct sim *s, bool oracle) {
         codec_state_create(s->codec, hh - hl,
                            s->p->grad.seed * 7919u + (uint64_t)a,
                            &s->aggr_states[b * (size_t)s->naggr + (size_t)a]);
+      if (s->aggr_vel)
+        s->aggr_vel[b * (size_t)s->naggr + (size_t)a] =
+            g_new0(float, hh - hl ? hh - hl : 1);
     }
   }
 }

@@ -142,6 +142,7 @@ struct sim {
   sg_host_t *aggr_hosts;
   int naggr;
   codec_state_t **aggr_states; /* [bucket * naggr + a], ps-shared pull */
+  float **aggr_vel; /* the same, [exchange] server_momentum's v, or NULL */
   struct bucket *buckets;
   size_t nbuckets;
   double gamma;      /* s per byte summed */
@@ -403,6 +404,10 @@ void payload_prepare(struct wstate *ws, size_t b, int it);
 /* The error-feedback codec streams after [exchange] warmup_steps untimed
  * steps (payload.c). */
 void payload_warm_up(struct sim *s);
+/* [exchange] server_momentum: VEL = m VEL + SUM over M values (ps-shared's
+ * pull, the model delta after the server's momentum). */
+void payload_momentum(const struct sim *s, float *vel, const float *sum,
+                      size_t m);
 /* A local step without exchange: keep iteration IT's gradient. */
 void payload_accumulate(struct wstate *ws, int it);
 /* After bucket B's exchange at IT: the dataflow and the codec's error

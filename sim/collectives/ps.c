@@ -99,11 +99,19 @@ static void aggregator(struct coll_call *c, bool shared) {
   const int *g = s->trees[a];
   struct msg *carry = NULL;
   if (shared && s->codec) {
-    codec_state_t *st =
-        s->aggr_states
-            ? s->aggr_states[c->bucket * (size_t)s->naggr + (size_t)a]
-            : NULL;
-    carry = sim_pack(c, c->v, 0, c->v->n, st);
+    size_t k = c->bucket * (size_t)s->naggr + (size_t)a;
+    codec_state_t *st = s->aggr_states ? s->aggr_states[k] : NULL;
+    /* [exchange] server_momentum: the pull is the model delta after the
+     * server's momentum, v = m v + sum (3LC's MomentumOptimizer on the
+     * parameter server, seeds/004 Section 5.2; the learning rate left
+     * out), compressed in place of the sum. The oracle's exact shadow
+     * still carries the sum: the dataflow is the same. */
+    struct vec delta = *c->v;
+    if (s->aggr_vel && c->v->x) {
+      delta.x = s->aggr_vel[k];
+      payload_momentum(s, delta.x, c->v->x, c->v->m);
+    }
+    carry = sim_pack(c, &delta, 0, c->v->n, st);
   }
   if (s->p->pull_direct)
     direct_send(c, 0, c->v->n, carry);

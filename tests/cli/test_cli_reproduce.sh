@@ -468,6 +468,26 @@ if GRADSIM_EXPERIMENTS_DIR=$E/e2e GRADSIM_PLOTS_DIR=$E/e2e run_ok \
   check "end_to_end: the same results with one thread or two" \
     "$(cmp -s e1/e2e/runs.csv e2/e2e/runs.csv; echo $?)"
 fi
+# pull_momentum: the server's momentum changes what 3LC's pull compresses,
+# not the pushes, nor q8's fixed sizes.
+sed 's/^end_to_end = yes$/end_to_end = yes\npull_momentum = 0.9/' \
+  "$E/e2e/e2e.ini" >"$E/e2e/mom.ini"
+if [ -s e1/e2e/runs.csv ] &&
+  GRADSIM_EXPERIMENTS_DIR=$E/e2e GRADSIM_PLOTS_DIR=$E/e2e run_ok \
+    "codec-ratio pull_momentum = 0.9" reproduce mom --out e3; then
+  check "pull_momentum changes 3LC's pull, not its pushes nor q8" \
+    "$(paste -d, e1/e2e/runs.csv e3/mom/runs.csv | awk -F, '
+        NR == 1 { next }
+        { n = NF / 2; same_push = $(n-1) == $(NF-1); same_pull = $n == $NF }
+        NR == 2 && !(same_push && same_pull) { f = 1 }
+        NR == 3 && !(same_push && !same_pull) { f = 1 }
+        END { exit f || NR != 3 }'; echo $?)" \
+    "$(cat e1/e2e/runs.csv e3/mom/runs.csv)"
+fi
+sed 's/^end_to_end = yes$/pull_momentum = 0.9/' "$E/e2e/e2e.ini" \
+  >"$E/e2e/bad.ini"
+GRADSIM_EXPERIMENTS_DIR=$E/e2e bad "codec-ratio pull_momentum without end_to_end" \
+  "needs end_to_end = yes" reproduce bad --out never
 sed 's/^end_to_end = yes$/end_to_end = maybe/' "$E/e2e/e2e.ini" \
   >"$E/e2e/bad.ini"
 GRADSIM_EXPERIMENTS_DIR=$E/e2e bad "codec-ratio end_to_end = maybe" \

@@ -463,6 +463,31 @@ if run_ok "warm-up sweep runs" run warm.ini --out warm --quiet; then
   check "warmup_steps leaves q8 unchanged" $? "q8 wire bytes: $wq"
 fi
 
+# [exchange] server_momentum: ps-shared's pull is the model delta after the
+# server's momentum, so 3lc's pull (whose size follows its input) changes,
+# q8's (a fixed size) does not, and the oracle's sums still hold.
+sed -e 's/^warmup_steps = 0, 200$/warmup_steps = 20\nserver_momentum = 0, 0.9/' \
+  -e 's/^iterations = 1$/iterations = 2/' warm.ini >mom.ini
+if run_ok "server_momentum sweep runs" run mom.ini --out mom --quiet; then
+  m3=$(awk -F, 'NR > 1 && $9 ~ /3lc/ { print $25 }' mom/runs.csv | tr '\n' ' ')
+  mq=$(awk -F, 'NR > 1 && $9 == "q8" { print $25 }' mom/runs.csv | tr '\n' ' ')
+  # shellcheck disable=SC2086 # two numbers
+  set -- $m3
+  [ -n "$2" ] && [ "$1" != "$2" ]
+  check "server_momentum changes a 3lc pull's bytes" $? "3lc wire bytes: $m3"
+  # shellcheck disable=SC2086
+  set -- $mq
+  [ -n "$2" ] && [ "$1" = "$2" ]
+  check "server_momentum leaves q8's bytes" $? "q8 wire bytes: $mq"
+  [ "$(grep -c ',pass,' mom/runs.csv)" = 4 ]
+  check "server_momentum: the oracle passes at every point" $? \
+    "$(cat mom/runs.csv)"
+fi
+bad "server_momentum on a ring" "applies to algorithm = ps or ps-shared" \
+  run small.ini --set exchange.server_momentum=0.9 --out never
+bad "server_momentum = 1" "must be a number in" run mom.ini \
+  --set exchange.server_momentum=1 --out never
+
 cp small.ini e.ini
 printf 'foo = 1\n' >>e.ini
 bad "unknown key (with its line)" "e.ini:16" run e.ini --out never
