@@ -82,7 +82,7 @@ struct point {
   int compress_min;  /* buckets of fewer values travel uncompressed */
   bool pull_direct;  /* ps, ps-shared: aggregators send to every worker */
   int warmup_steps;  /* untimed codec steps before iteration 0 */
-  double server_momentum; /* ps-shared: the pull is v = m v + sum */
+  double server_momentum; /* ps, ps-shared: the pull is v = m v + sum */
   int group;         /* hierarchical: workers per node (0: topology's) */
   int chunk;         /* csc: values per chunk */
   double csc_ratio;  /* csc: fraction of chunks exchanged */
