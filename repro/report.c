@@ -77,6 +77,22 @@ static void md_head(GString *s, const struct repro *r, const GPtrArray *plots,
                            (char *)g_ptr_array_index(plots, i));
 }
 
+/* CR's figure as printed: beside a bound (>X, <X), with the digits that
+ * tell it from X (1.898 against >1.9, not "1.9"). */
+static char *claim_value_text(const struct claim_result *cr) {
+  char *v = repro_format_value(cr->value);
+  const struct paper_value *pv = cr->paper;
+  if (pv->kind != PAPER_GT && pv->kind != PAPER_LT)
+    return v;
+  for (int digits = 4;
+       digits <= 9 && g_ascii_strtod(v, NULL) == pv->lo && cr->value != pv->lo;
+       digits++) {
+    g_free(v);
+    v = g_strdup_printf("%.*g", digits, cr->value);
+  }
+  return v;
+}
+
 static void md_claim_row(GString *s, const struct claim_result *cr) {
   const struct repro_claim *c = cr->claim;
   g_string_append(s, "| ");
@@ -87,7 +103,7 @@ static void md_claim_row(GString *s, const struct claim_result *cr) {
   md_cell(s, cr->paper->text);
   g_string_append(s, " (");
   md_cell(s, c->source);
-  char *v = repro_format_value(cr->value);
+  char *v = claim_value_text(cr);
   char *ra =
       isnan(cr->ratio) ? g_strdup("-") : g_strdup_printf("%.2f", cr->ratio);
   char *tt = tol_text(c, cr->paper);

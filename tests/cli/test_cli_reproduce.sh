@@ -413,6 +413,18 @@ EOF
         d = ($c - k) / k; exit !(d < 1e-4 && d > -1e-4) }' r1/ratio/runs.csv
         echo $?)" "$(cat r0/ratio/runs.csv r1/ratio/runs.csv)"
   fi
+  # Beside a bound the figure shows the digits that tell it from the
+  # bound: the known ratio against itself rounded to 3 digits.
+  b=$(awk -v k="$known_r" 'BEGIN { printf "%.3g", k }')
+  mkdir -p "$E/bound"
+  sed "s/^paper = >0\$/paper = >$b/" "$E/calr/ratio.ini" >"$E/bound/ratio.ini"
+  if [ "$b" != "$known_r" ] &&
+    GRADSIM_EXPERIMENTS_DIR=$E/bound GRADSIM_PLOTS_DIR=$E/bound run_ok \
+      "a bound claim near its figure" reproduce ratio --out rb; then
+    row=$(grep '^| the ratio at the known scale' rb/ratio/ratio.md)
+    check "a figure beside a bound is not printed as the bound ($b)" \
+      "$(echo "$row" | grep -q "| $b |"; [ $? = 1 ]; echo $?)" "$row"
+  fi
 fi
 
 # warmup: uncounted steps before the measured ones change an
