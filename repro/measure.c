@@ -416,8 +416,10 @@ static int encode_model(const struct repro *r, const struct point *p,
     size_t b = codec_bound(g_ptr_array_index(codecs, c), nc->sample);
     W.cap = b > W.cap ? b : W.cap;
   }
+  /* No more threads than processors: each holds a tensor's streams. */
   size_t nthreads = jobs < 1 ? 1 : (size_t)jobs;
-  nthreads = nthreads > nt ? (nt ? nt : 1) : nthreads;
+  nthreads = MIN(nthreads, (size_t)g_get_num_processors());
+  nthreads = MAX(MIN(nthreads, nt), 1);
   GThread **th = g_new0(GThread *, nthreads);
   for (size_t i = 1; i < nthreads; i++)
     th[i] = g_thread_new("codec-ratio", ratio_thread, &W);

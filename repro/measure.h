@@ -12,8 +12,10 @@
  * algorithm must be ps-shared) each of the [platform] nodes workers
  * pushes its own gradient through its own streams and the server's sum
  * of the decoded pushes is encoded once more, the pull every worker
- * receives: the ratio counts the pushes and the pulls. JOBS threads
- * share the tensors; the result does not depend on JOBS. Columns: model,
+ * receives: the ratio counts the pushes and the pulls; `pull_momentum`
+ * m makes the pull the model delta v = m v + sum. JOBS threads (at most
+ * one a processor) share the tensors; the result does not depend on
+ * JOBS. Columns: model,
  * label, codec, params, sample, warmup, steps, bits_per_value, ratio
  * (32 / bits), for inceptionn the shares of values in the 2, 10, 18 and
  * 34-bit classes (INCEPTIONN Table III), workers (1 without end_to_end),
