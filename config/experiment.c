@@ -48,6 +48,15 @@ static int num_in(const char *v, double lo, double hi, double *out,
   return 0;
 }
 
+/* A fraction in [0, 1): persist, zeros, server_momentum. */
+static int fraction_below_one(const char *v, double *out, char *err,
+                              size_t errlen) {
+  int rc = num_in(v, 0, 1, out, err, errlen);
+  if (!rc && *out == 1)
+    return bad(err, errlen, "must be a number in [0, 1)");
+  return rc;
+}
+
 static int boolean(const char *v, bool *out, char *err, size_t errlen) {
   if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))
     *out = true;
@@ -368,10 +377,7 @@ static int k_pull(struct point *p, const char *v, char *e, size_t l) {
 }
 static int k_server_momentum(struct point *p, const char *v, char *e,
                              size_t l) {
-  int rc = num_in(v, 0, 1, &p->server_momentum, e, l);
-  if (!rc && p->server_momentum == 1)
-    return bad(e, l, "must be a number in [0, 1)");
-  return rc;
+  return fraction_below_one(v, &p->server_momentum, e, l);
 }
 static int k_warmup(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 0, 100000, &p->warmup_steps, e, l);
@@ -542,20 +548,14 @@ static int k_nu(struct point *p, const char *v, char *e, size_t l) {
   return rc;
 }
 static int k_zeros(struct point *p, const char *v, char *e, size_t l) {
-  int rc = num_in(v, 0, 1, &p->grad.zeros, e, l);
-  if (!rc && p->grad.zeros == 1)
-    return bad(e, l, "must be a number in [0, 1)");
-  return rc;
+  return fraction_below_one(v, &p->grad.zeros, e, l);
 }
 static int k_corr(struct point *p, const char *v, char *e, size_t l) {
   return num_in(v, 0, 1, &p->grad.corr, e, l);
 }
 
 static int k_persist(struct point *p, const char *v, char *e, size_t l) {
-  int rc = num_in(v, 0, 1, &p->grad.persist, e, l);
-  if (!rc && p->grad.persist == 1)
-    return bad(e, l, "must be a number in [0, 1)");
-  return rc;
+  return fraction_below_one(v, &p->grad.persist, e, l);
 }
 
 static int k_decay(struct point *p, const char *v, char *e, size_t l) {
