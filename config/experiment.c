@@ -796,12 +796,6 @@ static int validate_point(struct point *p, char *e, size_t l) {
                "aggregators = %d need %d",
                p->hosts_file, g_strv_length(p->hosts), p->nodes,
                p->aggregators, p->nodes + p->aggregators);
-  if (p->server_momentum > 0 && strcmp(p->algorithm, "ps-shared") &&
-      strcmp(p->algorithm, "ps"))
-    return bad(e, l,
-               "[exchange] server_momentum = %g applies to algorithm = ps "
-               "or ps-shared (a parameter server), not %s",
-               p->server_momentum, p->algorithm);
   if (p->warmup_steps > 0 && p->grad.decay != 1)
     return bad(e, l,
                "[exchange] warmup_steps = %d needs [gradients] decay = 1 "

@@ -107,6 +107,13 @@ static int check_collective(const struct point *p,
                            p->aggregators, p->nodes);
     return -1;
   }
+  if (!coll->aggregators && p->server_momentum > 0) {
+    *err = g_strdup_printf("[exchange] server_momentum = %g applies to "
+                           "algorithm = ps or ps-shared (a parameter "
+                           "server), not %s",
+                           p->server_momentum, coll->name);
+    return -1;
+  }
   return 0;
 }
 
