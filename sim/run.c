@@ -433,15 +433,16 @@ static void make_workers(struct sim *s, sg_host_t *hosts, bool oracle) {
 }
 
 /* Aggregators: one shard of every bucket each, holding what the workers'
- * vectors hold of it, with its own codec stream for ps-shared's pull. */
+ * vectors hold of it, with its own codec stream (and server_momentum's
+ * v) for a shared pull (ps-shared). */
 static void make_aggregators(struct sim *s, bool oracle) {
   s->as = g_new0(struct astate, s->naggr ? s->naggr : 1);
-  if (s->naggr && s->codec && codec_is_stateful(s->codec))
+  bool shared = s->naggr && s->codec && s->coll->shared_pull;
+  if (shared && codec_is_stateful(s->codec))
     s->aggr_states = g_new0(codec_state_t *, s->nbuckets * (size_t)s->naggr);
-  /* ps's pull is fp32 whatever the values: momentum only matters to
-   * ps-shared's compressed one. */
-  if (s->naggr && s->codec && s->p->server_momentum > 0 &&
-      !strcmp(s->coll->name, "ps-shared"))
+  /* ps's pull is fp32 whatever the values: momentum only matters to a
+   * compressed one. */
+  if (shared && s->p->server_momentum > 0)
     s->aggr_vel = g_new0(float *, s->nbuckets * (size_t)s->naggr);
   for (int a = 0; a < s->naggr; a++) {
     s->as[a].a = a;

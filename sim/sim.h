@@ -275,6 +275,9 @@ struct collective {
   bool pow2;           /* needs a power-of-two number of workers */
   bool aggregators;    /* needs [platform] aggregators >= 1 */
   bool stateful;       /* takes error-feedback codecs */
+  /* Its aggregators compress their pull once, through their own codec
+   * streams, and every worker gets those bytes (ps-shared). */
+  bool shared_pull;
   /* Validate the configuration; may be NULL. */
   int (*check)(const struct sim *s, char *err, size_t errlen);
   /* One worker's part of an allreduce of C->v (called by every worker

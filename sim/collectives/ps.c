@@ -80,7 +80,7 @@ static void ps_worker(struct coll_call *c) {
   }
 }
 
-static void aggregator(struct coll_call *c, bool shared) {
+static void aggregator(struct coll_call *c) {
   struct sim *s = c->sim;
   int p = s->nworkers, a = c->rank - p;
   /* All pushes at once, so that they share the aggregator's link. */
@@ -98,7 +98,7 @@ static void aggregator(struct coll_call *c, bool shared) {
   sim_reduce(NULL, s, (uint64_t)(p - 1) * c->v->n);
   const int *g = s->trees[a];
   struct msg *carry = NULL;
-  if (shared && s->codec) {
+  if (s->coll->shared_pull && s->codec) {
     size_t k = c->bucket * (size_t)s->naggr + (size_t)a;
     codec_state_t *st = s->aggr_states ? s->aggr_states[k] : NULL;
     /* [exchange] server_momentum: the pull is the model delta after the
@@ -120,9 +120,6 @@ static void aggregator(struct coll_call *c, bool shared) {
   msg_free(carry);
 }
 
-static void ps_aggregator(struct coll_call *c) { aggregator(c, false); }
-static void shared_aggregator(struct coll_call *c) { aggregator(c, true); }
-
 static void ps_formula(const struct sim *s, struct formula_in *in) {
   in->v[FP_AGGR] = s->naggr;
 }
@@ -136,7 +133,7 @@ const struct collective coll_ps = {
     .aggregators = true,
     .stateful = true,
     .worker = ps_worker,
-    .aggregator = ps_aggregator,
+    .aggregator = aggregator,
     .formula_params = ps_formula,
 };
 
@@ -148,7 +145,8 @@ const struct collective coll_ps_shared = {
     .formula_direct = "ps-direct",
     .aggregators = true,
     .stateful = true,
+    .shared_pull = true,
     .worker = ps_worker,
-    .aggregator = shared_aggregator,
+    .aggregator = aggregator,
     .formula_params = ps_formula,
 };
