@@ -62,6 +62,13 @@ struct ratio_counts {
   double momentum; /* pull_momentum: the server's, 0 for none */
 };
 
+/* The workers whose pushes are measured on point P: its nodes end to
+ * end, one stream of gradients otherwise. */
+static size_t ratio_workers(const struct ratio_counts *nc,
+                            const struct point *p) {
+  return nc->end_to_end ? (size_t)p->nodes : 1;
+}
+
 static int ratio_counts(const struct repro *r, struct ratio_counts *nc,
                         char **err) {
   double sample, steps, warmup = 0;
@@ -152,14 +159,14 @@ static int check_codec_ratio(const struct repro *r, const struct experiment *e,
       return -1;
     }
     /* One residual per worker, codec and tensor, plus the sums. */
-    double held = (double)(nc.end_to_end ? p->nodes + 1 : 1) * (double)ncodecs *
+    size_t nw = ratio_workers(&nc, p);
+    double held = (double)(nw + (nc.end_to_end ? 1 : 0)) * (double)ncodecs *
                   (double)nc.sample;
     if (held > (double)(1u << 27)) {
-      *err = g_strdup_printf("%s: [reproduce] %d workers x %u codecs x "
+      *err = g_strdup_printf("%s: [reproduce] %zu workers x %u codecs x "
                              "sample = %zu hold %.0f values of codec state; "
                              "at most 2^27",
-                             r->path, nc.end_to_end ? p->nodes : 1, ncodecs,
-                             nc.sample, held);
+                             r->path, nw, ncodecs, nc.sample, held);
       return -1;
     }
     struct model *m;
@@ -405,7 +412,7 @@ static int encode_model(const struct repro *r, const struct point *p,
                          m,
                          codecs,
                          nc,
-                         nc->end_to_end ? (size_t)p->nodes : 1,
+                         ratio_workers(nc, p),
                          0,
                          g_new0(double, nt *ncod),
                          g_new0(double, nt *ncod),
@@ -511,7 +518,7 @@ struct table *repro_codec_ratio(const struct repro *r,
       table_free(t);
       t = NULL;
     }
-    size_t nw = nc.end_to_end ? (size_t)p->nodes : 1;
+    size_t nw = ratio_workers(&nc, p);
     for (guint ci = 0; ci < codecs->len && t; ci++)
       table_add_row(t,
                     ratio_row(p, m, g_ptr_array_index(labels, ci),
