@@ -53,10 +53,10 @@ static void *xmalloc(size_t bytes, const char *what) {
  * papers' settings), parsed, or exit 2. *COUNT gets their number. */
 static codec_t **need_codecs(char **specs, const char *where, size_t *count) {
   size_t n =
-      specs && specs[0] ? g_strv_length(specs) : codec_bench_paper_count();
+      specs && specs[0] ? g_strv_length(specs) : codec_setting_count();
   codec_t **c = g_new0(codec_t *, n);
   for (size_t i = 0; i < n; i++)
-    c[i] = need_codec(specs && specs[0] ? specs[i] : codec_bench_paper_spec(i),
+    c[i] = need_codec(specs && specs[0] ? specs[i] : codec_setting(i),
                       where);
   *count = n;
   return c;
@@ -226,12 +226,12 @@ static float *roundtrip_step(codec_state_t *st, const float *x, size_t n,
 
 /* Step K's object in stats.json (README, "gradsim codec roundtrip"). */
 static void roundtrip_json(GString *json, size_t k, const char *file,
-                           const char *spec, size_t n,
+                           const codec_t *c, size_t n,
                            const struct codec_step_stats *s, bool last) {
   g_string_append_printf(json, "  {\"step\": %zu, \"file\": ", k);
   json_string(json, file);
   g_string_append(json, ", \"codec\": ");
-  json_string(json, spec);
+  json_string(json, codec_spec(c));
   g_string_append_printf(json,
                          ", \"n\": %zu, \"bytes\": %zu, "
                          "\"bits_per_value\": ",
@@ -243,12 +243,9 @@ static void roundtrip_json(GString *json, size_t k, const char *file,
   json_number(json, s->max_abs_err);
   g_string_append(json, ", \"rmse\": ");
   json_number(json, s->rmse);
-  if (s->has_classes)
-    g_string_append_printf(
-        json,
-        ", \"class_0bit\": %" PRIu64 ", \"class_8bit\": %" PRIu64
-        ", \"class_16bit\": %" PRIu64 ", \"class_32bit\": %" PRIu64,
-        s->classes[0], s->classes[1], s->classes[2], s->classes[3]);
+  for (size_t j = 0; j < s->nclasses; j++)
+    g_string_append_printf(json, ", \"class_%ubit\": %" PRIu64,
+                           codec_class_bits(c, j), s->classes[j]);
   g_string_append_printf(json, "}%s\n", last ? "" : ",");
 }
 
@@ -275,7 +272,7 @@ static int cmd_roundtrip(int argc, char **argv) {
     char *path = g_strdup_printf("%s/step-%zu.f32", a.outdir, k);
     cli_outputs_add(outs, path, y, 4 * n);
     g_free(path);
-    roundtrip_json(json, k, a.inputs[k], codec_spec(c), n, &s, k + 1 == steps);
+    roundtrip_json(json, k, a.inputs[k], c, n, &s, k + 1 == steps);
   }
   g_string_append(json, "]\n");
   char *path = g_strdup_printf("%s/stats.json", a.outdir);
@@ -450,10 +447,10 @@ static char **bench_specs(const char *spec, const char *where) {
     specs = g_new0(char *, 2);
     specs[0] = g_strdup(spec);
   } else {
-    size_t n = codec_bench_paper_count();
+    size_t n = codec_setting_count();
     specs = g_new0(char *, n + 1);
     for (size_t i = 0; i < n; i++)
-      specs[i] = g_strdup(codec_bench_paper_spec(i));
+      specs[i] = g_strdup(codec_setting(i));
   }
   for (char **s = specs; *s; s++)
     codec_free(need_codec(*s, where));

@@ -196,6 +196,56 @@ const char *codec_spec(const codec_t *c) { return c->spec; }
 bool codec_is_lossless(const codec_t *c) { return c->ops->lossless; }
 bool codec_is_stateful(const codec_t *c) { return c->ops->has_residual; }
 
+bool codec_size_is_fixed(const codec_t *c) {
+  return c->ops->size_fixed ? c->ops->size_fixed(c) : !c->ops->size_varies;
+}
+
+bool codec_is_sparse(const codec_t *c) { return c->ops->sparse; }
+
+bool codec_cost_family(const codec_t *c, char *buf, size_t len) {
+  if (len)
+    buf[0] = '\0';
+  if (c->ops->cost_family && len)
+    c->ops->cost_family(c, buf, len);
+  return len && buf[0];
+}
+
+void codec_error_bounds(const codec_t *c, const float *in, const float *rb,
+                        const float *ra, size_t n, double *out) {
+  if (c->ops->error_bounds) {
+    c->ops->error_bounds(c, in, c->ops->has_residual ? rb : NULL,
+                         c->ops->has_residual ? ra : NULL, n, out);
+    return;
+  }
+  /* Only lossless codecs may leave it out (the registry test checks). */
+  for (size_t i = 0; i < n; i++)
+    out[i] = c->ops->lossless ? 0.0 : INFINITY;
+}
+
+size_t codec_class_count(const codec_t *c) { return c->ops->nclasses; }
+
+unsigned codec_class_bits(const codec_t *c, size_t k) {
+  return k < c->ops->nclasses ? c->ops->class_bits[k] : 0;
+}
+
+int codec_classes(const codec_t *c, const void *payload, size_t len,
+                  size_t n, uint8_t *cls, uint64_t *counts) {
+  if (!c || !c->ops->classes || (!payload && len))
+    return -EINVAL;
+  if (!codec_accepts(c, n))
+    return -EOVERFLOW;
+  return c->ops->classes(c, payload, len, n, cls, counts);
+}
+
+ptrdiff_t codec_payload_values(const codec_t *c, const void *payload,
+                               size_t len, size_t n) {
+  if (!c || (!payload && len))
+    return -EINVAL;
+  if (!c->ops->payload_values)
+    return (ptrdiff_t)n;
+  return c->ops->payload_values(c, payload, len, n);
+}
+
 const char *codec_kernels(const codec_t *c) {
   return codec_use_avx2(c) ? "avx2" : "portable";
 }

@@ -36,6 +36,8 @@ typedef struct codec_state codec_state_t;
 /* Longest spec accepted, and the size of an error message buffer that is
  * always large enough. */
 enum { CODEC_SPEC_MAX = 256, CODEC_ERR_MAX = 256 };
+/* Most value classes a codec may have (codec_class_count). */
+enum { CODEC_CLASS_MAX = 8 };
 
 /* ---- parsing -------------------------------------------------------- */
 
@@ -49,11 +51,61 @@ const char *codec_name(const codec_t *c);
 /* The canonical spec with every parameter spelled out, defaults included
  * ("3lc:s=1,zre=1"); parsing it again gives the same codec. */
 const char *codec_spec(const codec_t *c);
-/* True when decode(encode(x)) == x bit for bit (fp32 only). */
+/* ---- properties: what the layers above ask of a codec --------------
+ * Everything the simulator, the models and the measurements need to know
+ * about a codec is asked here, never decided by comparing its name. */
+
+/* True when decode(encode(x)) == x bit for bit (fp32). */
 bool codec_is_lossless(const codec_t *c);
 /* True when encoding keeps a per-stream buffer (error feedback,
  * residuals): such a codec's output depends on earlier steps. */
 bool codec_is_stateful(const codec_t *c);
+/* True when every payload of N values is exactly codec_bound(C, N) bytes
+ * whatever the values, so that it can be timed without values (the
+ * simulator's payload = none); false when the size depends on the data
+ * (inceptionn's classes, 3lc's zero runs, a threshold selection). */
+bool codec_size_is_fixed(const codec_t *c);
+/* True when a payload carries a subset of the values with their
+ * positions (topk, rgc): decoding costs in proportion to the payload,
+ * not to N. */
+bool codec_is_sparse(const codec_t *c);
+/* The family a cost table may list C under between its canonical spec
+ * and its name ("rgc/trimmed": every rgc ratio with that selection), in
+ * BUF (LEN bytes); false, with BUF empty, when C has none. */
+bool codec_cost_family(const codec_t *c, char *buf, size_t len);
+
+/* The error one encode may add, value by value: the oracle's ledger.
+ * For the block IN of N values, encoded by a stream whose residual
+ * (codec_state_residual) held RB before the encode and RA after (both
+ * NULL for a codec without one: zeros), OUT[i] bounds
+ *
+ *     | decode(encode(IN))[i] - (IN[i] + RB[i] - RA[i]) |
+ *
+ * computed from the block's actual values: 0 for a lossless codec, the
+ * rounding of its arithmetic for error feedback (what was not sent is
+ * exactly RB + IN - RA), the quantizer's step for the others (q8: half of
+ * max|IN| / 127), INFINITY where nothing bounds it (a value that is not
+ * finite). A decode-and-add's own summation is the caller's to count. */
+void codec_error_bounds(const codec_t *c, const float *in, const float *rb,
+                        const float *ra, size_t n, double *out);
+
+/* Value classes: a codec that keeps a different number of bits for each
+ * value (INCEPTIONN's 0/8/16/32-bit classes, seeds/000 Table III) says
+ * how many classes it has (0: none), the field bits each keeps, and the
+ * class of every value of a payload; the NIC engine's cycle model and the
+ * measurements' class shares use them. */
+size_t codec_class_count(const codec_t *c); /* <= CODEC_CLASS_MAX */
+unsigned codec_class_bits(const codec_t *c, size_t k);
+/* Validate the LEN-byte payload of N values as codec_decode() does and
+ * store each value's class in CLS[i] (may be NULL) and the number of
+ * values of class k in COUNTS[k] (codec_class_count() entries; may be
+ * NULL). Returns 0, -EBADMSG, or -EINVAL for a codec without classes. */
+int codec_classes(const codec_t *c, const void *payload, size_t len,
+                  size_t n, uint8_t *cls, uint64_t *counts);
+/* The values a sparse payload carries (its count field), or N for a dense
+ * codec; -EBADMSG for a malformed payload. */
+ptrdiff_t codec_payload_values(const codec_t *c, const void *payload,
+                               size_t len, size_t n);
 /* The kernels C runs: "avx2" (x86 with AVX2, the default) or "portable"
  * (no AVX2, or GRADSIM_CODEC_PORTABLE set when C was created). Both give
  * the same bytes. */
@@ -116,11 +168,19 @@ struct codec_info {
   const char *name;
   const char *params;      /* parameters, their ranges and defaults */
   const char *description; /* one line, with the paper it follows */
+  /* The settings its papers use, as specs (NULL-terminated; NULL: the
+   * name alone): what `gradsim codec bench` and `calibrate` measure. */
+  const char *const *settings;
 };
 
 /* The registered codecs, in registry order: I in [0, codec_count()). */
 size_t codec_count(void);
 const struct codec_info *codec_info(size_t i);
+/* Every codec's paper settings (struct codec_info.settings, or its name
+ * alone), in registry order: I in [0, codec_setting_count()); NULL past
+ * the end. What `gradsim codec bench` and `calibrate` measure. */
+size_t codec_setting_count(void);
+const char *codec_setting(size_t i);
 
 #ifdef __cplusplus
 }

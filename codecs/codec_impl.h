@@ -10,6 +10,7 @@
 #include "codec.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdalign.h>
 #include <string.h>
 
@@ -64,6 +65,28 @@ struct codec_ops {
   bool has_residual;
   bool lossless;
 
+  /* Properties (codec.h, "properties"). The payload size depends on the
+   * data; SIZE_FIXED, when not NULL, answers per parameters instead. */
+  bool size_varies;
+  bool (*size_fixed)(const codec_t *c);
+  bool sparse;
+  /* The cost-table family between the spec and the name; may be NULL. */
+  void (*cost_family)(const codec_t *c, char *buf, size_t len);
+  /* codec_error_bounds(); NULL: zeros for a lossless codec. Every lossy
+   * codec provides it (tests/test_codecs.c checks each against its own
+   * payloads). */
+  void (*error_bounds)(const codec_t *c, const float *in, const float *rb,
+                       const float *ra, size_t n, double *out);
+  /* Value classes: NCLASSES (0: none), the field bits of each, and the
+   * payload scan of codec_classes(). */
+  size_t nclasses;
+  const unsigned *class_bits;
+  int (*classes)(const codec_t *c, const unsigned char *payload, size_t len,
+                 size_t n, uint8_t *cls, uint64_t *counts);
+  /* codec_payload_values() of a sparse codec; NULL: dense (N). */
+  ptrdiff_t (*payload_values)(const codec_t *c, const unsigned char *in,
+                              size_t len, size_t n);
+
   /* Encode S->n values of IN into OUT, which has bound(n) bytes. Returns
    * the payload size or a negative errno; on error the state must be left
    * unchanged (check the input before mutating it). */
@@ -109,6 +132,13 @@ struct codec_state {
 
 /* True when C may use the AVX2 kernels on this machine. */
 bool codec_use_avx2(const codec_t *c);
+
+/* codec_error_bounds() of an error-feedback codec whose encode is
+ * b = RB + IN (a float sum), sends some d, and keeps RA = b - d (or
+ * d = b, RA = 0, for the values it sends exactly): what was not sent is
+ * RB + IN - RA up to the two roundings, 2^-24 of |b| and of |RA| each. */
+void kern_feedback_bounds(const codec_t *c, const float *in, const float *rb,
+                          const float *ra, size_t n, double *out);
 
 /* Scratch of at least BYTES bytes, 64-byte aligned, owned by S; NULL when
  * the allocation fails. The contents are not preserved across calls. */

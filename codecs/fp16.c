@@ -148,6 +148,20 @@ static int fp16_decode(const codec_t *c, const unsigned char *in, size_t len,
   return 0;
 }
 
+/* Round to nearest even: half an ulp, 2^-11 of |x| for normal halves and
+ * 2^-25 for subnormal ones; 65520 and above overflow to infinity. */
+static void fp16_error_bounds(const codec_t *c, const float *in,
+                              const float *rb, const float *ra, size_t n,
+                              double *out) {
+  (void)c;
+  (void)rb;
+  (void)ra;
+  for (size_t i = 0; i < n; i++) {
+    double x = fabs((double)in[i]);
+    out[i] = x < 65520.0 ? x * 0x1p-11 + 0x1p-25 : INFINITY;
+  }
+}
+
 const struct codec_ops codec_fp16_ops = {
     .info = {.name = "fp16",
              .params = "",
@@ -157,6 +171,7 @@ const struct codec_ops codec_fp16_ops = {
     .configure = fp16_configure,
     .describe = fp16_describe,
     .bound = fp16_bound,
+    .error_bounds = fp16_error_bounds,
     .encode = fp16_encode,
     .decode = fp16_decode,
 };

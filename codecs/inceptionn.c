@@ -402,16 +402,78 @@ int inceptionn_scan(const void *payload, size_t len, size_t n, uint16_t *tags,
   return len == 0 ? 0 : -EBADMSG;
 }
 
+/* The classes of a payload's values: the tags, block by block. */
+static int inc_classes(const codec_t *c, const unsigned char *p, size_t len,
+                       size_t n, uint8_t *cls, uint64_t *counts) {
+  (void)c;
+  unsigned char tag[BLOCK];
+  uint32_t raw[BLOCK];
+  if (counts)
+    memset(counts, 0, 4 * sizeof counts[0]);
+  for (size_t base = 0; base < n; base += BLOCK) {
+    size_t m = n - base < BLOCK ? n - base : BLOCK;
+    if (unpack(&p, &len, m, tag, raw, NULL) != 0)
+      return -EBADMSG;
+    for (size_t i = 0; i < m; i++) {
+      if (cls)
+        cls[base + i] = tag[i];
+      if (counts)
+        counts[tag[i]]++;
+    }
+  }
+  return len == 0 ? 0 : -EBADMSG;
+}
+
+/* Field bits kept per class (Table III's 0/8/16/32-bit classes). */
+static const unsigned inc_class_bits[4] = {0, 8, 16, 32};
+
+/* Each class's truncation: a 0-bit value decodes to zero (|x| < 2^E), an
+ * 8 or 16-bit one to floor(|x| 2^7) 2^-7 or floor(|x| 2^15) 2^-15 (so by
+ * less than 2^-7 or 2^-15, and never past zero), a 32-bit one exactly. */
+static void inc_error_bounds(const codec_t *c, const float *in,
+                             const float *rb, const float *ra, size_t n,
+                             double *out) {
+  (void)rb;
+  (void)ra;
+  int eb = CODEC_CPARAMS(c, struct inc_params)->eb;
+  for (size_t i = 0; i < n; i++) {
+    double x = fabs((double)in[i]);
+    switch (inceptionn_classify(kern_float_to_bits(in[i]), eb)) {
+    case INCEPTIONN_0BIT:
+      out[i] = x;
+      break;
+    case INCEPTIONN_8BIT:
+      out[i] = x < 0x1p-7 ? x : 0x1p-7;
+      break;
+    case INCEPTIONN_16BIT:
+      out[i] = x < 0x1p-15 ? x : 0x1p-15;
+      break;
+    default:
+      out[i] = 0;
+      break;
+    }
+  }
+}
+
+static const char *const inc_settings[] = {
+    "inceptionn:eb=-10", "inceptionn:eb=-8", "inceptionn:eb=-6", NULL};
+
 const struct codec_ops codec_inceptionn_ops = {
     .info = {.name = "inceptionn",
              .params = "eb=E  error bound 2^E, integer -126..-1 or 2^E "
                        "(default -10; the paper uses -10, -8, -6)",
              .description = "INCEPTIONN lossy float compression, 0/8/16/32-bit "
-                            "fields + 2-bit tags (Algorithms 2, 3)"},
+                            "fields + 2-bit tags (Algorithms 2, 3)",
+             .settings = inc_settings},
     .init = inc_init,
     .configure = inc_configure,
     .describe = inc_describe,
     .bound = inc_bound,
+    .size_varies = true,
+    .error_bounds = inc_error_bounds,
+    .nclasses = 4,
+    .class_bits = inc_class_bits,
+    .classes = inc_classes,
     .encode = inc_encode,
     .decode = inc_decode,
 };

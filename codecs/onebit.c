@@ -226,6 +226,7 @@ const struct codec_ops codec_onebit_ops = {
     .describe = ob_describe,
     .bound = ob_bound,
     .has_residual = true,
+    .error_bounds = kern_feedback_bounds,
     .encode = ob_encode,
     .decode = ob_decode,
 };

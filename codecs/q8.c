@@ -135,6 +135,24 @@ static int q8_decode(const codec_t *c, const unsigned char *in, size_t len,
   return 0;
 }
 
+/* q = round(fl(x / scale)) is within 1/2 + 2^-24 |x / scale| of x / scale,
+ * and decoding rounds q scale once more: |d - x| <= scale (1/2 + 2^-24)
+ * + 2^-23 |x|; a little more for safety, and an absolute term for a
+ * scale below the normal range. */
+static void q8_error_bounds(const codec_t *c, const float *in,
+                            const float *rb, const float *ra, size_t n,
+                            double *out) {
+  (void)c;
+  (void)rb;
+  (void)ra;
+  uint32_t mbits = kern_absmax_bits(in, n);
+  double scale = (double)(kern_bits_to_float(mbits) / 127.0f);
+  double step = mbits >= 0x7f800000u ? INFINITY
+                                     : 0.5 * scale * (1 + 0x1p-20) + 0x1p-140;
+  for (size_t i = 0; i < n; i++)
+    out[i] = step + fabs((double)in[i]) * 0x1p-22;
+}
+
 const struct codec_ops codec_q8_ops = {
     .info = {.name = "q8",
              .params = "",
@@ -144,6 +162,7 @@ const struct codec_ops codec_q8_ops = {
     .configure = q8_configure,
     .describe = q8_describe,
     .bound = q8_bound,
+    .error_bounds = q8_error_bounds,
     .encode = q8_encode,
     .decode = q8_decode,
 };

@@ -386,13 +386,72 @@ static int rgc_decode(const codec_t *c, const unsigned char *in, size_t len,
   return 0;
 }
 
+/* What was not sent is RB + IN - RA, the sent residuals being zeroed,
+ * except that ASQ sends the mean of the selected values in place of each
+ * (the quantization error is dropped, Section 2.2): a selected value
+ * (RA = 0) then moves by at most the spread of the values RA zeroed. */
+static void rgc_error_bounds(const codec_t *c, const float *in,
+                             const float *rb, const float *ra, size_t n,
+                             double *out) {
+  kern_feedback_bounds(c, in, rb, ra, n, out);
+  if (!CODEC_CPARAMS(c, struct rgc_params)->asq)
+    return;
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < n; i++)
+    if (!ra || ra[i] == 0.0f) {
+      double b = (double)((rb ? rb[i] : 0.0f) + in[i]);
+      lo = b < lo ? b : lo;
+      hi = b > hi ? b : hi;
+    }
+  if (!(hi >= lo))
+    return;
+  double spread = (hi - lo) * (1 + 0x1p-20) +
+                  (fabs(hi) > fabs(lo) ? fabs(hi) : fabs(lo)) * 0x1p-23;
+  for (size_t i = 0; i < n; i++)
+    if (!ra || ra[i] == 0.0f)
+      out[i] += spread;
+}
+
+/* Only the exact selections send exactly k values. */
+static bool rgc_size_fixed(const codec_t *c) {
+  enum rgc_select s = CODEC_CPARAMS(c, struct rgc_params)->select;
+  return s == SEL_EXACT || s == SEL_TRIMMED;
+}
+
+/* Cost tables list rgc by selection ("rgc/trimmed"), any ratio. */
+static void rgc_cost_family(const codec_t *c, char *buf, size_t len) {
+  snprintf(buf, len, "rgc/%s",
+           select_names[CODEC_CPARAMS(c, struct rgc_params)->select]);
+}
+
+static ptrdiff_t rgc_payload_values(const codec_t *c, const unsigned char *in,
+                                    size_t len, size_t n) {
+  bool asq = CODEC_CPARAMS(c, struct rgc_params)->asq;
+  if (len < 4)
+    return -EBADMSG;
+  size_t cnt = kern_load32(in);
+  if (cnt > n || len != (asq ? 8 + 4 * cnt : 4 + 8 * cnt))
+    return -EBADMSG;
+  return (ptrdiff_t)cnt;
+}
+
+static const char *const rgc_settings[] = {
+    "rgc:ratio=0.001,select=exact",
+    "rgc:ratio=0.001,select=trimmed",
+    "rgc:ratio=0.001,select=binsearch",
+    "rgc:ratio=0.001,select=sampled",
+    "rgc:ratio=0.001,select=trimmed,asq=1",
+    NULL,
+};
+
 const struct codec_ops codec_rgc_ops = {
     .info = {.name = "rgc",
              .params = "ratio=R in (0, 1] (default 0.001), "
                        "select=exact|trimmed|binsearch|sampled (default "
                        "trimmed), asq=0|1 (default 0)",
              .description = "RedSync residual gradient compression: top-k "
-                            "selection, indices + values or ASQ mean"},
+                            "selection, indices + values or ASQ mean",
+             .settings = rgc_settings},
     .init = rgc_init,
     .configure = rgc_configure,
     .finish = rgc_finish,
@@ -400,6 +459,11 @@ const struct codec_ops codec_rgc_ops = {
     .bound = rgc_bound,
     .max_n = UINT32_MAX,
     .has_residual = true,
+    .size_fixed = rgc_size_fixed,
+    .sparse = true,
+    .cost_family = rgc_cost_family,
+    .error_bounds = rgc_error_bounds,
+    .payload_values = rgc_payload_values,
     .encode = rgc_encode,
     .decode = rgc_decode,
     .state_init = rgc_state_init,

@@ -176,6 +176,23 @@ static int tg_decode(const codec_t *c, const unsigned char *in, size_t len,
                         add);
 }
 
+/* Every value decodes to 0 or to sign(x) M, M = max|x| (exact in the
+ * payload): it moves by |x| or by M - |x|, never more. */
+static void tg_error_bounds(const codec_t *c, const float *in,
+                            const float *rb, const float *ra, size_t n,
+                            double *out) {
+  (void)c;
+  (void)rb;
+  (void)ra;
+  uint32_t mbits = kern_absmax_bits(in, n);
+  double m = mbits >= 0x7f800000u ? INFINITY
+                                  : (double)kern_bits_to_float(mbits);
+  for (size_t i = 0; i < n; i++) {
+    double x = fabs((double)in[i]);
+    out[i] = (x > m - x ? x : m - x) * (1 + 0x1p-20);
+  }
+}
+
 const struct codec_ops codec_terngrad_ops = {
     .info = {.name = "terngrad",
              .params = "",
@@ -185,6 +202,7 @@ const struct codec_ops codec_terngrad_ops = {
     .configure = tg_configure,
     .describe = tg_describe,
     .bound = tg_bound,
+    .error_bounds = tg_error_bounds,
     .encode = tg_encode,
     .decode = tg_decode,
 };

@@ -194,17 +194,28 @@ static int tlc_decode(const codec_t *c, const unsigned char *in, size_t len,
                         add);
 }
 
+/* Without zero-run encoding every payload is 4 + ceil(n/5) bytes. */
+static bool tlc_size_fixed(const codec_t *c) {
+  return !CODEC_CPARAMS(c, struct tlc_params)->zre;
+}
+
+static const char *const tlc_settings[] = {
+    "3lc:s=1", "3lc:s=1.5", "3lc:s=1.75", "3lc:s=1.9", "3lc:s=1,zre=0", NULL};
+
 const struct codec_ops codec_3lc_ops = {
     .info = {.name = "3lc",
              .params = "s=S  sparsity multiplier in [1, 2) (default 1), "
                        "zre=0|1  zero-run encoding (default 1)",
              .description = "3LC: 3-value quantization with error "
-                            "accumulation, quartic + zero-run encoding"},
+                            "accumulation, quartic + zero-run encoding",
+             .settings = tlc_settings},
     .init = tlc_init,
     .configure = tlc_configure,
     .describe = tlc_describe,
     .bound = tlc_bound,
     .has_residual = true,
+    .size_fixed = tlc_size_fixed,
+    .error_bounds = kern_feedback_bounds,
     .encode = tlc_encode,
     .decode = tlc_decode,
 };

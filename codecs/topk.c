@@ -115,17 +115,39 @@ static int topk_decode(const codec_t *c, const unsigned char *in, size_t len,
   return 0;
 }
 
+/* The values sent: the bitmap's set bits, once the payload is valid. */
+static ptrdiff_t topk_payload_values(const codec_t *c, const unsigned char *in,
+                                     size_t len, size_t n) {
+  size_t nb = bitmap_bytes(n);
+  if (len < nb)
+    return -EBADMSG;
+  (void)c;
+  size_t k = 0;
+  for (size_t i = 0; i < nb; i++)
+    k += (size_t)__builtin_popcount(in[i]);
+  if (len != nb + 4 * k || (n % 8 && (in[nb - 1] >> (n % 8)) != 0))
+    return -EBADMSG;
+  return (ptrdiff_t)k;
+}
+
+static const char *const topk_settings[] = {"topk:ratio=0.25",
+                                            "topk:ratio=0.05", NULL};
+
 const struct codec_ops codec_topk_ops = {
     .info = {.name = "topk",
              .params = "ratio=R  fraction sent, in (0, 1] (default 0.05; "
                        "3LC uses 0.25 and 0.05)",
              .description = "magnitude top-k with error accumulation, bitmap + "
-                            "values (3LC's sparsification baselines)"},
+                            "values (3LC's sparsification baselines)",
+             .settings = topk_settings},
     .init = topk_init,
     .configure = topk_configure,
     .describe = topk_describe,
     .bound = topk_bound,
     .has_residual = true,
+    .sparse = true,
+    .error_bounds = kern_feedback_bounds,
+    .payload_values = topk_payload_values,
     .encode = topk_encode,
     .decode = topk_decode,
 };

@@ -285,15 +285,37 @@ static int trunc_decode(const codec_t *c, const unsigned char *in, size_t len,
   return 0;
 }
 
+/* Dropping N low bits of a bit pattern moves |x| towards zero by less
+ * than 2^N ulps: 2^(N-23) of |x| for normal values, 2^(N-149) below; and
+ * never past zero, so at most |x| (with N > 23 the exponent loses bits). */
+static void trunc_error_bounds(const codec_t *c, const float *in,
+                               const float *rb, const float *ra, size_t n,
+                               double *out) {
+  (void)rb;
+  (void)ra;
+  int bits = CODEC_CPARAMS(c, struct trunc_params)->bits;
+  double rel = ldexp(1.0, bits - 23), sub = ldexp(1.0, bits - 149);
+  for (size_t i = 0; i < n; i++) {
+    double x = fabs((double)in[i]);
+    double e = x * rel + sub;
+    out[i] = !isfinite(x) ? INFINITY : e < x ? e : x;
+  }
+}
+
+static const char *const trunc_settings[] = {
+    "trunc:bits=16", "trunc:bits=22", "trunc:bits=24", NULL};
+
 const struct codec_ops codec_trunc_ops = {
     .info = {.name = "trunc",
              .params = "bits=N  low bits dropped, integer 1..31 (default 16)",
              .description = "fp32 with the N low bits dropped (INCEPTIONN "
-                            "xb-T baselines, Pipe-SGD 16-bit truncation)"},
+                            "xb-T baselines, Pipe-SGD 16-bit truncation)",
+             .settings = trunc_settings},
     .init = trunc_init,
     .configure = trunc_configure,
     .describe = trunc_describe,
     .bound = trunc_bound,
+    .error_bounds = trunc_error_bounds,
     .encode = trunc_encode,
     .decode = trunc_decode,
 };

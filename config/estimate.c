@@ -44,9 +44,7 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
   struct run_shape sh;
   if (run_shape(p, &sh, err) != 0)
     return -1;
-  double per_value = p->payload == PAYLOAD_FULL ? 20 : 4;
-  if (sh.stateful)
-    per_value += 4;
+  double per_value = sh.value_bytes;
   double hosts = sh.hosts, iters = p->iterations, workers = p->nodes;
   out->hosts_bytes = hosts * ESTIMATE_HOST_BYTES +
                      hosts * (double)sh.buckets * BUCKET_HOST_BYTES;
@@ -88,9 +86,10 @@ int estimate_check(const struct point *p, struct estimate *out, char **err) {
         "gradient values) and %.2g simulated messages (about %s); the "
         "limit is %s, %.0f%% of this machine's %s: reduce [platform] "
         "nodes, [training] iterations, [model] tensors or [exchange] "
-        "sample, or take a smaller payload",
+        "sample, or take a smaller payload%s",
         need, parts[0], p->nodes, parts[1], parts[2], e.messages, dur, lim,
-        100 * ESTIMATE_MEMORY_FRACTION, have);
+        100 * ESTIMATE_MEMORY_FRACTION, have,
+        p->payload == PAYLOAD_FULL ? " ([exchange] payload = sampled)" : "");
   else
     *err = g_strdup_printf(
         "too long to simulate: %.2g simulated messages would take about "

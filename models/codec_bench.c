@@ -25,38 +25,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...) {
   va_end(ap);
 }
 
-static const char *const paper_specs[] = {
-    "fp32",
-    "fp16",
-    "trunc:bits=16",
-    "trunc:bits=22",
-    "trunc:bits=24",
-    "q8",
-    "inceptionn:eb=-10",
-    "inceptionn:eb=-8",
-    "inceptionn:eb=-6",
-    "3lc:s=1",
-    "3lc:s=1.5",
-    "3lc:s=1.75",
-    "3lc:s=1.9",
-    "3lc:s=1,zre=0",
-    "terngrad",
-    "onebit",
-    "topk:ratio=0.25",
-    "topk:ratio=0.05",
-    "rgc:ratio=0.001,select=exact",
-    "rgc:ratio=0.001,select=trimmed",
-    "rgc:ratio=0.001,select=binsearch",
-    "rgc:ratio=0.001,select=sampled",
-    "rgc:ratio=0.001,select=trimmed,asq=1",
-};
-
-size_t codec_bench_paper_count(void) { return G_N_ELEMENTS(paper_specs); }
-
-const char *codec_bench_paper_spec(size_t index) {
-  return index < G_N_ELEMENTS(paper_specs) ? paper_specs[index] : NULL;
-}
-
 void codec_bench_defaults(struct codec_bench_config *cfg) {
   cfg->n = (size_t)16 << 20;
   cfg->runs = 5;
@@ -276,10 +244,6 @@ int codec_bench_measure(codec_bench_t *b, const char *spec,
 
 /* ---- calibration -------------------------------------------------- */
 
-bool codec_bench_is_sparse(const codec_t *c) {
-  return !strcmp(codec_name(c), "topk") || !strcmp(codec_name(c), "rgc");
-}
-
 void codec_bench_fit(double *encode_s, double *decode_s, size_t runs, size_t n,
                      double payload_bytes, bool sparse,
                      struct codec_cost_line *out) {
@@ -324,7 +288,7 @@ int codec_bench_calibrate(codec_bench_t *b, const char *spec,
   if (rc == 0) {
     memset(out, 0, sizeof *out);
     snprintf(out->spec, sizeof out->spec, "%s", codec_spec(c));
-    codec_bench_fit(b->t[0], b->t[1], R, n, bytes, codec_bench_is_sparse(c),
+    codec_bench_fit(b->t[0], b->t[1], R, n, bytes, codec_is_sparse(c),
                     out);
   }
   close_codec(c, st, buf);

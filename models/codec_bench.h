@@ -26,11 +26,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The codec settings the seed papers evaluate, in the order of the
- * README's tables: INDEX in [0, codec_bench_paper_count()). */
-size_t codec_bench_paper_count(void);
-const char *codec_bench_paper_spec(size_t index);
-
 struct codec_bench_config {
   size_t n;           /* values per vector, >= 1 */
   size_t runs;        /* timed runs, >= 1; the median is kept */
@@ -74,7 +69,7 @@ int codec_bench_measure(codec_bench_t *b, const char *spec,
 
 /* One `cpu` line of the cost table (models/codec_cost.h): nanoseconds
  * per value to encode and to decode-and-add, or, for the sparse codecs
- * (topk, rgc), whose decode touches only what was sent, nanoseconds per
+ * (codec_is_sparse: topk, rgc), whose decode touches only what was sent, nanoseconds per
  * payload byte to decode-and-add (and decode_ns 0). */
 struct codec_cost_line {
   char spec[CODEC_SPEC_MAX];
@@ -82,9 +77,6 @@ struct codec_cost_line {
   double decode_ns;
   double decode_ns_per_byte;
 };
-
-/* True for the codecs whose decode cost is charged per payload byte. */
-bool codec_bench_is_sparse(const codec_t *c);
 
 /* The costs from timings: ENCODE_S and DECODE_S hold RUNS times in
  * seconds of vectors of N values whose payloads averaged PAYLOAD_BYTES.

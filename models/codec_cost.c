@@ -204,23 +204,14 @@ int codec_costs_load(const char *path, struct codec_costs **out, char *err,
   return rc;
 }
 
-/* The canonical spec, then "name/select=..." for rgc, then the name. */
+/* The canonical spec, then the codec's cost family ("rgc/trimmed"), then
+ * its name. */
 static gpointer lookup(GHashTable *h, const codec_t *c) {
   gpointer e = g_hash_table_lookup(h, codec_spec(c));
-  if (e)
-    return e;
-  const char *sel = strstr(codec_spec(c), "select=");
-  if (sel) {
-    const char *end = strchr(sel, ',');
-    char *key = g_strdup_printf("%s/%.*s", codec_name(c),
-                                (int)(end ? end - sel - 7 : (long)strlen(sel + 7)),
-                                sel + 7);
-    e = g_hash_table_lookup(h, key);
-    g_free(key);
-    if (e)
-      return e;
-  }
-  return g_hash_table_lookup(h, codec_name(c));
+  char family[CODEC_SPEC_MAX];
+  if (!e && codec_cost_family(c, family, sizeof family))
+    e = g_hash_table_lookup(h, family);
+  return e ? e : g_hash_table_lookup(h, codec_name(c));
 }
 
 bool codec_costs_has(const struct codec_costs *t, const codec_t *c,

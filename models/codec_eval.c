@@ -2,8 +2,6 @@
  * (codec_eval.h). */
 #include "codec_eval.h"
 
-#include "inceptionn.h"
-
 #include <math.h>
 #include <string.h>
 
@@ -42,11 +40,10 @@ int codec_eval_step(codec_state_t *s, const float *x, size_t n, void *payload,
   out->bits_per_value = 8.0 * (double)out->bytes / (double)n;
   out->ratio = out->bytes ? 4.0 * (double)n / (double)out->bytes : NAN;
   codec_eval_error(x, y, n, &out->max_abs_err, &out->rmse);
-  if (strcmp(codec_name(c), "inceptionn") == 0) {
-    out->has_classes = true;
-    /* The payload was just decoded: the scan cannot fail. */
-    inceptionn_scan(payload, out->bytes, n, NULL, out->classes);
-  }
+  /* The payload was just decoded: the scan cannot fail. */
+  out->nclasses = codec_class_count(c);
+  if (out->nclasses)
+    codec_classes(c, payload, out->bytes, n, NULL, out->classes);
   return 0;
 }
 

@@ -42,9 +42,10 @@ struct codec_step_stats {
   double bits_per_value;    /* 8 bytes / n */
   double ratio;             /* 4 n / bytes; NAN for an empty payload */
   double max_abs_err, rmse; /* of decoded - input (codec_eval_error) */
-  bool has_classes;         /* inceptionn only: */
-  uint64_t classes[4];      /* values per class, 0/8/16/32 bits kept
-                               (INCEPTIONN Table III) */
+  size_t nclasses;          /* codec_class_count(): 0, or (inceptionn) */
+  uint64_t classes[CODEC_CLASS_MAX]; /* values per class, of
+                               codec_class_bits() each (INCEPTIONN's
+                               0/8/16/32 bits kept, Table III) */
 };
 
 /* Encode X (N values, the N S was created for) through S, so that the

@@ -1,8 +1,6 @@
 /* models/nic.c: the NIC compression engine and packet model (nic.h). */
 #include "nic.h"
 
-#include "inceptionn.h"
-
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -96,14 +94,22 @@ unsigned nic_header_bursts(const struct nic_engine *e,
   return (bits + e->burst_bits - 1) / e->burst_bits;
 }
 
-size_t nic_inc_vectors(const struct nic_engine *e, const uint8_t *tags,
-                       size_t n, uint16_t *vbits) {
+bool nic_tagged(const codec_t *c) {
+  size_t k = c ? codec_class_count(c) : 0;
+  return k >= 1 && k <= 4;
+}
+
+size_t nic_inc_vectors(const struct nic_engine *e, const codec_t *c,
+                       const uint8_t *tags, size_t n, uint16_t *vbits) {
   unsigned L = lanes_of(e);
   size_t nv = (n + L - 1) / L;
+  unsigned field[4];
+  for (size_t k = 0; k < 4; k++)
+    field[k] = codec_class_bits(c, k);
   for (size_t i = 0; i < nv; i++) {
     unsigned bits = 2 * L;
     for (size_t j = i * L; j < n && j < (i + 1) * L; j++)
-      bits += 8 * (tags[j] == 3 ? 4u : tags[j]);
+      bits += field[tags[j] & 3u];
     vbits[i] = (uint16_t)bits;
   }
   return nv;
@@ -189,8 +195,8 @@ uint64_t nic_stream_pass_cycles(const struct nic_stream *s, uint64_t n) {
 }
 
 void nic_inc_message(const struct nic_engine *e, const struct nic_framing *f,
-                     const uint8_t *tags, size_t m, uint64_t n,
-                     struct nic_msg *out) {
+                     const codec_t *c, const uint8_t *tags, size_t m,
+                     uint64_t n, struct nic_msg *out) {
   *out = (struct nic_msg){0};
   uint64_t per = nic_packet_values(e, f);
   unsigned header = nic_header_bursts(e, f);
@@ -204,7 +210,7 @@ void nic_inc_message(const struct nic_engine *e, const struct nic_framing *f,
   struct nic_cost first_tx = {0}, last_rx = {0};
   for (size_t a = 0; a < m; a += per) {
     size_t k = m - a < per ? m - a : per;
-    size_t nv = nic_inc_vectors(e, tags + a, k, vb);
+    size_t nv = nic_inc_vectors(e, c, tags + a, k, vb);
     struct nic_cost ct, cr;
     nic_inc_compress(e, vb, nv, header, &ct);
     nic_inc_decompress(e, vb, nv, header, &cr);
@@ -264,26 +270,17 @@ void nic_stream_message(const struct nic_engine *e,
                      (double)pass + 2.0 * e->depth;
 }
 
-int nic_inc_tags(const void *payload, size_t len, size_t n, uint8_t *tags) {
-  uint16_t *groups = g_new(uint16_t, (n + 7) / 8 + 1);
-  int rc = inceptionn_scan(payload, len, n, groups, NULL);
-  if (rc == 0)
-    for (size_t j = 0; j < n; j++)
-      tags[j] = (uint8_t)((groups[j / 8] >> (2 * (j % 8))) & 3u);
-  g_free(groups);
-  return rc;
-}
-
 /* The vectors of a payload of N values, or NULL (-EBADMSG). */
-static uint16_t *vectors_of(const struct nic_engine *e, const void *payload,
-                            size_t len, size_t n, size_t *nv) {
+static uint16_t *vectors_of(const struct nic_engine *e, const codec_t *c,
+                            const void *payload, size_t len, size_t n,
+                            size_t *nv) {
   uint8_t *tags = g_new(uint8_t, n + 1);
-  if (nic_inc_tags(payload, len, n, tags) != 0) {
+  if (!nic_tagged(c) || codec_classes(c, payload, len, n, tags, NULL) != 0) {
     g_free(tags);
     return NULL;
   }
   uint16_t *vb = g_new(uint16_t, n / lanes_of(e) + 2);
-  *nv = nic_inc_vectors(e, tags, n, vb);
+  *nv = nic_inc_vectors(e, c, tags, n, vb);
   g_free(tags);
   return vb;
 }
@@ -300,7 +297,7 @@ ptrdiff_t nic_inc_compress_packet(const struct nic_engine *e,
   if (len < 0)
     return len;
   size_t nv;
-  uint16_t *vb = vectors_of(e, out, (size_t)len, n, &nv);
+  uint16_t *vb = vectors_of(e, c, out, (size_t)len, n, &nv);
   if (!vb)
     return -EBADMSG;
   nic_inc_compress(e, vb, nv, header, cost);
@@ -313,7 +310,7 @@ int nic_inc_decompress_packet(const struct nic_engine *e, const codec_t *c,
                               unsigned header, float *out,
                               struct nic_cost *cost) {
   size_t nv;
-  uint16_t *vb = vectors_of(e, in, len, n, &nv);
+  uint16_t *vb = vectors_of(e, c, in, len, n, &nv);
   if (!vb)
     return -EBADMSG;
   nic_inc_decompress(e, vb, nv, header, cost);

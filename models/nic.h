@@ -102,12 +102,17 @@ struct nic_cost {
   uint64_t bits;       /* compressed payload bits (the vectors' sum) */
 };
 
-/* INCEPTIONN vector sizes: VBITS[i] = 2L + kept field bits of burst i of
- * the N values whose 2-bit tags (inceptionn.h) are TAGS[j] (one byte per
- * value); a last partial burst is padded with zeros (tag 0, no field).
- * Returns the number of bursts, ceil(N / L). */
-size_t nic_inc_vectors(const struct nic_engine *e, const uint8_t *tags,
-                       size_t n, uint16_t *vbits);
+/* The engine streams a codec whose values fall in classes of fixed field
+ * widths (codec_class_count() in 1..4: INCEPTIONN's, whose 2-bit tags
+ * name them); nic_tagged() says whether C is such a codec.
+ *
+ * Vector sizes: VBITS[i] = 2L + kept field bits of burst i of the N
+ * values whose classes (codec_classes) are TAGS[j] (one byte per value);
+ * a last partial burst is padded with zeros (class 0, whose field is
+ * empty). Returns the number of bursts, ceil(N / L). */
+bool nic_tagged(const codec_t *c);
+size_t nic_inc_vectors(const struct nic_engine *e, const codec_t *c,
+                       const uint8_t *tags, size_t n, uint16_t *vbits);
 
 /* Compression and decompression of one packet of NV vectors (bits from
  * nic_inc_vectors) behind HEADER bursts. */
@@ -117,7 +122,7 @@ void nic_inc_decompress(const struct nic_engine *e, const uint16_t *vbits,
                         size_t nv, unsigned header, struct nic_cost *c);
 
 /* One packet of N values through the engines, with data. Compress: encode
- * X with the inceptionn codec C into OUT (CAP >= codec_bound(C, N)) and
+ * X with the tagged codec C into OUT (CAP >= codec_bound(C, N)) and
  * cost the compression from the payload's tags; returns the payload
  * length, or a negative errno (a value that is not finite, CAP short).
  * Decompress: validate the payload, cost the decompression and decode it
@@ -130,9 +135,6 @@ int nic_inc_decompress_packet(const struct nic_engine *e, const codec_t *c,
                               const void *in, size_t len, size_t n,
                               unsigned header, float *out,
                               struct nic_cost *cost);
-/* The 2-bit tags (one byte per value) of an inceptionn payload of N
- * values; 0 or -EBADMSG. */
-int nic_inc_tags(const void *payload, size_t len, size_t n, uint8_t *tags);
 
 /* A codec on the generic streaming engine (codec_costs.conf "nic" lines). */
 struct nic_stream {
@@ -161,12 +163,12 @@ struct nic_msg {
                        * hide */
 };
 
-/* An INCEPTIONN message of N values, of which the M held ones have the
- * 2-bit tags TAGS (M = N, or a sample standing for N: counts are scaled by
- * N / M). */
+/* A message of the tagged codec C of N values, of which the M held ones
+ * have the classes TAGS (M = N, or a sample standing for N: counts are
+ * scaled by N / M). */
 void nic_inc_message(const struct nic_engine *e, const struct nic_framing *f,
-                     const uint8_t *tags, size_t m, uint64_t n,
-                     struct nic_msg *out);
+                     const codec_t *c, const uint8_t *tags, size_t m,
+                     uint64_t n, struct nic_msg *out);
 /* A message of N values whose compressed payload is BYTES on the generic
  * engine S. */
 void nic_stream_message(const struct nic_engine *e,

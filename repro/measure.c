@@ -5,7 +5,6 @@
 #include "measure.h"
 
 #include "codec.h"
-#include "inceptionn.h"
 #include "models.h"
 
 #include <errno.h>
@@ -252,8 +251,9 @@ static struct table *columns(const char *const *names, size_t n) {
  * N->sample of its values, its bytes scaled to its size; a step's values
  * are drawn once and encoded by every codec (the draw costs more than
  * the encodings). PUSH[c]: codec c's bytes of the counted steps;
- * COUNTS[4c..4c+3]: for inceptionn, its values in the 2, 10, 18 and
- * 34-bit classes, scaled alike.
+ * COUNTS[4c..4c+3]: for a codec with value classes (inceptionn), its
+ * values in its first four classes (INCEPTIONN's 2, 10, 18 and 34-bit
+ * ones, tag included), scaled alike.
  *
  * With N->end_to_end, as the simulator's ps-shared does it: each of the
  * point's workers pushes its own gradient (worker w's draws) through its
@@ -341,10 +341,10 @@ static char *encode_tensor(const struct ratio_work *W, size_t ti,
         if (!counted)
           continue;
         push[c] += (double)len * scale;
-        uint64_t k[4];
-        if (!strcmp(codec_name(codec), "inceptionn") &&
-            inceptionn_scan(b->out, (size_t)len, n, NULL, k) == 0)
-          for (int j = 0; j < 4; j++)
+        uint64_t k[CODEC_CLASS_MAX];
+        size_t ncls = codec_class_count(codec);
+        if (ncls && codec_classes(codec, b->out, (size_t)len, n, NULL, k) == 0)
+          for (size_t j = 0; j < 4 && j < ncls; j++)
             counts[4 * c + j] += (double)k[j] * scale;
       }
     }
@@ -462,7 +462,7 @@ static GPtrArray *ratio_row(const struct point *p, const struct model *m,
                             const char *label, const codec_t *c,
                             const struct ratio_counts *nc, size_t nw,
                             double push, double pull, const double counts[4]) {
-  bool inc = !strcmp(codec_name(c), "inceptionn");
+  bool inc = codec_class_count(c) > 0;
   /* The values each worker pushes over the counted steps. */
   double values = (double)m->params * (double)nc->steps;
   double sent = nc->end_to_end ? push + (double)nw * pull : push;
@@ -570,8 +570,8 @@ static double allreduce_s(const struct formula *f, const struct point *p,
 /* Codec C's encode of the N values X, timed: one untimed warm-up run
  * (page faults, scratch buffers), then RUNS timed runs of STEPS
  * consecutive encodes from a fresh residual; *MED the median seconds per
- * encode (TIMES: room for RUNS), *SENT the values an rgc payload says it
- * sent, per encode of the last run. Steps matter to `sampled`, which
+ * encode (TIMES: room for RUNS), *SENT the values a sparse payload says
+ * it sent, per encode of the last run. Steps matter to `sampled`, which
  * reuses a threshold for several steps. */
 static int time_encode(const struct repro *r, const codec_t *c, const float *x,
                        size_t n, uint64_t seed, size_t runs, size_t steps,
@@ -598,12 +598,9 @@ static int time_encode(const struct repro *r, const codec_t *c, const float *x,
         rc = -1;
         break;
       }
-      /* rgc payloads start with the count of sent values. */
-      if (run == runs && len >= 4) {
-        uint32_t cnt;
-        memcpy(&cnt, out, 4);
-        *sent += (double)cnt / (double)steps;
-      }
+      if (run == runs && codec_is_sparse(c))
+        *sent += (double)codec_payload_values(c, out, (size_t)len, n) /
+                 (double)steps;
     }
     if (!rc && run)
       times[run - 1] = (codec_bench_now() - t0) / (double)steps;
@@ -628,7 +625,7 @@ static GPtrArray *select_row(size_t n, const char *label, const codec_t *c,
   g_ptr_array_add(row, num(allreduce));
   g_ptr_array_add(row, num(med / allreduce));
   g_ptr_array_add(row,
-                  strcmp(codec_name(c), "rgc") == 0 ? num(sent) : g_strdup(""));
+                  codec_is_sparse(c) ? num(sent) : g_strdup(""));
   return row;
 }
 

@@ -154,7 +154,8 @@ struct run_shape {
   int hosts;          /* workers and the aggregators the collective uses */
   size_t buckets;     /* buckets per exchange */
   double held_values; /* gradient values held per host, all buckets */
-  bool stateful;      /* an error-feedback codec: a residual per value */
+  double value_bytes; /* bytes per held value and host: the value, a
+                       * residual, the oracle's shadow and ledger */
   double exchanges;   /* exchanges over the run (local steps skip some) */
   /* Messages every worker sends per bucket and exchange in a collective
    * without aggregators whose formula is one of p, n, alpha, beta and

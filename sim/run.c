@@ -27,18 +27,6 @@ XBT_LOG_NEW_DEFAULT_SUBCATEGORY(gs_run, gradsim, "runs");
 
 /* ---- configuration checks -------------------------------------------- */
 
-/* Codecs whose payload size does not depend on the data (payload = none
- * can time them without values). */
-static bool fixed_size(const codec_t *c) {
-  const char *n = codec_name(c);
-  if (!strcmp(n, "inceptionn") || !strcmp(n, "3lc"))
-    return false;
-  if (!strcmp(n, "rgc"))
-    return strstr(codec_spec(c), "select=exact") ||
-           strstr(codec_spec(c), "select=trimmed");
-  return true;
-}
-
 static struct model *load_model(const struct point *p, char **err) {
   struct model *m;
   char e[512];
@@ -70,11 +58,6 @@ static struct model *load_model(const struct point *p, char **err) {
     m->update_s = MODEL_UPDATE_BYTES * (double)m->params / p->update_Bps;
   m->update_s += p->step_overhead_s;
   return m;
-}
-
-static size_t physical_memory(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : (size_t)1 << 34;
 }
 
 /* The collective suits P: it exists, P's workers and aggregators are
@@ -136,7 +119,7 @@ static int check_codec(const struct point *p, const struct collective *coll,
         "cannot use: take allgather-rdb, ps or ps-shared, or a stateless "
         "codec",
         p->codec, coll->name);
-  else if (p->payload == PAYLOAD_NONE && !fixed_size(*c))
+  else if (p->payload == PAYLOAD_NONE && !codec_size_is_fixed(*c))
     *err = g_strdup_printf("[exchange] codec = %s: its payload size "
                            "depends on the data, so payload = none cannot "
                            "time it (use full or sampled)",
@@ -149,25 +132,6 @@ static int check_codec(const struct point *p, const struct collective *coll,
   return 0;
 }
 
-/* payload = full: every value, the oracle's double shadow and sums and
- * any residuals must fit in memory. */
-static int check_memory(const struct point *p, const struct model *m,
-                        const codec_t *c, char **err) {
-  if (p->payload != PAYLOAD_FULL)
-    return 0;
-  double per_value = 4 + 8 + 8 + (c && codec_is_stateful(c) ? 4 : 0);
-  double need = per_value * (double)m->params *
-                (double)(p->nodes + 1 + p->aggregators);
-  double have = 0.6 * (double)physical_memory();
-  if (need <= have)
-    return 0;
-  *err = g_strdup_printf("payload = full for %s on %d workers needs about "
-                         "%.1f GB, more than this machine can give (%.1f "
-                         "GB): use [exchange] payload = sampled",
-                         m->name, p->nodes, need / 1e9, have / 1e9);
-  return -1;
-}
-
 int run_check(const struct point *p, char **err) {
   *err = NULL;
   const struct collective *coll = coll_find(p->algorithm);
@@ -175,10 +139,9 @@ int run_check(const struct point *p, char **err) {
   if (check_collective(p, coll, err) != 0 || check_codec(p, coll, &c, err) != 0)
     return -1;
   struct model *m = load_model(p, err);
-  int rc = m ? check_memory(p, m, c, err) : -1;
   model_free(m);
   codec_free(c);
-  return rc;
+  return m ? 0 : -1;
 }
 
 /* Fast-forward (fastforward.c) is allowed when every step of a sequence
@@ -248,10 +211,14 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   struct model *m = load_model(p, err);
   if (!m)
     return -1;
+  /* Per held value and host: the value (4 bytes), an error-feedback
+   * residual (4), and with the oracle (payload = full) its shadow, the
+   * ledger's offset and bound, and the exact sums (8 each). */
+  out->value_bytes = 4 + (p->payload == PAYLOAD_FULL ? 32 : 0);
   if (strcmp(p->codec, "none") != 0) {
     codec_t *c;
     if (codec_create(p->codec, &c, NULL, 0) == 0) {
-      out->stateful = codec_is_stateful(c);
+      out->value_bytes += codec_is_stateful(c) ? 4 : 0;
       codec_free(c);
     }
   }
@@ -293,8 +260,7 @@ static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
 static void vec_init(struct vec *v, uint64_t n, size_t m, bool oracle) {
   v->n = n;
   v->m = m;
-  v->x = m ? g_new0(float, m) : NULL;
-  v->exact = m && oracle ? g_new0(double, m) : NULL;
+  vec_alloc(v, oracle);
 }
 
 /* S's fields that need no SimGrid: the model, codec, cost table,
@@ -314,8 +280,7 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
     return -1;
   }
   s->costs = costs;
-  if (p->placement == PLACE_NIC && s->codec &&
-      strcmp(codec_name(s->codec), "inceptionn") != 0 &&
+  if (p->placement == PLACE_NIC && s->codec && !nic_tagged(s->codec) &&
       !codec_costs_nic(costs, s->codec, &s->nic_stream)) {
     *err = g_strdup_printf("[exchange] placement = nic: the cost table "
                            "has no 'nic' line for codec %s (see "
@@ -557,7 +522,7 @@ int run_point(const struct point *p, const char *workdir, bool trace,
   sg_host_t *whosts, *ahosts;
   if (platform_hosts(p, &whosts, &ahosts, err) != 0)
     return -1;
-  bool oracle = p->payload == PAYLOAD_FULL && !s->coll->no_oracle;
+  bool oracle = p->payload == PAYLOAD_FULL;
   payload_init_truth(s, oracle);
   make_ranks(s);
   make_workers(s, whosts, oracle);

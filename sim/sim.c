@@ -33,6 +33,10 @@ void msg_free(struct msg *m) {
   g_free(m->parts);
   g_free(m->data);
   g_free(m->exact);
+  g_free(m->offset);
+  g_free(m->bound);
+  g_free(m->hop_want);
+  g_free(m->hop_bound);
   g_free(m);
 }
 
@@ -279,6 +283,33 @@ struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
   return in;
 }
 
+void vec_alloc(struct vec *v, bool oracle) {
+  size_t m = v->m;
+  v->x = m ? g_new0(float, m) : NULL;
+  v->exact = m && oracle ? g_new0(double, m) : NULL;
+  v->offset = m && oracle ? g_new0(double, m) : NULL;
+  v->bound = m && oracle ? g_new0(double, m) : NULL;
+}
+
+void vec_release(struct vec *v) {
+  g_free(v->x);
+  g_free(v->exact);
+  g_free(v->offset);
+  g_free(v->bound);
+  v->x = NULL;
+  v->exact = v->offset = v->bound = NULL;
+}
+
+void vec_copy(struct vec *dst, size_t b, const struct vec *src, size_t a,
+              size_t k) {
+  memcpy(dst->x + b, src->x + a, k * sizeof(float));
+  if (!dst->exact || !src->exact)
+    return;
+  memcpy(dst->exact + b, src->exact + a, k * sizeof(double));
+  memcpy(dst->offset + b, src->offset + a, k * sizeof(double));
+  memcpy(dst->bound + b, src->bound + a, k * sizeof(double));
+}
+
 void vec_held(const struct vec *v, uint64_t lo, uint64_t hi, size_t *a,
               size_t *b) {
   if (v->m == v->n) {
@@ -315,18 +346,20 @@ static void codec_time(struct coll_call *c, bool encode, uint64_t n,
 }
 
 /* placement = nic: the engines' work on M (encoded: its payload and
- * size set), from the tags of its payload for INCEPTIONN, from the
- * streaming model otherwise. The payload on the wire is the engine's. */
+ * size set), from the classes of its values for a codec with value
+ * classes (INCEPTIONN's engine, cycle by cycle), from the streaming model
+ * otherwise. The payload on the wire is the engine's. */
 static void nic_work(struct sim *s, struct msg *m) {
   if (s->p->placement != PLACE_NIC)
     return;
   const struct nic_engine *e = &s->p->nic;
   struct nic_msg nm;
-  if (!strcmp(codec_name(s->codec), "inceptionn") && m->m) {
+  if (nic_tagged(s->codec) && m->m) {
     uint8_t *tags = g_new(uint8_t, m->m);
-    xbt_assert(nic_inc_tags(m->data, m->len, m->m, tags) == 0,
-               "inceptionn payload of %zu values", m->m);
-    nic_inc_message(e, &s->p->framing, tags, m->m, m->n, &nm);
+    xbt_assert(codec_classes(s->codec, m->data, m->len, m->m, tags, NULL) ==
+                   0,
+               "%s payload of %zu values", codec_spec(s->codec), m->m);
+    nic_inc_message(e, &s->p->framing, s->codec, tags, m->m, m->n, &nm);
     g_free(tags);
     m->bytes = (uint64_t)ceil(nm.payload_bytes);
   } else {
@@ -351,8 +384,9 @@ static struct msg *msg_of(const struct vec *v, uint64_t lo, uint64_t hi,
   vec_held(v, lo, hi, a, &b);
   m->m = b - *a;
   if (v->exact && m->m) {
-    m->exact = g_new(double, m->m);
-    memcpy(m->exact, v->exact + *a, m->m * sizeof(double));
+    m->exact = g_memdup2(v->exact + *a, m->m * sizeof(double));
+    m->offset = g_memdup2(v->offset + *a, m->m * sizeof(double));
+    m->bound = g_memdup2(v->bound + *a, m->m * sizeof(double));
   }
   return m;
 }
@@ -365,6 +399,8 @@ static void raw_payload(struct msg *m, const struct vec *v, size_t a) {
     m->data = g_malloc(m->len);
     memcpy(m->data, v->x + a, m->len);
   }
+  if (m->exact)
+    payload_ledger_encode(NULL, m, v->x + a, NULL, NULL);
 }
 
 struct msg *sim_pack_raw(struct coll_call *c, const struct vec *v,
@@ -403,9 +439,16 @@ struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
                "codec state for %zu values", m->m);
     state = own;
   }
+  /* The oracle's ledger needs the residual before the encode (after it,
+   * the state's own). */
+  const float *res = codec_state_residual(state);
+  float *rb = m->exact && res ? g_memdup2(res, m->m * sizeof(float)) : NULL;
   size_t cap = codec_bound(s->codec, m->m);
   m->data = g_malloc(cap ? cap : 1);
   ptrdiff_t len = codec_encode(state, v->x + a, m->m, m->data, cap);
+  if (len >= 0 && m->exact)
+    payload_ledger_encode(s, m, v->x + a, rb, codec_state_residual(state));
+  g_free(rb);
   codec_state_free(own);
   if (len < 0) {
     /* NaN or infinity in the gradients: stop the run with a message. */
@@ -433,22 +476,25 @@ void sim_unpack(struct coll_call *c, const struct msg *m, struct vec *v,
              b - a);
   if (!m->raw)
     codec_time(c, false, m->n, m->bytes);
-  if (v->exact && m->exact) {
-    for (size_t i = 0; i < m->m; i++)
-      v->exact[a + i] = add ? v->exact[a + i] + m->exact[i] : m->exact[i];
-  }
   if (!m->m)
     return;
+  bool ledger = v->exact && m->exact;
+  float *before =
+      ledger && add ? g_memdup2(v->x + a, m->m * sizeof(float)) : NULL;
   if (m->raw) {
     const float *in = (const float *)(const void *)m->data;
     for (size_t i = 0; i < m->m; i++)
       v->x[a + i] = add ? v->x[a + i] + in[i] : in[i];
-    return;
+  } else {
+    int rc =
+        add ? codec_decode_add(s->codec, m->data, m->len, v->x + a, m->m)
+            : codec_decode(s->codec, m->data, m->len, v->x + a, m->m);
+    xbt_assert(rc == 0, "codec %s cannot decode its own payload: %s",
+               codec_spec(s->codec), codec_strerror(rc));
   }
-  int rc = add ? codec_decode_add(s->codec, m->data, m->len, v->x + a, m->m)
-               : codec_decode(s->codec, m->data, m->len, v->x + a, m->m);
-  xbt_assert(rc == 0, "codec %s cannot decode its own payload: %s",
-             codec_spec(s->codec), codec_strerror(rc));
+  if (ledger)
+    payload_ledger_unpack(c, v, a, m, add, before);
+  g_free(before);
 }
 
 struct msg *sim_forward(const struct msg *m) {
@@ -470,7 +516,12 @@ struct msg *sim_forward(const struct msg *m) {
   f->tx_done = 0; /* set when it is sent again */
   if (m->len)
     f->data = g_memdup2(m->data, m->len);
-  if (m->exact)
+  if (m->exact) {
     f->exact = g_memdup2(m->exact, m->m * sizeof(double));
+    f->offset = g_memdup2(m->offset, m->m * sizeof(double));
+    f->bound = g_memdup2(m->bound, m->m * sizeof(double));
+    f->hop_want = g_memdup2(m->hop_want, m->m * sizeof(double));
+    f->hop_bound = g_memdup2(m->hop_bound, m->m * sizeof(double));
+  }
   return f;
 }

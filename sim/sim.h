@@ -26,12 +26,27 @@ enum state { ST_CODEC, ST_COMM, ST_REDUCE, ST_IDLE, ST_NSTATES };
 /* A vector a collective works on: N values simulated, M of them held (N
  * when payload = full, a sample when sampled, 0 when none). Messages are
  * timed for N values; codecs run on the M held ones and the payload size
- * is scaled by N / M. */
+ * is scaled by N / M.
+ *
+ * With the oracle (payload = full) three double arrays travel beside X,
+ * through every message, sum and copy (payload.c, "the ledger"):
+ *   EXACT   the dataflow: the same sums of the gradients, without loss
+ *           (NAN: a value the collective keeps local by design, csc's
+ *           unselected chunks, which is no sum and is not checked);
+ *   OFFSET  what X is known to differ from the exact sum by: error
+ *           feedback's unsent residuals (RB - RA of each encode), values
+ *           a collective adds on purpose (csc's kept chunks, a server's
+ *           momentum);
+ *   BOUND   the most X may differ from EXACT + OFFSET: the error bounds
+ *           of the encodes that touched the value (codec_error_bounds,
+ *           from each encoded block's actual values) plus the rounding of
+ *           every float sum into it. */
 struct vec {
   uint64_t n;
   size_t m;
   float *x;      /* M values, or NULL */
-  double *exact; /* the oracle's shadow: M values summed without loss */
+  double *exact; /* the oracle's shadow: M values, or NULL */
+  double *offset, *bound; /* the ledger: M values each, with EXACT */
 };
 
 /* What travels through a mailbox; the sender allocates, the receiver
@@ -48,6 +63,11 @@ struct msg {
   size_t len;
   size_t m;        /* held values encoded in data */
   double *exact;   /* shadow values (M), or NULL */
+  double *offset, *bound; /* their ledger (struct vec), with EXACT */
+  /* With EXACT: what each value must decode to, the values packed plus
+   * what error feedback kept back (HOP_WANT), and within what (HOP_BOUND:
+   * that one encode's codec_error_bounds), checked at every decode. */
+  double *hop_want, *hop_bound;
   struct msg **parts; /* a bundle: the messages it carries */
   size_t nparts;
   /* Transport through the NIC engine (placement = nic), models/nic.h;
@@ -252,6 +272,14 @@ struct msg *sim_pack_raw(struct coll_call *c, const struct vec *v,
 /* A copy of M's payload (no codec work), to pass it on unchanged. */
 struct msg *sim_forward(const struct msg *m);
 
+/* V->x (V->m values) and, when ORACLE, its shadow and ledger, zeroed;
+ * vec_release frees them. */
+void vec_alloc(struct vec *v, bool oracle);
+void vec_release(struct vec *v);
+/* K held values of SRC from index A into DST from index B: the values,
+ * and the shadow and ledger where both have them. */
+void vec_copy(struct vec *dst, size_t b, const struct vec *src, size_t a,
+              size_t k);
 /* The held values of V in [lo, hi): their index range in V->x. */
 void vec_held(const struct vec *v, uint64_t lo, uint64_t hi, size_t *a,
               size_t *b);
@@ -288,8 +316,6 @@ struct collective {
   /* Fill the formula parameters beyond p, n, alpha, beta, gamma (may be
    * NULL). */
   void (*formula_params)(const struct sim *s, struct formula_in *in);
-  /* Its result is not the plain sum (csc keeps chunks local): no oracle. */
-  bool no_oracle;
   /* [training] fusion_bytes thresholds the bytes a bucket sends, csc_ratio
    * of its values (csc's lazy buffer of selected chunks), not its values'
    * bytes: buckets fuse fusion_bytes / csc_ratio. */
@@ -299,6 +325,9 @@ struct collective {
 };
 
 const struct collective *coll_find(const char *name);
+/* The registered collectives, in registry order: I in [0, coll_count()). */
+size_t coll_count(void);
+const struct collective *coll_at(size_t i);
 /* Names of every collective, comma-separated (g_free). */
 char *coll_names(void);
 
@@ -411,6 +440,24 @@ void payload_warm_up(struct sim *s);
  * pull, the model delta after the server's momentum). */
 void payload_momentum(const struct sim *s, float *vel, const float *sum,
                       size_t m);
+/* The oracle's ledger (struct vec): M (its EXACT, OFFSET and BOUND copied
+ * from the values it was packed from) just encoded from X, by a stream
+ * whose residual was RB before and is RA after (NULL: none; S NULL: sent
+ * raw, no codec): the encode's unsent part joins its offset and its error
+ * bound its bound, and both are what its decode is held to. */
+void payload_ledger_encode(const struct sim *s, struct msg *m,
+                           const float *x, const float *rb, const float *ra);
+/* After M was decoded by C's caller into V's values [A, A + M->m) (ADD:
+ * added to BEFORE, the values they held): each decoded value checked
+ * against what was encoded (a decoder's error is caught where it
+ * happens, whatever follows), the ledger copied or added, with the
+ * rounding of the sum. */
+void payload_ledger_unpack(struct coll_call *c, struct vec *v, size_t a,
+                           const struct msg *m, bool add,
+                           const float *before);
+/* A collective added ADDED on purpose into V's value J (already in
+ * V->x[J]): known to the ledger, with the sum's rounding. */
+void payload_ledger_add(struct vec *v, size_t j, double added);
 /* A local step without exchange: keep iteration IT's gradient. */
 void payload_accumulate(struct wstate *ws, int it);
 /* After bucket B's exchange at IT: the dataflow and the codec's error

@@ -30,15 +30,15 @@ Test(codec_bench, defaults_are_the_documented_ones) {
 }
 
 Test(codec_bench, paper_specs_all_parse) {
-  cr_assert_geq(codec_bench_paper_count(), 10);
-  for (size_t i = 0; i < codec_bench_paper_count(); i++) {
+  cr_assert_geq(codec_setting_count(), 10);
+  for (size_t i = 0; i < codec_setting_count(); i++) {
     codec_t *c;
     char err[CODEC_ERR_MAX];
-    cr_expect_eq(codec_create(codec_bench_paper_spec(i), &c, err, sizeof err),
-                 0, "%s: %s", codec_bench_paper_spec(i), err);
+    cr_expect_eq(codec_create(codec_setting(i), &c, err, sizeof err),
+                 0, "%s: %s", codec_setting(i), err);
     codec_free(c);
   }
-  cr_expect_null(codec_bench_paper_spec(codec_bench_paper_count()));
+  cr_expect_null(codec_setting(codec_setting_count()));
 }
 
 Test(codec_bench, bad_config_is_einval) {

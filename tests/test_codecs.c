@@ -314,6 +314,231 @@ Test(registry, lossless_and_stateful_flags) {
   }
 }
 
+/* ---- properties (codec.h): what the layers above ask --------------- */
+
+/* One encode of X through S, decoded: the identity the oracle's ledger
+ * relies on, |decode - (x + rb - ra)| <= codec_error_bounds, on every
+ * value; SCALE multiplies the decoded values first (a decoder off by 1%),
+ * and the return is whether any value broke its bound. */
+static bool bounds_broken(codec_state_t *s, const float *x, size_t n,
+                          float scale, bool *finite) {
+  const codec_t *c = codec_state_codec(s);
+  size_t cap = codec_bound(c, n);
+  unsigned char *out = xmalloc(cap);
+  float *rb = xmalloc(4 * n), *y = xmalloc(4 * n);
+  double *e = xmalloc(8 * n);
+  const float *res = codec_state_residual(s);
+  if (res)
+    memcpy(rb, res, 4 * n);
+  ptrdiff_t len = codec_encode(s, x, n, out, cap);
+  cr_assert_geq(len, 0, "%s: %s", codec_spec(c), codec_strerror((int)len));
+  cr_assert_eq(codec_decode(c, out, (size_t)len, y, n), 0);
+  codec_error_bounds(c, x, res ? rb : NULL, res, n, e);
+  bool broken = false;
+  *finite = true;
+  for (size_t i = 0; i < n; i++) {
+    double want = (double)x[i] + (res ? (double)rb[i] - (double)res[i] : 0);
+    double got = (double)y[i] * scale;
+    if (!isfinite(e[i])) {
+      *finite = false;
+      continue;
+    }
+    if (!(fabs(got - want) <= e[i]))
+      broken = true;
+  }
+  free(out);
+  free(rb);
+  free(y);
+  free(e);
+  return broken;
+}
+
+/* Every paper setting of every codec keeps its own error bounds, step
+ * after step (residuals carried), on gradients with zeros, powers of two,
+ * subnormals and huge values mixed in; a lossless codec's are zero; and
+ * finite input gets finite bounds but where a value overflows (fp16). */
+Test(properties, error_bounds_hold_for_every_setting) {
+  struct rng r = {11};
+  size_t n = 5003;
+  float *x = xmalloc(4 * n);
+  for (size_t k = 0; k < codec_setting_count(); k++) {
+    codec_t *c = mk(codec_setting(k));
+    codec_state_t *s = mkstate(c, n, 3);
+    for (int step = 0; step < 6; step++) {
+      if (step % 2)
+        fill_mixed(&r, x, n, 1e-3);
+      else
+        fill_laplace(&r, x, n, step ? 1e-3 : 1.0);
+      bool finite;
+      cr_assert_not(bounds_broken(s, x, n, 1.0f, &finite), "%s, step %d",
+                    codec_spec(c), step);
+      if (step % 2 == 0)
+        cr_assert(finite, "%s: no bound on plain gradients", codec_spec(c));
+    }
+    if (codec_is_lossless(c)) {
+      double e[4];
+      float v[4] = {1.0f, -3.5f, 1e-40f, 0.0f};
+      codec_error_bounds(c, v, NULL, NULL, 4, e);
+      for (int i = 0; i < 4; i++)
+        cr_assert_eq(e[i], 0.0, "%s", codec_spec(c));
+    }
+    codec_state_free(s);
+    codec_free(c);
+  }
+  free(x);
+}
+
+/* The bounds are tight enough that a decoder 1% off breaks them: every
+ * setting but those whose own error is coarser than 1% (truncation to one
+ * mantissa bit or none: 22 and 24 bits dropped lose up to half and all of
+ * |x|) and ASQ's, whose bound is the spread of the values it replaced by
+ * their mean (rgc.c). */
+Test(properties, a_decoder_one_percent_off_breaks_the_bounds) {
+  struct rng r = {12};
+  size_t n = 4096;
+  float *x = xmalloc(4 * n);
+  for (size_t k = 0; k < codec_setting_count(); k++) {
+    codec_t *c = mk(codec_setting(k));
+    if (strstr(codec_spec(c), "asq=1") || codec_is_lossless(c) ||
+        !strcmp(codec_spec(c), "trunc:bits=22") ||
+        !strcmp(codec_spec(c), "trunc:bits=24")) {
+      codec_free(c);
+      continue;
+    }
+    codec_state_t *s = mkstate(c, n, 5);
+    fill_laplace(&r, x, n, 1.0);
+    bool finite;
+    cr_assert(bounds_broken(s, x, n, 1.01f, &finite), "%s",
+              codec_spec(c));
+    codec_state_free(s);
+    codec_free(c);
+  }
+  free(x);
+}
+
+/* A fixed-size codec's payloads are exactly its bound on any values (and
+ * zeros); a data-dependent one has values whose payload is not. */
+Test(properties, fixed_size_means_the_bound) {
+  struct rng r = {13};
+  size_t n = 1001;
+  float *x = xmalloc(4 * n), *z = calloc(n, 4);
+  for (size_t k = 0; k < codec_setting_count(); k++) {
+    codec_t *c = mk(codec_setting(k));
+    size_t cap = codec_bound(c, n);
+    unsigned char *out = xmalloc(cap);
+    bool differs = false;
+    for (int step = 0; step < 4; step++) {
+      codec_state_t *s = mkstate(c, n, 7);
+      if (step == 3)
+        memcpy(x, z, 4 * n);
+      else
+        fill_laplace(&r, x, n, step ? 1e-4 : 1.0);
+      for (int rep = 0; rep < 3; rep++) {
+        ptrdiff_t len = codec_encode(s, x, n, out, cap);
+        cr_assert_geq(len, 0);
+        if (codec_size_is_fixed(c))
+          cr_assert_eq((size_t)len, cap, "%s: %td of %zu bytes",
+                       codec_spec(c), len, cap);
+        differs |= (size_t)len != cap;
+      }
+      codec_state_free(s);
+    }
+    cr_assert_eq(differs, !codec_size_is_fixed(c), "%s", codec_spec(c));
+    free(out);
+    codec_free(c);
+  }
+  free(x);
+  free(z);
+}
+
+/* Sparse codecs say how many values a payload carries; cost families;
+ * value classes. */
+Test(properties, sparse_families_and_classes) {
+  static const struct {
+    const char *spec, *family;
+    bool sparse;
+    size_t classes;
+  } t[] = {
+      {"fp32", "", false, 0},
+      {"q8", "", false, 0},
+      {"inceptionn", "", false, 4},
+      {"3lc", "", false, 0},
+      {"topk:ratio=0.1", "", true, 0},
+      {"rgc:ratio=0.01,select=binsearch", "rgc/binsearch", true, 0},
+      {"rgc:ratio=0.01,asq=1", "rgc/trimmed", true, 0},
+  };
+  struct rng r = {14};
+  size_t n = 1000;
+  float *x = xmalloc(4 * n);
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    codec_t *c = mk(t[i].spec);
+    char fam[CODEC_SPEC_MAX];
+    cr_assert_eq(codec_cost_family(c, fam, sizeof fam), *t[i].family != 0);
+    cr_assert_str_eq(fam, t[i].family, "%s", t[i].spec);
+    cr_assert_eq(codec_is_sparse(c), t[i].sparse, "%s", t[i].spec);
+    cr_assert_eq(codec_class_count(c), t[i].classes, "%s", t[i].spec);
+    codec_state_t *s = mkstate(c, n, 1);
+    size_t cap = codec_bound(c, n);
+    unsigned char *out = xmalloc(cap);
+    fill_laplace(&r, x, n, 1.0);
+    ptrdiff_t len = codec_encode(s, x, n, out, cap);
+    cr_assert_geq(len, 0);
+    ptrdiff_t vals = codec_payload_values(c, out, (size_t)len, n);
+    if (t[i].sparse) {
+      /* binsearch sends between k and 2k values; the others k = 10 or
+       * 100. */
+      cr_assert(vals >= (strstr(t[i].spec, "topk") ? 100 : 10) &&
+                    vals <= (strstr(t[i].spec, "topk") ? 100 : 20),
+                "%s sent %td", t[i].spec, vals);
+      cr_assert_eq(codec_payload_values(c, out, (size_t)len - 1, n),
+                   -EBADMSG);
+    } else {
+      cr_assert_eq(vals, (ptrdiff_t)n);
+    }
+    uint64_t counts[CODEC_CLASS_MAX] = {0};
+    uint8_t *cls = xmalloc(n);
+    int rc = codec_classes(c, out, (size_t)len, n, cls, counts);
+    if (t[i].classes) {
+      cr_assert_eq(rc, 0);
+      uint64_t sum = 0, bits = 0;
+      for (size_t k = 0; k < t[i].classes; k++) {
+        sum += counts[k];
+        bits += counts[k] * codec_class_bits(c, k);
+      }
+      cr_assert_eq(sum, n);
+      /* inceptionn: 2 tag bits a value, then the fields, in bytes. */
+      cr_assert_eq((2 * n + bits + 7) / 8, (size_t)len);
+      for (size_t j = 0; j < n; j++)
+        cr_assert_lt(cls[j], t[i].classes);
+      cr_assert_eq(codec_classes(c, out, (size_t)len - 1, n, NULL, NULL),
+                   -EBADMSG);
+    } else {
+      cr_assert_eq(rc, -EINVAL, "%s", t[i].spec);
+    }
+    free(cls);
+    free(out);
+    codec_state_free(s);
+    codec_free(c);
+  }
+  free(x);
+}
+
+/* The settings the benchmarks measure: every codec, its paper settings. */
+Test(properties, settings_cover_every_codec) {
+  size_t k = codec_setting_count();
+  cr_assert_geq(k, codec_count());
+  for (size_t i = 0; i < codec_count(); i++) {
+    bool found = false;
+    for (size_t j = 0; j < k; j++) {
+      codec_t *c = mk(codec_setting(j));
+      found |= strcmp(codec_name(c), codec_info(i)->name) == 0;
+      codec_free(c);
+    }
+    cr_assert(found, "%s has no setting", codec_info(i)->name);
+  }
+  cr_assert_null(codec_setting(k));
+}
+
 Test(registry, free_null_and_strerror) {
   codec_free(NULL);
   codec_state_free(NULL);

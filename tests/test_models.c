@@ -715,11 +715,28 @@ static struct nic_engine engine(void) {
   return e;
 }
 
+/* The tagged codec the engine streams (INCEPTIONN's classes). */
+static codec_t *inc_codec(void) {
+  codec_t *c;
+  cr_assert_eq(codec_create("inceptionn:eb=-10", &c, NULL, 0), 0);
+  cr_assert(nic_tagged(c));
+  return c;
+}
+
+Test(nic, only_codecs_with_classes_are_tagged) {
+  codec_t *c;
+  cr_assert_eq(codec_create("q8", &c, NULL, 0), 0);
+  cr_assert_not(nic_tagged(c));
+  cr_assert_not(nic_tagged(NULL));
+  codec_free(c);
+}
+
 Test(nic, eight_zeros) {
   struct nic_engine e = engine();
+  codec_t *inc = inc_codec();
   uint8_t tags[8] = {0};
   uint16_t vb[2];
-  cr_assert_eq(nic_inc_vectors(&e, tags, 8, vb), 1);
+  cr_assert_eq(nic_inc_vectors(&e, inc, tags, 8, vb), 1);
   cr_assert_eq(vb[0], 16, "tag vector only: %u bits", vb[0]);
   struct nic_cost c;
   nic_inc_compress(&e, vb, 1, 0, &c);
@@ -729,14 +746,16 @@ Test(nic, eight_zeros) {
   cr_assert(c.flush);
   cr_assert_eq(c.stalls, 0);
   cr_assert_eq(c.cycles, 2, "one in, one flush: %lu", (unsigned long)c.cycles);
+  codec_free(inc);
 }
 
 Test(nic, eight_large_values_carry_and_stall) {
   struct nic_engine e = engine();
+  codec_t *inc = inc_codec();
   uint8_t tags[8 * 17];
   memset(tags, 3, sizeof tags);
   uint16_t vb[17];
-  cr_assert_eq(nic_inc_vectors(&e, tags, 8, vb), 1);
+  cr_assert_eq(nic_inc_vectors(&e, inc, tags, 8, vb), 1);
   cr_assert_eq(vb[0], 272);
   struct nic_cost c;
   /* One 272-bit vector: one burst out, a 16-bit carry flushed. */
@@ -748,12 +767,13 @@ Test(nic, eight_large_values_carry_and_stall) {
   /* Seventeen: the carry grows 16 bits a cycle; after sixteen it is a
    * whole burst, so the seventeenth waits one cycle. 17 x 272 = 4624 bits:
    * 18 whole bursts and 16 bits. */
-  cr_assert_eq(nic_inc_vectors(&e, tags, 8 * 17, vb), 17);
+  cr_assert_eq(nic_inc_vectors(&e, inc, tags, 8 * 17, vb), 17);
   nic_inc_compress(&e, vb, 17, 0, &c);
   cr_assert_eq(c.bits, 4624);
   cr_assert_eq(c.out_bursts, 18);
   cr_assert_eq(c.stalls, 1);
   cr_assert_eq(c.cycles, 19);
+  codec_free(inc);
 }
 
 /* A packet of five bursts behind two header bursts, error bound 2^-10:
@@ -828,16 +848,18 @@ Test(nic, packets_and_messages) {
    * compress; a message of them sums per packet. */
   size_t n = 365000;
   uint8_t *tags = calloc(n, 1);
+  codec_t *inc = inc_codec();
   struct nic_msg m;
-  nic_inc_message(&e, &f, tags, n, n, &m);
+  nic_inc_message(&e, &f, inc, tags, n, n, &m);
   cr_assert_eq(m.packets, 1000);
   cr_assert_float_eq(m.payload_bytes, 1000 * 92.0, 1e-9);
   cr_assert_float_eq(m.tx_cycles, 1000 * 49.0, 1e-9);
   /* A sample of a tenth stands for the whole. */
-  nic_inc_message(&e, &f, tags, n / 10, n, &m);
+  nic_inc_message(&e, &f, inc, tags, n / 10, n, &m);
   cr_assert_eq(m.packets, 1000);
   cr_assert_float_eq(m.tx_cycles, 1000 * 49.0, 1e-9);
   free(tags);
+  codec_free(inc);
   /* The streaming engine: fp32 through, one burst a cycle plus headers;
    * topk adds its selection passes before the first packet. */
   struct nic_stream s = {8, 256, 256, 0};

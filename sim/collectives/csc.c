@@ -114,19 +114,20 @@ static void exchange_selected(struct coll_call *c, const struct csc *st,
     msel += b - a;
     was[st->sel[i]] = true;
   }
-  struct vec sv = {nsel, msel, msel ? g_new(float, msel) : NULL, NULL};
+  struct vec sv = {.n = nsel, .m = msel};
+  vec_alloc(&sv, v->exact != NULL);
   for (size_t i = 0, o = 0; i < st->nsel; i++, o += b - a) {
     chunk_held(s, v, st->sel[i], &a, &b);
     if (b > a) /* payload none holds no values (and x is NULL) */
-      memcpy(sv.x + o, v->x + a, (b - a) * sizeof(float));
+      vec_copy(&sv, o, v, a, b - a);
   }
   ring_all(c, &sv, false);
   for (size_t i = 0, o = 0; i < st->nsel; i++, o += b - a) {
     chunk_held(s, v, st->sel[i], &a, &b);
     if (b > a)
-      memcpy(v->x + a, sv.x + o, (b - a) * sizeof(float));
+      vec_copy(v, a, &sv, o, b - a);
   }
-  g_free(sv.x);
+  vec_release(&sv);
 }
 
 /* The chunks not selected stay local: not applied now, summed next time. */
@@ -140,6 +141,9 @@ static void keep_local(struct coll_call *c, struct csc *st, size_t nc,
         continue;
       memcpy(st->residual + a, c->v->x + a, (b - a) * sizeof(float));
       memset(c->v->x + a, 0, (b - a) * sizeof(float));
+      /* Not a sum: the oracle skips it (payload_check). */
+      for (size_t j = a; c->v->exact && j < b; j++)
+        c->v->exact[j] = NAN;
     }
 }
 
@@ -195,7 +199,7 @@ static void select_next(struct coll_call *c) {
   }
   /* A pass over the values (the norms), timed as one summation. */
   sim_reduce(c->w, s, values);
-  struct vec nv = {total, held ? total : 0, held ? norm : NULL, NULL};
+  struct vec nv = {.n = total, .m = held ? total : 0, .x = held ? norm : NULL};
   ring_all(c, &nv, true);
   if (held) {
     for (size_t j = 0; j < total; j++)
@@ -227,9 +231,13 @@ static void csc_worker(struct coll_call *c) {
   struct vec *v = c->v;
   size_t nc = chunks_of(s, v->n);
   struct csc *st = state_of(c);
-  /* The chunks kept local last time join this iteration's gradient. */
-  for (size_t j = 0; j < v->m; j++)
+  /* The chunks kept local last time join this iteration's gradient (the
+   * oracle's ledger: known to be added). */
+  for (size_t j = 0; j < v->m; j++) {
     v->x[j] += st->residual[j];
+    if (v->exact)
+      payload_ledger_add(v, j, st->residual[j]);
+  }
   memset(st->residual, 0, v->m * sizeof(float));
   bool *was = g_new0(bool, nc);
   /* Every worker holds the same selection: all skip an empty one. */
@@ -261,7 +269,6 @@ const struct collective coll_csc = {
                    "allreduce per iteration",
     .check = csc_check,
     .worker = csc_worker,
-    .no_oracle = true,
     .fuse_selected = true,
     .free_state = csc_free,
 };

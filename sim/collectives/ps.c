@@ -105,13 +105,22 @@ static void aggregator(struct coll_call *c) {
      * server's momentum, v = m v + sum (3LC's MomentumOptimizer on the
      * parameter server, seeds/004 Section 5.2; the learning rate left
      * out), compressed in place of the sum. The oracle's exact shadow
-     * still carries the sum: the dataflow is the same. */
+     * still carries the sum: the dataflow is the same; its ledger knows
+     * the pull to differ from the sum by v - sum. */
     struct vec delta = *c->v;
+    double *off = NULL;
     if (s->aggr_vel && c->v->x) {
       delta.x = s->aggr_vel[k];
       payload_momentum(s, delta.x, c->v->x, c->v->m);
+      if (c->v->offset) {
+        off = g_new(double, c->v->m);
+        for (size_t i = 0; i < c->v->m; i++)
+          off[i] = c->v->offset[i] + ((double)delta.x[i] - (double)c->v->x[i]);
+        delta.offset = off;
+      }
     }
     carry = sim_pack(c, &delta, 0, c->v->n, st);
+    g_free(off);
   }
   if (s->p->pull_direct)
     direct_send(c, 0, c->v->n, carry);
