@@ -302,6 +302,9 @@ void codec_state_reset(codec_state_t *s) {
 void codec_state_free(codec_state_t *s) {
   if (!s)
     return;
+  if (s->codec->ops->state_free)
+    s->codec->ops->state_free(s);
+  free(s->shapes);
   free(s->residual);
   free(s->scratch);
   free(s->spare_out);
@@ -328,12 +331,98 @@ void *codec_scratch(codec_state_t *s, size_t bytes) {
   return s->scratch;
 }
 
+int codec_state_set_shapes(codec_state_t *s, const struct codec_shape *shapes,
+                           size_t k) {
+  if (!s || (!shapes && k) || k > CODEC_SHAPES_MAX)
+    return -EINVAL;
+  uint64_t total = 0;
+  for (size_t i = 0; i < k; i++) {
+    uint64_t r = shapes[i].rows, c = shapes[i].cols;
+    if (r == 0 || c == 0 || r > UINT64_MAX / c || r * c > s->n - total)
+      return -EINVAL;
+    total += r * c;
+  }
+  if (total != s->n)
+    return -EINVAL;
+  struct codec_shape *copy = NULL;
+  if (k && !(copy = malloc(k * sizeof *copy)))
+    return -ENOMEM;
+  if (k)
+    memcpy(copy, shapes, k * sizeof *copy);
+  /* The codec's own buffers depend on the shapes: drop them, and let
+   * state_init set them up again. */
+  if (s->codec->ops->state_free)
+    s->codec->ops->state_free(s);
+  free(s->shapes);
+  s->shapes = copy;
+  s->nshapes = k;
+  codec_state_reset(s);
+  return 0;
+}
+
+bool codec_is_linear(const codec_t *c) { return c->ops->lin != NULL; }
+
+uint64_t codec_lin_len(const codec_t *c, const struct codec_shape *shapes,
+                       size_t k, int round) {
+  return c->ops->lin ? c->ops->lin->len(c, shapes, k, round) : 0;
+}
+
+int codec_lin_round(codec_state_t *s, int round, const float *in,
+                    float *out) {
+  if (!s || !s->codec->ops->lin || (round != 0 && round != 1) ||
+      (!in && s->n))
+    return -EINVAL;
+  return s->codec->ops->lin->round(s, round, in, out);
+}
+
+int codec_lin_finish(codec_state_t *s, const float *sum, float *out) {
+  if (!s || !s->codec->ops->lin || (!out && s->n))
+    return -EINVAL;
+  return s->codec->ops->lin->finish(s, sum, out);
+}
+
+size_t codec_lin_acc_len(const codec_state_t *s) {
+  return s->codec->ops->lin ? s->codec->ops->lin->acc_len(s) : 0;
+}
+
+void codec_lin_acc_init(const codec_state_t *s, double *acc) {
+  if (s->codec->ops->lin)
+    s->codec->ops->lin->acc_init(s, acc);
+}
+
+void codec_lin_acc_add(const codec_state_t *s, double *acc) {
+  if (s->codec->ops->lin)
+    s->codec->ops->lin->acc_add(s, acc);
+}
+
+void codec_lin_bounds(const codec_state_t *s, const double *acc, size_t p,
+                      double *out) {
+  if (s->codec->ops->lin)
+    s->codec->ops->lin->bounds(s, acc, p, out);
+}
+
 ptrdiff_t codec_encode(codec_state_t *s, const float *in, size_t n, void *out,
                        size_t cap) {
   if (!s || (!in && n) || (!out && cap) || n != s->n)
     return -EINVAL;
   const struct codec_ops *ops = s->codec->ops;
   size_t bound = ops->bound(s->codec, n);
+  /* A payload whose size the stream knows before encoding (PowerSGD's,
+   * from its shapes): below it nothing fits and the state (its factors
+   * too, which the spare path below would not restore) is not touched,
+   * the input's own error first; at or above it the codec writes exactly
+   * that much. */
+  ptrdiff_t known = ops->payload_size ? ops->payload_size(s) : -1;
+  if (known >= 0 && cap < (size_t)known)
+    return ops->finite_only && kern_absmax_bits(in, n) >= 0x7f800000u
+               ? -EDOM
+               : -ENOSPC;
+  if (known >= 0 && cap < bound) {
+    ptrdiff_t r = ops->encode(s, in, out);
+    if (r >= 0)
+      s->step++;
+    return r;
+  }
   if (cap >= bound) {
     ptrdiff_t r = ops->encode(s, in, out);
     if (r >= 0)

@@ -162,6 +162,79 @@ int codec_decode_add(const codec_t *c, const void *in, size_t len, float *acc,
 /* Text for a codec error value (negative errno). */
 const char *codec_strerror(int err);
 
+/* ---- tensor shapes and linear compressors (PowerSGD) -------------------
+ * A stream's N values may be a run of tensors, each viewed as a matrix
+ * ROWS x COLS (a tensor's first dimension by the product of the others,
+ * as PyTorch's PowerSGD hook views it; a vector is N x 1). Codecs that
+ * work on matrices read the shapes; the others ignore them. Without
+ * shapes a stream is one matrix, the most square one N factors into
+ * (R x C with R the largest divisor of N not above its square root). */
+struct codec_shape {
+  uint64_t rows, cols;
+};
+/* Set S's tensors: K shapes whose rows x cols sum to the N of S. Resets
+ * the stream (codec_state_reset). Returns 0, -EINVAL (the sizes do not
+ * add up to N, a zero dimension) or -ENOMEM. */
+int codec_state_set_shapes(codec_state_t *s, const struct codec_shape *shapes,
+                           size_t k);
+
+/* A linear compressor's compression of a sum is the sum of the workers'
+ * compressions, so its exchange is allreduces of small factors with work
+ * between them instead of one encoded message (PowerSGD, Vogels et al.
+ * 2019, Algorithm 1: P = M Q, allreduce P, orthogonalize, Q = M^T P,
+ * allreduce Q, decompress P Q^T). Such a codec still has codec_encode()
+ * and codec_decode() for one stream alone (one worker: the factors of its
+ * own matrix), which the benchmarks and measurements use; the simulator
+ * runs its rounds:
+ *
+ *   codec_lin_round(s, 0, in, out)   the first factors of the gradient IN
+ *   (the collective sums OUT over the workers into SUM)
+ *   codec_lin_round(s, 1, sum, out)  the second factors, from that sum
+ *   (the collective sums them)
+ *   codec_lin_finish(s, sum, out)    the decompressed sum of the workers'
+ *                                    gradients (N values)
+ *
+ * Every worker's stream runs the same rounds on the same shapes. Round 0's
+ * message also carries the values of the tensors that travel uncompressed
+ * (a matrix that rank-r factors would not shrink, biases), summed with it.
+ * Error feedback: the residual (codec_state_residual) holds what a worker
+ * has not yet sent, updated by round 1; when round 1's message is empty
+ * (nothing is compressed), by round 0 already, so that nothing a worker
+ * keeps depends on an allreduce it does not wait for. */
+bool codec_is_linear(const codec_t *c);
+/* Floats of round R's message (0 or 1) for a stream of the tensors SHAPES
+ * (K of them), without a stream (the simulator times payload = none
+ * with it). */
+uint64_t codec_lin_len(const codec_t *c, const struct codec_shape *shapes,
+                       size_t k, int round);
+/* Round R: IN is the gradient (round 0, N values) or the sum of round 0's
+ * messages (round 1); OUT gets codec_lin_len() floats. Returns 0, -EINVAL
+ * (not a linear codec, R not 0 or 1, round 1 before round 0) or -EDOM
+ * (the gradient holds NaN or infinity; the state is left as it was). */
+int codec_lin_round(codec_state_t *s, int round, const float *in, float *out);
+/* After round 1: OUT (N values) = the decompressed sum, from the sum SUM of
+ * round 1's messages. Returns 0 or -EINVAL. */
+int codec_lin_finish(codec_state_t *s, const float *sum, float *out);
+
+/* The oracle's bound for a linear exchange. Workers' streams may hold
+ * factors that differ by rounding (a collective that sums in a different
+ * order on every worker), so the bound needs what every worker holds: each
+ * adds its part into ACC (codec_lin_acc_len() doubles, set up by
+ * codec_lin_acc_init) after its round 1; after its finish, OUT[i] bounds
+ *
+ *     | finish[i] - sum over workers w of (in_w[i] + rb_w[i] - ra_w[i]
+ *                                          +- codec_error_bounds_w[i]) |
+ *
+ * for P workers: what the aggregation of the factors may add beyond each
+ * worker's own encode (rb, ra: its residual before round 0, after round
+ * 1). A worker adds its part after round 1, or after round 0 when round
+ * 1's message is empty. */
+size_t codec_lin_acc_len(const codec_state_t *s);
+void codec_lin_acc_init(const codec_state_t *s, double *acc);
+void codec_lin_acc_add(const codec_state_t *s, double *acc);
+void codec_lin_bounds(const codec_state_t *s, const double *acc, size_t p,
+                      double *out);
+
 /* ---- registry ------------------------------------------------------- */
 
 struct codec_info {

@@ -86,8 +86,18 @@ struct codec_ops {
   /* codec_payload_values() of a sparse codec; NULL: dense (N). */
   ptrdiff_t (*payload_values)(const codec_t *c, const unsigned char *in,
                               size_t len, size_t n);
+  /* The exact size of S's next payload when it does not depend on the
+   * values but on the stream (PowerSGD: its shapes); NULL otherwise. With
+   * it, FINITE_ONLY says the codec refuses NaN and infinity (-EDOM). */
+  ptrdiff_t (*payload_size)(const codec_state_t *s);
+  bool finite_only;
+  /* A linear compressor's rounds (codec.h); NULL for the others. */
+  const struct codec_lin_ops *lin;
+  /* Free what the codec keeps in S->ext; may be NULL. */
+  void (*state_free)(codec_state_t *s);
 
-  /* Encode S->n values of IN into OUT, which has bound(n) bytes. Returns
+  /* Encode S->n values of IN into OUT, which has bound(n) bytes (or, for
+   * a codec with PAYLOAD_SIZE, that many: it writes no more). Returns
    * the payload size or a negative errno; on error the state must be left
    * unchanged (check the input before mutating it). */
   ptrdiff_t (*encode)(codec_state_t *s, const float *in, unsigned char *out);
@@ -96,6 +106,19 @@ struct codec_ops {
                 float *out, size_t n, bool add);
   /* Zero or reseed the codec's private scalars (PRIV). May be NULL. */
   void (*state_init)(codec_state_t *s);
+};
+
+/* The rounds of a linear compressor, as codec.h describes them. */
+struct codec_lin_ops {
+  uint64_t (*len)(const codec_t *c, const struct codec_shape *shapes,
+                  size_t k, int round);
+  int (*round)(codec_state_t *s, int round, const float *in, float *out);
+  int (*finish)(codec_state_t *s, const float *sum, float *out);
+  size_t (*acc_len)(const codec_state_t *s);
+  void (*acc_init)(const codec_state_t *s, double *acc);
+  void (*acc_add)(const codec_state_t *s, double *acc);
+  void (*bounds)(const codec_state_t *s, const double *acc, size_t p,
+                 double *out);
 };
 
 struct codec {
@@ -122,7 +145,16 @@ struct codec_state {
    * first, and the residual is saved here to be restored on -ENOSPC. */
   unsigned char *spare_out;
   float *spare_residual;
+  /* The tensors of the stream (codec_state_set_shapes), or none. */
+  struct codec_shape *shapes;
+  size_t nshapes;
+  /* What a codec keeps beyond the residual (PowerSGD's factors), owned
+   * by it: set up by state_init, freed by state_free. */
+  void *ext;
 };
+
+/* Most tensors a stream may be cut into (codec_state_set_shapes). */
+enum { CODEC_SHAPES_MAX = 65536 };
 
 /* Typed views of the parameter and private areas: each codec defines its
  * own struct and checks its size against the area with a static assert. */

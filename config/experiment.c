@@ -278,6 +278,19 @@ static int k_params(struct point *p, const char *v, char *e, size_t l) {
 static int k_tensors(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 1, 1 << 20, &p->tensors, e, l);
 }
+static int k_shape(struct point *p, const char *v, char *e, size_t l) {
+  if (!strcmp(v, "none")) {
+    p->shape_dims = 0;
+    return 0;
+  }
+  p->shape_dims = model_parse_shape(v, p->shape);
+  if (!p->shape_dims)
+    return bad(e, l,
+               "must be none or a tensor shape such as 1024x4096 (1 to %d "
+               "whole numbers >= 1 joined by x)",
+               MODEL_MAX_DIMS);
+  return 0;
+}
 static int k_compute(struct point *p, const char *v, char *e, size_t l) {
   return seconds(v, &p->compute_s, e, l);
 }
@@ -600,6 +613,7 @@ static const struct key keys[] = {
     {"model", "name", NULL, k_model},
     {"model", "params", "25000000", k_params},
     {"model", "tensors", "1", k_tensors},
+    {"model", "shape", "none", k_shape},
     {"model", "compute", "0", k_compute},
     {"model", "update", "0", k_update},
     {"model", "compute_scale", "1", k_compute_scale},
@@ -775,11 +789,26 @@ static bool straggler(const char *item, int nodes, int *w, double *f) {
 
 /* Checks that need several keys. */
 static int validate_point(struct point *p, char *e, size_t l) {
-  if (strcmp(p->model, "synthetic") == 0 &&
-      (uint64_t)p->tensors > p->params)
+  bool synthetic = strcmp(p->model, "synthetic") == 0;
+  if (synthetic && (uint64_t)p->tensors > p->params)
     return bad(e, l,
                "[model] tensors = %d exceeds params = %" G_GUINT64_FORMAT,
                p->tensors, p->params);
+  if (p->shape_dims && !synthetic)
+    return bad(e, l,
+               "[model] shape applies to the synthetic model only (a model "
+               "file gives each tensor's shape)");
+  if (p->shape_dims) {
+    uint64_t prod = 1;
+    for (size_t i = 0; i < p->shape_dims; i++)
+      prod *= p->shape[i];
+    if (prod > p->params / (uint64_t)p->tensors ||
+        prod * (uint64_t)p->tensors != p->params)
+      return bad(e, l,
+                 "[model] shape of %" G_GUINT64_FORMAT
+                 " values needs params = tensors x that = %g, not %" G_GUINT64_FORMAT,
+                 prod, (double)prod * p->tensors, p->params);
+  }
   if (p->topology == TOPO_GPU && p->gpus_per_node % p->gpus_per_switch)
     return bad(e, l,
                "[platform] gpus_per_node = %d must be a multiple of "

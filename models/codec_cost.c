@@ -205,13 +205,31 @@ int codec_costs_load(const char *path, struct codec_costs **out, char *err,
 }
 
 /* The canonical spec, then the codec's cost family ("rgc/trimmed"), then
- * its name. */
+ * its name; then, for a setting the table does not list (powersgd:rank=8,
+ * trunc:bits=7), the first listed setting of the same codec in the order
+ * of the specs' text, so that an unlisted setting costs what its nearest
+ * relative does rather than nothing. */
 static gpointer lookup(GHashTable *h, const codec_t *c) {
   gpointer e = g_hash_table_lookup(h, codec_spec(c));
   char family[CODEC_SPEC_MAX];
   if (!e && codec_cost_family(c, family, sizeof family))
     e = g_hash_table_lookup(h, family);
-  return e ? e : g_hash_table_lookup(h, codec_name(c));
+  if (!e)
+    e = g_hash_table_lookup(h, codec_name(c));
+  if (e)
+    return e;
+  char *prefix = g_strdup_printf("%s:", codec_name(c));
+  const char *best = NULL;
+  GHashTableIter it;
+  gpointer key, val;
+  g_hash_table_iter_init(&it, h);
+  while (g_hash_table_iter_next(&it, &key, &val))
+    if (g_str_has_prefix(key, prefix) && (!best || strcmp(key, best) < 0)) {
+      best = key;
+      e = val;
+    }
+  g_free(prefix);
+  return e;
 }
 
 bool codec_costs_has(const struct codec_costs *t, const codec_t *c,

@@ -317,12 +317,45 @@ static int layer_line(struct model_parse *st, const GPtrArray *w,
   return rc;
 }
 
-/* 'tensor NAME ELEMENTS LAYER', the layer declared above. */
+void model_tensor_matrix(const struct model_tensor *t, uint64_t *rows,
+                         uint64_t *cols) {
+  if (t->ndims < 2) {
+    *rows = t->elements;
+    *cols = 1;
+    return;
+  }
+  *rows = t->dims[0];
+  *cols = t->elements / t->dims[0];
+}
+
+size_t model_parse_shape(const char *text, uint64_t dims[MODEL_MAX_DIMS]) {
+  size_t k = 0;
+  uint64_t prod = 1;
+  const char *p = text;
+  for (;;) {
+    if (k == MODEL_MAX_DIMS || !g_ascii_isdigit(*p))
+      return 0;
+    char *end;
+    errno = 0;
+    guint64 d = g_ascii_strtoull(p, &end, 10);
+    if (errno || d == 0 || d > MODEL_MAX_PARAMS / prod)
+      return 0;
+    prod *= d;
+    dims[k++] = d;
+    if (*end == '\0')
+      return k;
+    if (*end != 'x')
+      return 0;
+    p = end + 1;
+  }
+}
+
+/* 'tensor NAME ELEMENTS LAYER [SHAPE]', the layer declared above. */
 static int tensor_line(struct model_parse *st, const GPtrArray *w,
                        const char *path, size_t line, char *err,
                        size_t errlen) {
   int rc = 0;
-  struct model_tensor t = {g_strdup(W(1)), 0, 0, 0};
+  struct model_tensor t = {.name = g_strdup(W(1))};
   gpointer ix = g_hash_table_lookup(st->layer_ix, W(3));
   g_array_append_val(st->tensors, t);
   struct model_tensor *tp =
@@ -343,6 +376,18 @@ static int tensor_line(struct model_parse *st, const GPtrArray *w,
               line, W(1), W(3));
   else
     tp->layer = GPOINTER_TO_SIZE(ix) - 1;
+  if (!rc && w->len == 5) {
+    uint64_t prod = 1;
+    tp->ndims = model_parse_shape(W(4), tp->dims);
+    for (size_t i = 0; i < tp->ndims; i++)
+      prod *= tp->dims[i];
+    if (!tp->ndims || prod != tp->elements)
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: tensor %s: shape '%s' must be dimensions AxBx... "
+                "(1 to %d whole numbers >= 1) whose product is its %s "
+                "elements",
+                path, line, W(1), W(4), MODEL_MAX_DIMS, W(2));
+  }
   if (!rc)
     st->params += tp->elements;
   return rc;
@@ -403,7 +448,7 @@ static int model_line(void *ctx, const GPtrArray *w, const char *path,
     st->backward_line = line;
   } else if (strcmp(kw, "layer") == 0 && w->len == 3) {
     rc = layer_line(st, w, path, line, err, errlen);
-  } else if (strcmp(kw, "tensor") == 0 && w->len == 4) {
+  } else if (strcmp(kw, "tensor") == 0 && (w->len == 4 || w->len == 5)) {
     rc = tensor_line(st, w, path, line, err, errlen);
   } else if (!(strcmp(kw, "expect") == 0 &&
                expect_line(st->ex, w, path, line, &rc, err, errlen))) {
@@ -794,6 +839,26 @@ int model_load(const char *name, const struct model_opts *opts,
   g_free(path);
   *out = rc ? NULL : m;
   return rc;
+}
+
+int model_synthetic_shape(struct model *m, const uint64_t *dims, size_t ndims,
+                          char *err, size_t errlen) {
+  uint64_t prod = 1;
+  for (size_t i = 0; i < ndims; i++)
+    prod *= dims[i];
+  for (size_t i = 0; i < m->ntensors; i++)
+    if (m->tensors[i].elements != prod || ndims == 0 ||
+        ndims > MODEL_MAX_DIMS)
+      return fail(err, errlen, -EINVAL,
+                  "synthetic model: a shape of %" G_GUINT64_FORMAT
+                  " values does not fit its tensors of %" G_GUINT64_FORMAT
+                  " values each (params = tensors x the shape's product)",
+                  prod, m->tensors[i].elements);
+  for (size_t i = 0; i < m->ntensors; i++) {
+    m->tensors[i].ndims = ndims;
+    memcpy(m->tensors[i].dims, dims, ndims * sizeof *dims);
+  }
+  return 0;
 }
 
 int model_synthetic(uint64_t params, size_t tensors, double compute_s,

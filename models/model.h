@@ -25,12 +25,29 @@ struct model_layer {
   double backward_s;
 };
 
+/* Most dimensions a tensor's shape may have. */
+#define MODEL_MAX_DIMS 8
+
 struct model_tensor {
   char *name;
   uint64_t elements;
   size_t layer;      /* index into layers */
   double backward_s; /* backward time of the part of its layer producing it */
+  size_t ndims;      /* 0: no shape known (a vector of ELEMENTS) */
+  uint64_t dims[MODEL_MAX_DIMS]; /* their product is ELEMENTS */
 };
+
+/* The matrix a tensor is viewed as by codecs that work on matrices
+ * (PowerSGD): its first dimension by the product of the others, as
+ * PyTorch's PowerSGD hook reshapes it; a vector (or a tensor without a
+ * shape) is ELEMENTS x 1. */
+void model_tensor_matrix(const struct model_tensor *t, uint64_t *rows,
+                         uint64_t *cols);
+
+/* Parse a shape written "64x3x7x7" (1 to MODEL_MAX_DIMS dimensions, each a
+ * whole number >= 1, their product at most MODEL_MAX_PARAMS) into DIMS;
+ * returns the number of dimensions, or 0 when TEXT is not a shape. */
+size_t model_parse_shape(const char *text, uint64_t dims[MODEL_MAX_DIMS]);
 
 struct model {
   char *name;
@@ -86,6 +103,10 @@ int model_load_data(const char *path, const char *data, size_t len,
 int model_synthetic(uint64_t params, size_t tensors, double compute_s,
                     double update_s, struct model **out, char *err,
                     size_t errlen);
+/* Give every tensor of a synthetic model M the shape DIMS (NDIMS of them),
+ * whose product must be each tensor's elements; -EINVAL otherwise. */
+int model_synthetic_shape(struct model *m, const uint64_t *dims, size_t ndims,
+                          char *err, size_t errlen);
 
 void model_free(struct model *m);
 

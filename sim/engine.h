@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "gradgen.h"
+#include "model.h"
 #include "nic.h"
 
 enum topology {
@@ -67,6 +68,10 @@ struct point {
   char *model;    /* name or path, or "synthetic" */
   uint64_t params; /* synthetic */
   int tensors;
+  /* synthetic: every tensor's shape ([model] shape), SHAPE_DIMS of them
+   * (0: none, vectors) */
+  size_t shape_dims;
+  uint64_t shape[MODEL_MAX_DIMS];
   double compute_s, update_s;
   double compute_scale; /* multiplies forward and backward times */
   double update_Bps;    /* bytes the update touches per second, 0: device */

@@ -24,6 +24,16 @@ size_t payload_held(const struct point *p, uint64_t n) {
   return (size_t)(n < s ? n : s);
 }
 
+/* The oracle's books of one bucket's linear exchange in one iteration
+ * ("the oracle of a linear codec's exchange", below). */
+struct lin_books {
+  double *shift, *bound; /* per value: what workers kept back, its bound */
+  double *acc;           /* codec_lin_acc_len() doubles */
+  double *truth[2];      /* per round: the exact sum of the factors */
+  size_t acc_len;
+  bool acc_ready;
+};
+
 void payload_init_truth(struct sim *s, bool oracle) {
   s->truth_slots = s->p->mode == MODE_PIPE ? s->p->k + 1 : 2;
   s->truth = g_new0(double *, (size_t)s->truth_slots * s->nbuckets);
@@ -32,6 +42,8 @@ void payload_init_truth(struct sim *s, bool oracle) {
    * every sampled payload, and a full one up to about 16M parameters. */
   if (s->p->payload != PAYLOAD_NONE && s->p->grad.persist > 0)
     s->gcache = gradgen_cache_new((size_t)1 << 24);
+  if (oracle && s->linear)
+    s->lin = g_new0(struct lin_books, (size_t)s->truth_slots * s->nbuckets);
   if (oracle)
     for (int t = 0; t < s->truth_slots; t++)
       for (size_t b = 0; b < s->nbuckets; b++)
@@ -46,8 +58,8 @@ static double *truth_of(const struct sim *s, int it, size_t b) {
 
 /* Fill bucket B of worker W at iteration IT with its gradient: each
  * tensor's values, or, sampled, a prefix of each tensor in proportion. */
-static void generate(const struct sim *s, int w, size_t b, uint64_t it,
-                     float *out, size_t m) {
+void payload_gradient(const struct sim *s, int w, size_t b, uint64_t it,
+                      float *out, size_t m) {
   const struct bucket *bk = &s->buckets[b];
   size_t done = 0;
   for (size_t t = bk->first; t < bk->first + bk->count && done < m; t++) {
@@ -71,7 +83,6 @@ static void generate(const struct sim *s, int w, size_t b, uint64_t it,
  * draws) with each of its push streams, and ps-shared's aggregators
  * encode the sum of the pushes they decode with their pull streams, as
  * the exchange does. No simulated time passes. */
-#define WARMUP_ITERATION ((uint64_t)1 << 40)
 
 void payload_momentum(const struct sim *s, float *vel, const float *sum,
                       size_t m) {
@@ -86,7 +97,7 @@ static void warm_bucket(struct sim *s, size_t b, uint64_t it, float *x,
   uint64_t n = s->buckets[b].n;
   for (int w = 0; w < s->nworkers; w++) {
     const struct vec *v = &s->ws[w].vecs[b];
-    generate(s, w, b, it, x, v->m);
+    payload_gradient(s, w, b, it, x, v->m);
     for (int a = 0; a < shards; a++) {
       size_t lo, hi;
       vec_held(v, n * (uint64_t)a / (uint64_t)shards,
@@ -110,6 +121,10 @@ static void warm_bucket(struct sim *s, size_t b, uint64_t it, float *x,
 }
 
 void payload_warm_up(struct sim *s) {
+  if (s->linear) {
+    linear_warm_up(s);
+    return;
+  }
   if (!s->p->warmup_steps || !s->codec || !codec_is_stateful(s->codec))
     return;
   size_t most = 1;
@@ -127,7 +142,7 @@ void payload_warm_up(struct sim *s) {
   for (int k = 0; k < s->p->warmup_steps; k++)
     for (size_t b = 0; b < s->nbuckets; b++)
       if (s->ws[0].vecs[b].m && !schedule_uncompressed(s, b))
-        warm_bucket(s, b, WARMUP_ITERATION + (uint64_t)k, x, sums, buf,
+        warm_bucket(s, b, PAYLOAD_WARMUP_ITERATION + (uint64_t)k, x, sums, buf,
                     cap);
   for (int a = 0; sums && a < s->naggr; a++)
     g_free(sums[a]);
@@ -210,7 +225,7 @@ void payload_prepare(struct wstate *ws, size_t b, int it) {
   struct vec *v = &ws->vecs[b];
   if (!v->m)
     return;
-  generate(s, ws->w->rank, b, it, v->x, v->m);
+  payload_gradient(s, ws->w->rank, b, it, v->x, v->m);
   if (ws->accum) {
     for (size_t i = 0; i < v->m; i++)
       v->x[i] += ws->accum[b][i];
@@ -237,23 +252,20 @@ void payload_accumulate(struct wstate *ws, int it) {
     if (!v->m)
       continue;
     float *g = g_new(float, v->m);
-    generate(s, ws->w->rank, b, it, g, v->m);
+    payload_gradient(s, ws->w->rank, b, it, g, v->m);
     for (size_t i = 0; i < v->m; i++)
       ws->accum[b][i] += g[i];
     g_free(g);
   }
 }
 
-/* After bucket B's exchange at IT: the shadow must be the exact sum of
- * every worker's gradient (the collective's dataflow), and each value
- * within its ledger's bound of that sum plus its known offset. A value
- * whose shadow is NAN was kept local by design (csc) and is skipped. */
-void payload_check(struct wstate *ws, size_t b, int it) {
-  struct sim *s = ws->w->sim;
-  struct vec *v = &ws->vecs[b];
-  if (!v->exact)
-    return;
-  const double *truth = truth_of(s, it, b);
+/* V (what RANK holds) against TRUTH, the exact sums: its shadow must be
+ * that sum (the dataflow), and each value within its ledger's bound of
+ * the sum plus its known offset. A value whose shadow is NAN was kept
+ * local by design (csc) and is skipped. WHAT names V in the message. */
+static void check_vec(struct sim *s, const char *what, int rank,
+                      const struct vec *v, const double *truth, int it,
+                      size_t b) {
   double tmax = 0;
   for (size_t i = 0; i < v->m; i++)
     tmax = fmax(tmax, fabs(truth[i]));
@@ -277,10 +289,10 @@ void payload_check(struct wstate *ws, size_t b, int it) {
       if (!s->oracle_msg->len)
         g_string_printf(
             s->oracle_msg,
-            "iteration %d, bucket %zu, worker %d, value %zu: got %.9g, "
+            "iteration %d, bucket %zu%s, worker %d, value %zu: got %.9g, "
             "the exact sum is %.9g%s (dataflow %.9g), expected %.9g within "
             "%.3g (its encodes' error bounds and the sums' rounding)",
-            it, b, ws->w->rank, i, (double)v->x[i], truth[i],
+            it, b, what, rank, i, (double)v->x[i], truth[i],
             v->offset[i] != 0 ? " plus what error feedback kept back" : "",
             v->exact[i], want, allowed);
       return;
@@ -289,11 +301,119 @@ void payload_check(struct wstate *ws, size_t b, int it) {
   s->oracle_run = true;
 }
 
+void payload_check(struct wstate *ws, size_t b, int it) {
+  struct sim *s = ws->w->sim;
+  struct vec *v = &ws->vecs[b];
+  if (v->exact)
+    check_vec(s, "", ws->w->rank, v, truth_of(s, it, b), it, b);
+}
+
+/* ---- the oracle of a linear codec's exchange (linear.c) ------------------
+ * Its values never travel as values, so the books are kept on what does:
+ * each round's factors (their dataflow and sums checked like any vector's
+ * against the exact sum of every worker's factors), what each worker kept
+ * back (its residual before and after) and the codec's bound of the
+ * aggregation (codec_lin_bounds), collected from every worker before any
+ * of them can finish. */
+
+static struct lin_books *books_of(const struct sim *s, int it, size_t b) {
+  return &s->lin[(size_t)(it % s->truth_slots) * s->nbuckets + b];
+}
+
+/* Books allocated on first use: the factors' lengths are the codec's. */
+static struct lin_books *books(struct wstate *ws, size_t b, int it) {
+  struct sim *s = ws->w->sim;
+  struct lin_books *k = books_of(s, it, b);
+  if (!k->shift) {
+    size_t m = ws->vecs[b].m;
+    codec_state_t *st = ws->lin_states[b];
+    size_t n;
+    struct codec_shape *sh = linear_shapes(s, b, &n);
+    k->shift = g_new0(double, m + 1);
+    k->bound = g_new0(double, m + 1);
+    for (int r = 0; r < 2; r++)
+      k->truth[r] = g_new0(double, codec_lin_len(s->codec, sh, n, r) + 1);
+    k->acc_len = codec_lin_acc_len(st);
+    k->acc = g_new0(double, k->acc_len + 1);
+    g_free(sh);
+  }
+  if (!k->acc_ready) {
+    codec_lin_acc_init(ws->lin_states[b], k->acc);
+    k->acc_ready = true;
+  }
+  return k;
+}
+
+void payload_lin_factors(struct wstate *ws, size_t b, int it, int round,
+                         struct vec *fv) {
+  struct lin_books *k = books(ws, b, it);
+  for (size_t i = 0; i < fv->m; i++) {
+    fv->exact[i] = fv->x[i];
+    k->truth[round][i] += fv->x[i];
+  }
+  memset(fv->offset, 0, fv->m * sizeof(double));
+  memset(fv->bound, 0, fv->m * sizeof(double));
+}
+
+void payload_lin_check(struct wstate *ws, size_t b, int it, int round,
+                       const struct vec *fv) {
+  struct sim *s = ws->w->sim;
+  check_vec(s, round ? " (second factors)" : " (first factors)", ws->w->rank,
+            fv, books(ws, b, it)->truth[round], it, b);
+}
+
+void payload_lin_keep(struct wstate *ws, size_t b, int it, const float *rb) {
+  struct sim *s = ws->w->sim;
+  struct vec *v = &ws->vecs[b];
+  codec_state_t *st = ws->lin_states[b];
+  struct lin_books *k = books(ws, b, it);
+  const float *ra = codec_state_residual(st);
+  double *e = g_new(double, v->m + 1);
+  codec_error_bounds(s->codec, v->x, rb, ra, v->m, e);
+  for (size_t i = 0; i < v->m; i++) {
+    if (ra) /* a codec without a residual keeps nothing back */
+      k->shift[i] += (double)rb[i] - (double)ra[i];
+    k->bound[i] += e[i];
+  }
+  g_free(e);
+  codec_lin_acc_add(st, k->acc);
+}
+
+void payload_lin_settle(struct wstate *ws, size_t b, int it) {
+  struct sim *s = ws->w->sim;
+  struct vec *v = &ws->vecs[b];
+  struct lin_books *k = books(ws, b, it);
+  codec_lin_bounds(ws->lin_states[b], k->acc, (size_t)s->nworkers, v->bound);
+  /* The values' dataflow is their factors' (checked on them): the shadow
+   * is the exact sum, the ledger what the workers kept back. */
+  const double *truth = truth_of(s, it, b);
+  for (size_t i = 0; i < v->m; i++) {
+    v->exact[i] = truth[i];
+    v->offset[i] = k->shift[i];
+    v->bound[i] += k->bound[i];
+  }
+}
+
 void payload_release(struct sim *s, int it) {
   int slot = it % s->truth_slots;
   if (++s->checked[slot] < s->nworkers)
     return;
   s->checked[slot] = 0;
+  for (size_t b = 0; s->lin && b < s->nbuckets; b++) {
+    struct lin_books *k = books_of(s, it, b);
+    if (!k->shift)
+      continue;
+    size_t m = s->ws[0].vecs[b].m;
+    size_t n;
+    struct codec_shape *sh = linear_shapes(s, b, &n);
+    memset(k->shift, 0, m * sizeof(double));
+    memset(k->bound, 0, m * sizeof(double));
+    for (int r = 0; r < 2; r++)
+      memset(k->truth[r], 0,
+             codec_lin_len(s->codec, sh, n, r) * sizeof(double));
+    g_free(sh);
+    k->acc_ready = false;
+  }
   for (size_t b = 0; b < s->nbuckets; b++)
     if (s->truth[(size_t)slot * s->nbuckets + b])
       memset(s->truth[(size_t)slot * s->nbuckets + b], 0,

@@ -15,6 +15,7 @@
 #include <simgrid/mutex.h>
 #include <simgrid/plugins/load.h>
 #include <simgrid/semaphore.h>
+#include <xbt/asserts.h>
 #include <xbt/log.h>
 
 #include <math.h>
@@ -31,10 +32,14 @@ static struct model *load_model(const struct point *p, char **err) {
   struct model *m;
   char e[512];
   int rc;
-  if (!strcmp(p->model, "synthetic"))
+  if (!strcmp(p->model, "synthetic")) {
     rc = model_synthetic(p->params, (size_t)p->tensors, p->compute_s,
                          p->update_s, &m, e, sizeof e);
-  else {
+    if (!rc && p->shape_dims &&
+        (rc = model_synthetic_shape(m, p->shape, p->shape_dims, e,
+                                    sizeof e)) != 0)
+      model_free(m);
+  } else {
     struct model_opts o = {p->device, p->precision, p->batch, NULL};
     rc = model_load(p->model, &o, &m, e, sizeof e);
   }
@@ -112,14 +117,35 @@ static int check_codec(const struct point *p, const struct collective *coll,
     *err = g_strdup_printf("[exchange] codec = %s: %s", p->codec, e);
     return -1;
   }
-  if (codec_is_stateful(*c) && !coll->stateful)
+  bool linear = codec_is_linear(*c);
+  if (linear && coll->bucket_state)
+    *err = g_strdup_printf(
+        "[exchange] codec = %s exchanges its factors by two allreduces, "
+        "which algorithm = %s (a selection of each bucket's own values) "
+        "cannot run: take any other collective",
+        p->codec, coll->name);
+  else if (linear && p->payload == PAYLOAD_SAMPLED)
+    *err = g_strdup_printf("[exchange] codec = %s works on whole matrices: "
+                           "payload = sampled cannot hold them (use full, "
+                           "or none to time it)",
+                           p->codec);
+  else if (linear && p->placement == PLACE_NIC)
+    *err = g_strdup_printf("[exchange] codec = %s multiplies matrices, which "
+                           "the NIC engine does not: placement = cpu or gpu",
+                           p->codec);
+  else if (linear && p->server_momentum > 0)
+    *err = g_strdup_printf("[exchange] codec = %s: server_momentum applies "
+                           "to a compressed pull, which its allreduces of "
+                           "factors do not have",
+                           p->codec);
+  else if (!linear && codec_is_stateful(*c) && !coll->stateful)
     *err = g_strdup_printf(
         "[exchange] codec = %s keeps an error-feedback state per worker, "
         "which algorithm = %s (re-encoding partial sums on every hop) "
         "cannot use: take allgather-rdb, ps or ps-shared, or a stateless "
         "codec",
         p->codec, coll->name);
-  else if (p->payload == PAYLOAD_NONE && !codec_size_is_fixed(*c))
+  else if (!linear && p->payload == PAYLOAD_NONE && !codec_size_is_fixed(*c))
     *err = g_strdup_printf("[exchange] codec = %s: its payload size "
                            "depends on the data, so payload = none cannot "
                            "time it (use full or sampled)",
@@ -272,6 +298,7 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
   s->model = load_model(p, err);
   if (strcmp(p->codec, "none") != 0)
     codec_create(p->codec, &s->codec, NULL, 0);
+  s->linear = s->codec && codec_is_linear(s->codec);
   char e[512];
   struct codec_costs *costs;
   if (codec_costs_load(*p->costs ? p->costs : NULL, &costs, e, sizeof e) !=
@@ -364,6 +391,25 @@ static void make_states(struct sim *s, struct wstate *ws, int i) {
     }
 }
 
+/* Worker I's linear-codec streams: one per bucket, its tensors' shapes
+ * set, when it holds the bucket's values (payload = full). The same seed
+ * on every worker: a linear codec's workers start from the same factors
+ * (PowerSGD keys its initial Q by shape anyway). */
+static void make_lin_states(struct sim *s, struct wstate *ws) {
+  ws->lin_states = g_new0(codec_state_t *, s->nbuckets);
+  for (size_t b = 0; b < s->nbuckets; b++) {
+    if (!ws->vecs[b].m)
+      continue;
+    size_t k;
+    struct codec_shape *sh = linear_shapes(s, b, &k);
+    xbt_assert(codec_state_create(s->codec, ws->vecs[b].m, s->p->grad.seed,
+                                  &ws->lin_states[b]) == 0 &&
+                   codec_state_set_shapes(ws->lin_states[b], sh, k) == 0,
+               "%s stream of bucket %zu", codec_spec(s->codec), b);
+    g_free(sh);
+  }
+}
+
 static void make_workers(struct sim *s, sg_host_t *hosts, bool oracle) {
   const struct point *p = s->p;
   s->workers = g_new0(struct worker, s->nworkers);
@@ -389,7 +435,9 @@ static void make_workers(struct sim *s, sg_host_t *hosts, bool oracle) {
       for (size_t b = 0; b < s->nbuckets; b++)
         ws->accum[b] = g_new0(float, ws->vecs[b].m + 1);
     }
-    if (s->codec && codec_is_stateful(s->codec))
+    if (s->linear)
+      make_lin_states(s, ws);
+    else if (s->codec && codec_is_stateful(s->codec))
       make_states(s, ws, i);
     ws->jobs = g_queue_new();
     ws->job_sem = sg_sem_init(0);

@@ -322,16 +322,16 @@ void vec_held(const struct vec *v, uint64_t lo, uint64_t hi, size_t *a,
   }
 }
 
-/* Codec work of N simulated values on the caller's side. */
-static void codec_time(struct coll_call *c, bool encode, uint64_t n,
-                       size_t payload) {
+void sim_codec_time(struct coll_call *c, bool encode, uint64_t n,
+                    size_t payload, double share) {
   struct sim *s = c->sim;
   if (s->p->placement == PLACE_NIC)
     return; /* the NIC engine's work travels with the message */
-  double t = codec_cost_seconds(s->costs, s->codec,
-                                s->p->placement == PLACE_GPU ? COST_GPU : COST_CPU,
-                                encode,
-                                n, payload);
+  double t = share * codec_cost_seconds(s->costs, s->codec,
+                                        s->p->placement == PLACE_GPU
+                                            ? COST_GPU
+                                            : COST_CPU,
+                                        encode, n, payload);
   if (!(t > 0))
     return;
   if (c->w)
@@ -426,7 +426,7 @@ struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
      * whose size does not depend on the data (run.c allows only those
      * with payload = none). */
     m->bytes = codec_bound(s->codec, m->n);
-    codec_time(c, true, m->n, m->bytes);
+    sim_codec_time(c, true, m->n, m->bytes, 1);
     nic_work(s, m);
     return m;
   }
@@ -462,7 +462,7 @@ struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
   m->bytes = m->m == m->n
                  ? m->len
                  : (uint64_t)ceill((long double)m->len * m->n / m->m);
-  codec_time(c, true, m->n, m->bytes);
+  sim_codec_time(c, true, m->n, m->bytes, 1);
   nic_work(s, m);
   return m;
 }
@@ -475,7 +475,7 @@ void sim_unpack(struct coll_call *c, const struct msg *m, struct vec *v,
   xbt_assert(b - a == m->m, "message holds %zu values, range %zu", m->m,
              b - a);
   if (!m->raw)
-    codec_time(c, false, m->n, m->bytes);
+    sim_codec_time(c, false, m->n, m->bytes, 1);
   if (!m->m)
     return;
   bool ledger = v->exact && m->exact;

@@ -200,6 +200,11 @@ struct sim {
   /* The gradients' persistent component, drawn once per tensor for every
    * worker and iteration (gradgen.h); NULL without one. */
   struct gradgen_cache *gcache;
+  /* A linear codec (codec_is_linear: PowerSGD): its buckets exchange in
+   * rounds (linear.c), and the oracle's books for them, [slot * nbuckets
+   * + bucket] like the truth (payload.c). */
+  bool linear;
+  struct lin_books *lin;
 };
 
 /* One state interval of a worker's compute (side 0) or communication
@@ -262,6 +267,11 @@ struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
  * when not NULL, timing the encode on the caller. */
 struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
                      uint64_t hi, codec_state_t *state);
+/* Codec work of SHARE of an encode (ENCODE) or a decode of N simulated
+ * values and PAYLOAD bytes, on the caller's side, where the point places
+ * it (nothing on the NIC: its engine's time travels with the message). */
+void sim_codec_time(struct coll_call *c, bool encode, uint64_t n,
+                    size_t payload, double share);
 /* Decode M into V[lo, hi) (ADD: add into it), timing the decode. */
 void sim_unpack(struct coll_call *c, const struct msg *m, struct vec *v,
                 uint64_t lo, uint64_t hi, bool add);
@@ -322,6 +332,10 @@ struct collective {
   bool fuse_selected;
   /* Free a worker's per-bucket state (struct worker.cstate); may be NULL. */
   void (*free_state)(void *state);
+  /* That state belongs to the bucket's values (csc's chunk selection), so
+   * the collective cannot allreduce other vectors under the bucket's
+   * number: a linear codec's factors. */
+  bool bucket_state;
 };
 
 const struct collective *coll_find(const char *name);
@@ -384,6 +398,9 @@ struct wstate {
   struct worker *w;
   struct vec *vecs;    /* per bucket */
   float **accum;       /* per bucket: local steps not yet sent, or NULL */
+  /* A linear codec's stream per bucket (the whole bucket, its tensors'
+   * shapes set), when values are held; NULL otherwise. */
+  codec_state_t **lin_states;
   GQueue *jobs;
   sg_sem_t job_sem, done_sem;
 };
@@ -425,7 +442,26 @@ void schedule_wait_done(struct wstate *ws, struct iter_rec *r);
 void schedule_comm_actor(int argc, char **argv);
 void schedule_aggregator_actor(int argc, char **argv);
 
+/* linear.c: a linear codec's exchange (codec.h, "linear compressors"):
+ * round 0 on the worker's gradient, the collective's allreduce of its
+ * factors, round 1, the allreduce of the second factors, the finish; and
+ * an aggregator's part of both allreduces. */
+/* The shapes of bucket B's tensors (g_free), K of them. */
+struct codec_shape *linear_shapes(const struct sim *s, size_t b, size_t *k);
+void linear_exchange(struct wstate *ws, size_t b, int it);
+void linear_aggregate(struct astate *as, size_t b);
+/* [exchange] warmup_steps for a linear codec: every worker's stream
+ * through that many exchanges, the sums taken directly. */
+void linear_warm_up(struct sim *s);
+
 /* payload.c: gradient values, local steps, the oracle. */
+/* Bucket B of worker W at iteration IT: its gradient's M held values
+ * (every tensor's values, or a prefix of each in proportion). */
+void payload_gradient(const struct sim *s, int w, size_t b, uint64_t it,
+                      float *out, size_t m);
+/* The generator's iteration of warm-up step 0 ([exchange] warmup_steps),
+ * far from any timed iteration: step k draws PAYLOAD_WARMUP_ITERATION + k. */
+#define PAYLOAD_WARMUP_ITERATION ((uint64_t)1 << 40)
 /* Values held per bucket of N values (payload full, sampled or none). */
 size_t payload_held(const struct point *p, uint64_t n);
 /* The oracle's exact sums, when it runs, and the gradients' cache. */
@@ -455,6 +491,20 @@ void payload_ledger_encode(const struct sim *s, struct msg *m,
 void payload_ledger_unpack(struct coll_call *c, struct vec *v, size_t a,
                            const struct msg *m, bool add,
                            const float *before);
+/* The oracle for a linear codec's exchange (linear.c): each worker's
+ * factors of round R (0 or 1) in FV->x, their shadow set and added to the
+ * round's exact sum; after the round's allreduce, FV checked against it;
+ * after round 1, what the worker kept back (its residual RB before round
+ * 0, its stream's now) and its part of the codec's bound; after the
+ * finish, V's values checked against the exact sum plus what every
+ * worker kept back, within every worker's bound and the aggregation's. */
+void payload_lin_factors(struct wstate *ws, size_t b, int it, int round,
+                         struct vec *fv);
+void payload_lin_check(struct wstate *ws, size_t b, int it, int round,
+                       const struct vec *fv);
+void payload_lin_keep(struct wstate *ws, size_t b, int it, const float *rb);
+/* (RB is NULL for a codec without a residual.) */
+void payload_lin_settle(struct wstate *ws, size_t b, int it);
 /* A collective added ADDED on purpose into V's value J (already in
  * V->x[J]): known to the ledger, with the sum's rounding. */
 void payload_ledger_add(struct vec *v, size_t j, double added);

@@ -9,6 +9,10 @@
  *                  systematic error of 1%
  *   3lc-off        3lc whose decoder scales by 1.01: the same in an
  *                  error-feedback codec
+ *   lin-sum        the simplest linear compressor, for the engine's
+ *                  rounds (sim/linear.c): round 0 sends the values
+ *                  themselves, round 1 nothing, the finish is round 0's sum
+ *   lin-sum-off    lin-sum whose finish scales the sum by 1.01
  *   ring-lossy     nccl-ring that leaves the last of its p blocks out of
  *                  the exchange: a lost block
  */
@@ -55,6 +59,140 @@ static int tlc_off_decode(const codec_t *c, const unsigned char *in,
   return off_decode(&codec_3lc_ops, c, in, len, out, n, add);
 }
 
+/* ---- lin-sum: round 0 = the values, round 1 = nothing, finish = the
+ * sum of round 0; its stream keeps that sum (ext) and, for the oracle's
+ * bound, the worker's own values. ------------------------------------ */
+
+struct linsum {
+  float *sum, *own;
+  int stage;
+};
+
+static void ls_init(codec_t *c) { (void)c; }
+static int ls_configure(codec_t *c, const char *key, const char *value,
+                        char *err, size_t errlen) {
+  (void)c;
+  (void)value;
+  return codec_unknown_key("lin-sum", key, "", err, errlen);
+}
+static void ls_describe(const codec_t *c, char *buf, size_t len) {
+  (void)c;
+  if (len)
+    buf[0] = '\0';
+}
+static size_t ls_bound(const codec_t *c, size_t n) {
+  (void)c;
+  return 4 * n;
+}
+static ptrdiff_t ls_encode(codec_state_t *s, const float *in,
+                           unsigned char *out) {
+  memcpy(out, in, 4 * s->n);
+  return (ptrdiff_t)(4 * s->n);
+}
+static int ls_decode(const codec_t *c, const unsigned char *in, size_t len,
+                     float *out, size_t n, bool add) {
+  (void)c;
+  if (len != 4 * n)
+    return -EBADMSG;
+  for (size_t i = 0; i < n; i++)
+    out[i] = (add ? out[i] : 0) + kern_loadf(in + 4 * i);
+  return 0;
+}
+static void ls_state_free(codec_state_t *s) {
+  struct linsum *g = s->ext;
+  if (g) {
+    free(g->sum);
+    free(g->own);
+    free(g);
+  }
+  s->ext = NULL;
+}
+static void ls_state_init(codec_state_t *s) {
+  if (!s->ext) {
+    struct linsum *g = calloc(1, sizeof *g);
+    g->sum = calloc(s->n + 1, sizeof(float));
+    g->own = calloc(s->n + 1, sizeof(float));
+    s->ext = g;
+  }
+  ((struct linsum *)s->ext)->stage = 0;
+}
+static uint64_t ls_len(const codec_t *c, const struct codec_shape *sh,
+                       size_t k, int round) {
+  (void)c;
+  uint64_t n = 0;
+  for (size_t i = 0; i < k; i++)
+    n += sh[i].rows * sh[i].cols;
+  return round == 0 ? n : 0;
+}
+static int ls_round(codec_state_t *s, int round, const float *in,
+                    float *out) {
+  struct linsum *g = s->ext;
+  if (round == 0) {
+    memcpy(out, in, 4 * s->n);
+    memcpy(g->own, in, 4 * s->n);
+  } else {
+    memcpy(g->sum, in, 4 * s->n);
+  }
+  g->stage = round + 1;
+  return 0;
+}
+static int ls_finish(codec_state_t *s, const float *sum, float *out) {
+  (void)sum;
+  struct linsum *g = s->ext;
+  if (g->stage != 2)
+    return -EINVAL;
+  memcpy(out, g->sum, 4 * s->n);
+  g->stage = 0;
+  return 0;
+}
+static size_t ls_acc_len(const codec_state_t *s) { return s->n; }
+static void ls_acc_init(const codec_state_t *s, double *acc) {
+  memset(acc, 0, s->n * sizeof *acc);
+}
+static void ls_acc_add(const codec_state_t *s, double *acc) {
+  const struct linsum *g = s->ext;
+  for (size_t i = 0; i < s->n; i++)
+    acc[i] += fabs((double)g->own[i]);
+}
+/* The sum of p floats in any order: within gamma_(p-1) of the sum of their
+ * magnitudes (Higham, Lemma 3.1); p u for safety. */
+static void ls_bounds(const codec_state_t *s, const double *acc, size_t p,
+                      double *out) {
+  for (size_t i = 0; i < s->n; i++)
+    out[i] = (double)p * 0x1p-23 * acc[i];
+}
+
+static const struct codec_lin_ops ls_lin = {ls_len,     ls_round,
+                                            ls_finish,  ls_acc_len,
+                                            ls_acc_init, ls_acc_add,
+                                            ls_bounds};
+static const struct codec_ops linsum_ops = {
+    .info = {.name = "lin-sum",
+             .params = "",
+             .description = "a linear compressor that sends its values "
+                            "(a test's)"},
+    .init = ls_init,
+    .configure = ls_configure,
+    .describe = ls_describe,
+    .bound = ls_bound,
+    .lossless = true,
+    .lin = &ls_lin,
+    .state_free = ls_state_free,
+    .encode = ls_encode,
+    .decode = ls_decode,
+    .state_init = ls_state_init,
+};
+
+static struct codec_ops linsum_off_ops;
+static struct codec_lin_ops linsum_off_lin;
+
+static int ls_off_finish(codec_state_t *s, const float *sum, float *out) {
+  int rc = ls_finish(s, sum, out);
+  for (size_t i = 0; rc == 0 && i < s->n; i++)
+    out[i] *= 1.01f;
+  return rc;
+}
+
 static void lossy_worker(struct coll_call *c) {
   int p = c->sim->nworkers;
   uint64_t n = c->v->n, kept = n - n / (uint64_t)p;
@@ -69,7 +207,8 @@ static const struct collective ring_lossy = {
 };
 
 const struct codec_ops *const codec_registry_extra[] = {
-    &drop_ops, &q8_off_ops, &tlc_off_ops, NULL};
+    &drop_ops,   &q8_off_ops,      &tlc_off_ops,
+    &linsum_ops, &linsum_off_ops, NULL};
 const struct collective *const coll_registry_extra[] = {&ring_lossy, NULL};
 
 /* The broken codecs are the real ones with their decoder replaced, set
@@ -84,4 +223,9 @@ __attribute__((constructor)) static void faulty_init(void) {
   tlc_off_ops = codec_3lc_ops;
   tlc_off_ops.info.name = "3lc-off";
   tlc_off_ops.decode = tlc_off_decode;
+  linsum_off_lin = ls_lin;
+  linsum_off_lin.finish = ls_off_finish;
+  linsum_off_ops = linsum_ops;
+  linsum_off_ops.info.name = "lin-sum-off";
+  linsum_off_ops.lin = &linsum_off_lin;
 }

@@ -42,7 +42,9 @@ static const char TABLE[] =
     "\tgpu rgc/trimmed 2 1 \"x\"\n"
     "gpu rgc 7 7\n"
     "cpu fp16 4 6 0 \"a later line replaces an earlier one\"\n"
-    "nic q8 4 32 8 1\n";
+    "nic q8 4 32 8 1\n"
+    "cpu trunc:bits=16 9 2 0\n"
+    "cpu trunc:bits=12 7 1 0\n";
 
 Test(codec_cost, figures_and_lookup) {
   char *path = write_table(TABLE);
@@ -65,6 +67,15 @@ Test(codec_cost, figures_and_lookup) {
   cr_assert_not(codec_costs_has(t, topk, COST_GPU));
   cr_assert_not(codec_costs_has(t, fp32, COST_CPU));
   cr_assert_eq(codec_cost_seconds(t, fp32, COST_CPU, true, 1000, 4000), 0);
+  /* A setting the table does not list costs its codec's first listed one
+   * (by the specs' text: bits=12 before bits=16), not nothing. */
+  codec_t *r8 = codec("trunc:bits=7"), *r4 = codec("trunc:bits=16");
+  cr_assert_float_eq(codec_cost_seconds(t, r8, COST_CPU, true, 1000, 0),
+                     7e-6, 1e-18);
+  cr_assert_float_eq(codec_cost_seconds(t, r4, COST_CPU, true, 1000, 0),
+                     9e-6, 1e-18);
+  codec_free(r8);
+  codec_free(r4);
 
   /* GPU: a launch plus passes of 4 bytes per value and the payload over
    * the bandwidth; rgc by selector before rgc by name. */

@@ -220,8 +220,9 @@ struct ocase {
 static char *ocase_ini(const struct ocase *c, const char *extra) {
   return g_strdup_printf(
       "[platform]\nnodes = 4\naggregators = 2\nbandwidth = 10Gbps\n"
-      "latency = 5us\n[model]\nname = synthetic\nparams = 40009\n"
-      "tensors = 2\ncompute = 0.001\n[exchange]\nalgorithm = %s\n"
+      "latency = 5us\n[model]\nname = synthetic\nparams = 40000\n"
+      "tensors = 2\nshape = 200x100\ncompute = 0.001\n[exchange]\n"
+      "algorithm = %s\n"
       "codec = %s\ngroup = 2\nchunk = 2000\npayload = full\n%s"
       "[training]\niterations = 2\n",
       c->algorithm, c->codec, extra);
@@ -260,15 +261,22 @@ ParameterizedTest(struct ocase *c, oracle, every_pair) {
   codec_t *codec = NULL;
   if (strcmp(c->codec, "none"))
     cr_assert_eq(codec_create(c->codec, &codec, NULL, 0), 0);
-  bool refuse = codec && codec_is_stateful(codec) &&
-                !coll_find(c->algorithm)->stateful;
+  const struct collective *coll = coll_find(c->algorithm);
+  bool linear = codec && codec_is_linear(codec);
+  /* The refusals (README, "Collectives"): an error-feedback codec on a
+   * collective that re-encodes partial sums; a linear codec's factors on
+   * csc, whose state belongs to the bucket's values. */
+  bool refuse_ef = codec && !linear && codec_is_stateful(codec) &&
+                   !coll->stateful;
+  bool refuse_lin = linear && coll->bucket_state;
   codec_free(codec);
   int rc = run_check(g_ptr_array_index(e->points, 0), &err);
   experiment_free(e);
-  if (refuse) {
+  if (refuse_ef || refuse_lin) {
     cr_assert_neq(rc, 0, "%s with %s must be refused", c->algorithm,
                   c->codec);
-    cr_expect(strstr(err, "error-feedback"), "%s", err);
+    cr_expect(strstr(err, refuse_ef ? "error-feedback" : "allreduces"), "%s",
+              err);
     g_free(err);
     g_free(ini);
     return;
@@ -309,13 +317,17 @@ struct fault {
 };
 
 static char *fault_ini(const struct fault *c) {
+  /* Linear compressors (PowerSGD) see matrices: two tensors of 250 x
+   * 200. */
+  bool psgd = strstr(c->codec, "powersgd") || strstr(c->codec, "lin-");
   return g_strdup_printf(
       "[platform]\nnodes = %d\naggregators = 2\nbandwidth = 10Gbps\n"
       "latency = 5us\nideal = true\n[model]\nname = synthetic\n"
-      "params = 100003\ntensors = 2\ncompute = 0.001\n[exchange]\n"
-      "algorithm = %s\ncodec = %s\ngroup = 4\npayload = full\n"
-      "[training]\niterations = 2\n",
-      c->p, c->algorithm, c->codec);
+      "params = %s\ntensors = 2\nshape = %s\ncompute = 0.001\n"
+      "[exchange]\nalgorithm = %s\ncodec = %s\ngroup = 4\n"
+      "payload = full\n[training]\niterations = 2\n",
+      c->p, psgd ? "100000" : "100003", psgd ? "250x200" : "none",
+      c->algorithm, c->codec);
 }
 
 /* Each broken piece fails the oracle, and the piece it was broken from
@@ -340,6 +352,11 @@ ParameterizedTestParameters(oracle, catches_faults) {
       {"allgather-rdb", "3lc", 4, "pass"},  {"allgather-rdb", "3lc-off", 64, "fail"},
       {"ps", "3lc-off", 4, "fail"},         {"ps-shared", "3lc-off", 16, "fail"},
       {"ring-lossy", "none", 4, "fail"},    {"ring-lossy", "fp32", 7, "fail"},
+      {"ring", "lin-sum-off", 4, "fail"},   {"ring", "lin-sum", 4, "pass"},
+      {"rdb", "lin-sum-off", 64, "fail"},   {"rdb", "lin-sum", 64, "pass"},
+      {"ps", "lin-sum-off", 16, "fail"},    {"ps", "lin-sum", 16, "pass"},
+      {"hierarchical", "lin-sum", 16, "pass"},
+      {"ring-lossy", "lin-sum", 4, "fail"},
   };
   return cr_make_param_array(struct fault, cases,
                              sizeof cases / sizeof cases[0]);

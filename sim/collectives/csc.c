@@ -271,4 +271,5 @@ const struct collective coll_csc = {
     .worker = csc_worker,
     .fuse_selected = true,
     .free_state = csc_free,
+    .bucket_state = true,
 };

@@ -30,10 +30,15 @@ static void exchange_bucket(struct wstate *ws, size_t b) {
   s->coll->worker(&c);
 }
 
-/* Bucket B of iteration IT: prepared, exchanged and checked. */
+/* Bucket B of iteration IT: prepared, exchanged (in rounds, for a linear
+ * codec: linear.c) and checked. */
 static void exchange_one(struct wstate *ws, size_t b, int it) {
+  struct sim *s = ws->w->sim;
   payload_prepare(ws, b, it);
-  exchange_bucket(ws, b);
+  if (s->linear && !schedule_uncompressed(s, b))
+    linear_exchange(ws, b, it);
+  else
+    exchange_bucket(ws, b);
   payload_check(ws, b, it);
 }
 
@@ -117,6 +122,10 @@ void schedule_aggregator_actor(int argc, char **argv) {
     if (!schedule_exchanges(s, it))
       continue;
     for (size_t b = 0; b < s->nbuckets; b++) {
+      if (s->linear && !schedule_uncompressed(s, b)) {
+        linear_aggregate(as, b);
+        continue;
+      }
       struct vec *v = &as->vecs[b];
       struct coll_call c = {s, NULL, s->nworkers + as->a, b, v,
                             schedule_uncompressed(s, b)};
