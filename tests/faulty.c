@@ -13,6 +13,8 @@
  *                  rounds (sim/linear.c): round 0 sends the values
  *                  themselves, round 1 nothing, the finish is round 0's sum
  *   lin-sum-off    lin-sum whose finish scales the sum by 1.01
+ *   powersgd-off   powersgd whose finish scales the decompressed sum by
+ *                  1.01: the same in a real linear compressor
  *   ring-lossy     nccl-ring that leaves the last of its p blocks out of
  *                  the exchange: a lost block
  */
@@ -21,9 +23,18 @@
 
 #include <stdlib.h>
 
-extern const struct codec_ops codec_fp32_ops, codec_q8_ops, codec_3lc_ops;
+extern const struct codec_ops codec_fp32_ops, codec_q8_ops, codec_3lc_ops,
+    codec_powersgd_ops;
 
-static struct codec_ops drop_ops, q8_off_ops, tlc_off_ops;
+static struct codec_ops drop_ops, q8_off_ops, tlc_off_ops, psgd_off_ops;
+static struct codec_lin_ops psgd_off_lin;
+
+static int psgd_off_finish(codec_state_t *s, const float *sum, float *out) {
+  int rc = codec_powersgd_ops.lin->finish(s, sum, out);
+  for (size_t i = 0; rc == 0 && i < s->n; i++)
+    out[i] *= 1.01f;
+  return rc;
+}
 
 static int drop_decode(const codec_t *c, const unsigned char *in, size_t len,
                        float *out, size_t n, bool add) {
@@ -208,7 +219,7 @@ static const struct collective ring_lossy = {
 
 const struct codec_ops *const codec_registry_extra[] = {
     &drop_ops,   &q8_off_ops,      &tlc_off_ops,
-    &linsum_ops, &linsum_off_ops, NULL};
+    &linsum_ops, &linsum_off_ops, &psgd_off_ops, NULL};
 const struct collective *const coll_registry_extra[] = {&ring_lossy, NULL};
 
 /* The broken codecs are the real ones with their decoder replaced, set
@@ -228,4 +239,9 @@ __attribute__((constructor)) static void faulty_init(void) {
   linsum_off_ops = linsum_ops;
   linsum_off_ops.info.name = "lin-sum-off";
   linsum_off_ops.lin = &linsum_off_lin;
+  psgd_off_lin = *codec_powersgd_ops.lin;
+  psgd_off_lin.finish = psgd_off_finish;
+  psgd_off_ops = codec_powersgd_ops;
+  psgd_off_ops.info.name = "powersgd-off";
+  psgd_off_ops.lin = &psgd_off_lin;
 }

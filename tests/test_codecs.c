@@ -264,12 +264,13 @@ static bool needs_finite(const codec_t *c) {
 
 /* ---- registry and spec parsing -------------------------------------- */
 
-Test(registry, ten_codecs_by_name) {
+Test(registry, every_codec_by_name) {
   static const char *const names[] = {
       "fp32", "fp16",     "trunc",  "q8",   "inceptionn",
-      "3lc",  "terngrad", "onebit", "topk", "rgc"};
-  cr_assert_eq(codec_count(), 10);
-  for (size_t j = 0; j < 10; j++) {
+      "3lc",  "terngrad", "onebit", "topk", "rgc", "powersgd"};
+  size_t k = sizeof names / sizeof names[0];
+  cr_assert_eq(codec_count(), k);
+  for (size_t j = 0; j < k; j++) {
     bool found = false;
     for (size_t i = 0; i < codec_count(); i++) {
       const struct codec_info *info = codec_info(i);
@@ -3129,4 +3130,204 @@ Test(contract, empty_vector) {
     }
     codec_free(c);
   }
+}
+
+/* ---- PowerSGD (Vogels et al. 2019) --------------------------------------- */
+
+/* Which matrices are compressed, and the factors' lengths: rank r of a
+ * rows x cols matrix when r (rows + cols) < rows cols (PyTorch's rule),
+ * vectors and small matrices whole in round 0's message. */
+Test(powersgd, rounds_lengths) {
+  codec_t *c = mk("powersgd:rank=4");
+  cr_assert(codec_is_linear(c));
+  struct codec_shape sh[] = {{100, 50}, {3, 3}, {10, 10}, {64, 1}};
+  /* 100 x 50: P 400, Q 200; 3 x 3 at rank 3: 9 <= 18, whole; 10 x 10: 100
+   * > 80, P 40, Q 40; the vector whole. */
+  cr_assert_eq(codec_lin_len(c, sh, 4, 0), 400 + 9 + 40 + 64);
+  cr_assert_eq(codec_lin_len(c, sh, 4, 1), 200 + 40);
+  codec_t *c5 = mk("powersgd:rank=5");
+  struct codec_shape ten = {10, 10};
+  cr_assert_eq(codec_lin_len(c5, &ten, 1, 1), 0, "100 <= 100: whole");
+  codec_t *q8 = mk("q8");
+  cr_assert_not(codec_is_linear(q8));
+  codec_free(q8);
+  codec_free(c5);
+  codec_free(c);
+}
+
+/* One stream alone: a rank-1 matrix u v^T at rank 1 is recovered in one
+ * step (P = M Q is u times a number, P^ = u / |u|, Q = M^T P^ = |u| v), its
+ * residual is zero; the payload is 4 + 20 + 4 (rows + cols) bytes. */
+Test(powersgd, rank_one_matrix_is_exact) {
+  codec_t *c = mk("powersgd:rank=1");
+  size_t rows = 30, cols = 20, n = rows * cols;
+  codec_state_t *s = mkstate(c, n, 0);
+  struct codec_shape sh = {rows, cols};
+  cr_assert_eq(codec_state_set_shapes(s, &sh, 1), 0);
+  float *x = xmalloc(4 * n), *y = xmalloc(4 * n);
+  for (size_t i = 0; i < rows; i++)
+    for (size_t j = 0; j < cols; j++)
+      x[i * cols + j] = (float)((double)(i + 1) * 0.25 * (j % 2 ? -1.0 : 0.5 * j));
+  size_t cap = codec_bound(c, n);
+  unsigned char *out = xmalloc(cap);
+  ptrdiff_t len = codec_encode(s, x, n, out, cap);
+  cr_assert_eq(len, 4 + 20 + 4 * (30 + 20));
+  cr_assert_eq(codec_decode(c, out, (size_t)len, y, n), 0);
+  const float *e = codec_state_residual(s);
+  for (size_t i = 0; i < n; i++) {
+    cr_assert_float_eq(y[i], x[i], 1e-5 * (fabs(x[i]) + 1), "%zu", i);
+    cr_assert_float_eq(e[i], 0, 1e-5 * (fabs(x[i]) + 1), "%zu", i);
+  }
+  /* Below the payload: -ENOSPC, the stream untouched (step 1 still). */
+  cr_assert_eq(codec_encode(s, x, n, out, (size_t)len - 1), -ENOSPC);
+  cr_assert_eq(codec_state_step(s), 1);
+  free(out);
+  free(x);
+  free(y);
+  codec_state_free(s);
+  codec_free(c);
+}
+
+/* Three workers through the rounds (the sums taken here, as a collective
+ * would): matrices u v_w^T sharing u sum to a rank-1 matrix, which rank 1
+ * delivers whole; a vector travels whole; and in general what each worker
+ * delivers and keeps adds up to what it owed (the EF identity the oracle
+ * checks). */
+Test(powersgd, three_workers_rounds) {
+  codec_t *c = mk("powersgd:rank=1");
+  enum { W = 3, R = 12, C = 8, V = 5, N = R * C + V };
+  struct codec_shape sh[] = {{R, C}, {V, 1}};
+  codec_state_t *s[W];
+  float x[W][N], out[W][N];
+  for (int w = 0; w < W; w++) {
+    s[w] = mkstate(c, N, (uint64_t)w);
+    cr_assert_eq(codec_state_set_shapes(s[w], sh, 2), 0);
+    for (int i = 0; i < R; i++)
+      for (int j = 0; j < C; j++)
+        x[w][i * C + j] = (float)((i - 5) * 0.125 * ((j + w) % 4 - 1.5));
+    for (int k = 0; k < V; k++)
+      x[w][R * C + k] = (float)(w + k) * 0.5f;
+  }
+  uint64_t l0 = codec_lin_len(c, sh, 2, 0), l1 = codec_lin_len(c, sh, 2, 1);
+  cr_assert_eq(l0, R + V);
+  cr_assert_eq(l1, C);
+  float m0[W][R + V], sum0[R + V] = {0}, m1[W][C], sum1[C] = {0};
+  cr_assert_eq(codec_lin_round(s[0], 1, sum0, m1[0]), -EINVAL,
+               "round 1 before round 0");
+  for (int w = 0; w < W; w++) {
+    cr_assert_eq(codec_lin_round(s[w], 0, x[w], m0[w]), 0);
+    for (uint64_t i = 0; i < l0; i++)
+      sum0[i] += m0[w][i];
+  }
+  for (int w = 0; w < W; w++) {
+    cr_assert_eq(codec_lin_round(s[w], 1, sum0, m1[w]), 0);
+    for (uint64_t i = 0; i < l1; i++)
+      sum1[i] += m1[w][i];
+  }
+  for (int w = 0; w < W; w++)
+    cr_assert_eq(codec_lin_finish(s[w], sum1, out[w]), 0);
+  for (int i = 0; i < N; i++) {
+    double want = 0, kept = 0;
+    for (int w = 0; w < W; w++) {
+      want += x[w][i];
+      kept += codec_state_residual(s[w])[i];
+    }
+    for (int w = 0; w < W; w++)
+      cr_assert_float_eq(out[w][i], want, 1e-5 * (fabs(want) + 1),
+                         "value %d, worker %d: %g, want %g", i, w,
+                         out[w][i], want);
+    cr_assert_float_eq(kept, 0, 1e-5, "nothing kept back at %d", i);
+  }
+  for (int w = 0; w < W; w++)
+    codec_state_free(s[w]);
+  codec_free(c);
+}
+
+/* A general gradient at rank 2: what the workers receive plus what they
+ * keep back is what they owed, value by value, within the oracle's own
+ * bound (codec_lin_bounds plus each worker's codec_error_bounds); and a
+ * second step starts from the first's summed Q. */
+Test(powersgd, exchange_keeps_the_books) {
+  codec_t *c = mk("powersgd:rank=2");
+  enum { W = 4, R = 40, C = 30, N = R * C };
+  struct codec_shape sh = {R, C};
+  struct rng r = {21};
+  codec_state_t *s[W];
+  static float x[W][N], rb[W][N], out[N], m0[W][2 * R], m1[W][2 * C];
+  for (int w = 0; w < W; w++) {
+    s[w] = mkstate(c, N, 0);
+    cr_assert_eq(codec_state_set_shapes(s[w], &sh, 1), 0);
+  }
+  for (int step = 0; step < 3; step++) {
+    float sum0[2 * R] = {0}, sum1[2 * C] = {0};
+    double eb[N] = {0};
+    for (int w = 0; w < W; w++) {
+      fill_laplace(&r, x[w], N, 1e-3);
+      memcpy(rb[w], codec_state_residual(s[w]), sizeof rb[w]);
+      cr_assert_eq(codec_lin_round(s[w], 0, x[w], m0[w]), 0);
+      for (int i = 0; i < 2 * R; i++)
+        sum0[i] += m0[w][i];
+    }
+    size_t al = codec_lin_acc_len(s[0]);
+    double *acc = xmalloc(8 * al), *lb = xmalloc(8 * N), *e = xmalloc(8 * N);
+    codec_lin_acc_init(s[0], acc);
+    for (int w = 0; w < W; w++) {
+      cr_assert_eq(codec_lin_round(s[w], 1, sum0, m1[w]), 0);
+      codec_lin_acc_add(s[w], acc);
+      codec_error_bounds(c, x[w], rb[w], codec_state_residual(s[w]), N, e);
+      for (int i = 0; i < N; i++)
+        eb[i] += e[i];
+      for (int i = 0; i < 2 * C; i++)
+        sum1[i] += m1[w][i];
+    }
+    cr_assert_eq(codec_lin_finish(s[1], sum1, out), 0);
+    codec_lin_bounds(s[1], acc, W, lb);
+    for (int i = 0; i < N; i++) {
+      double owed = 0;
+      for (int w = 0; w < W; w++)
+        owed += (double)x[w][i] + rb[w][i] - codec_state_residual(s[w])[i];
+      cr_assert(fabs(out[i] - owed) <= eb[i] + lb[i],
+                "step %d, value %d: %.9g, owed %.9g, bound %.3g", step, i,
+                out[i], owed, eb[i] + lb[i]);
+    }
+    for (int w = 0; w != 1 && w < W; w++)
+      cr_assert_eq(codec_lin_finish(s[w], sum1, out), 0);
+    free(acc);
+    free(lb);
+    free(e);
+  }
+  for (int w = 0; w < W; w++)
+    codec_state_free(s[w]);
+  codec_free(c);
+}
+
+/* Bad use: shapes that do not add up, non-finite input (state kept),
+ * payloads that do not parse. */
+Test(powersgd, bad_input) {
+  codec_t *c = mk("powersgd");
+  codec_state_t *s = mkstate(c, 100, 0);
+  struct codec_shape bad[] = {{10, 9}}, zero[] = {{0, 100}};
+  cr_assert_eq(codec_state_set_shapes(s, bad, 1), -EINVAL);
+  cr_assert_eq(codec_state_set_shapes(s, zero, 1), -EINVAL);
+  float x[100];
+  for (int i = 0; i < 100; i++)
+    x[i] = (float)i;
+  x[50] = NAN;
+  float m[100];
+  cr_assert_eq(codec_lin_round(s, 0, x, m), -EDOM);
+  for (int i = 0; i < 100; i++)
+    cr_assert_eq(codec_state_residual(s)[i], 0.0f);
+  x[50] = 1;
+  size_t cap = codec_bound(c, 100);
+  unsigned char *out = xmalloc(cap);
+  ptrdiff_t len = codec_encode(s, x, 100, out, cap);
+  cr_assert_gt(len, 0);
+  float y[100];
+  cr_assert_eq(codec_decode(c, out, (size_t)len - 1, y, 100), -EBADMSG);
+  cr_assert_eq(codec_decode(c, out, (size_t)len, y, 99), -EBADMSG);
+  out[4] ^= 1; /* rows */
+  cr_assert_eq(codec_decode(c, out, (size_t)len, y, 100), -EBADMSG);
+  free(out);
+  codec_state_free(s);
+  codec_free(c);
 }

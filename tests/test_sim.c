@@ -357,6 +357,10 @@ ParameterizedTestParameters(oracle, catches_faults) {
       {"ps", "lin-sum-off", 16, "fail"},    {"ps", "lin-sum", 16, "pass"},
       {"hierarchical", "lin-sum", 16, "pass"},
       {"ring-lossy", "lin-sum", 4, "fail"},
+      {"ring", "powersgd-off", 4, "fail"},  {"ring", "powersgd", 4, "pass"},
+      {"rdb", "powersgd-off", 64, "fail"},  {"rdb", "powersgd", 64, "pass"},
+      {"ps", "powersgd-off", 16, "fail"},   {"ps", "powersgd", 16, "pass"},
+      {"ring-lossy", "powersgd", 4, "fail"},
   };
   return cr_make_param_array(struct fault, cases,
                              sizeof cases / sizeof cases[0]);

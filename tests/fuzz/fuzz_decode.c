@@ -44,6 +44,8 @@ static const char *const SPECS[] = {
     "topk:ratio=0.05",
     "rgc:asq=0",
     "rgc:asq=1",
+    "powersgd:rank=1",
+    "powersgd:rank=4",
 };
 enum { NSPECS = sizeof SPECS / sizeof SPECS[0], HEAD = 3, NMAX = 4096 };
 

@@ -65,6 +65,8 @@ static const char *const SPECS[] = {
     "rgc:ratio=0.05,select=trimmed,asq=1",
     "rgc:ratio=0.05,select=binsearch,asq=1",
     "rgc",
+    "powersgd:rank=1",
+    "powersgd:rank=3",
 };
 enum { NSPECS = sizeof SPECS / sizeof SPECS[0], HEAD = 3, STEPS = 3 };
 static const uint64_t SEED = 0x5eed;

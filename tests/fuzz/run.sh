@@ -102,7 +102,7 @@ for h in $harnesses; do
   esac
   # shellcheck disable=SC2086 # lists of words
   if ! "$cc" $flags -fsanitize=fuzzer "$out"/obj/core/*.o $objs \
-      "tests/fuzz/fuzz_$h.c" $extra -lm \
+      "tests/fuzz/fuzz_$h.c" $extra -lgslcblas -lm \
       -o "$out/fuzz_$h" >"$out/fuzz_$h.build.log" 2>&1; then
     echo "fuzz: FAILED to build fuzz_$h:"
     cat "$out/fuzz_$h.build.log"
