@@ -62,13 +62,27 @@ static void print_list(const struct model_catalog *cat, bool csv,
            a->device ? a->device : "P100", a->precision ? a->precision : "fp32");
 }
 
+/* A tensor's shape as written in a model file ("512x256x3x3"; "-" when
+ * the file gives none), into BUF. */
+static const char *shape_text(const struct model_tensor *t, char *buf,
+                              size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t d = 0; d < t->ndims && used < len; d++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%" PRIu64,
+                             d ? "x" : "", t->dims[d]);
+  return t->ndims ? buf : "-";
+}
+
 static void print_show(const struct model *m, bool csv) {
+  char shape[MODEL_MAX_DIMS * 21];
   if (csv) {
-    printf("tensor,elements,layer,backward_s\n");
+    printf("tensor,elements,layer,backward_s,shape\n");
     for (size_t i = 0; i < m->ntensors; i++)
-      printf("%s,%" PRIu64 ",%s,%.6g\n", m->tensors[i].name,
+      printf("%s,%" PRIu64 ",%s,%.6g,%s\n", m->tensors[i].name,
              m->tensors[i].elements, m->layers[m->tensors[i].layer].name,
-             m->tensors[i].backward_s);
+             m->tensors[i].backward_s,
+             shape_text(&m->tensors[i], shape, sizeof shape));
     return;
   }
   printf("%s (%s): %" PRIu64 " parameters (%.2f MB of fp32), %zu "
@@ -79,12 +93,13 @@ static void print_show(const struct model *m, bool csv) {
          "%.4g s per iteration\n  %s\n\n",
          m->device, m->precision, m->batch, m->forward_s, m->backward_s,
          m->update_s, m->timing_source);
-  printf("%-28s %12s %-20s %12s\n", "tensor (backward order)", "elements",
-         "layer", "backward s");
+  printf("%-28s %12s %-20s %12s  %s\n", "tensor (backward order)",
+         "elements", "layer", "backward s", "shape");
   for (size_t i = 0; i < m->ntensors; i++)
-    printf("%-28s %12" PRIu64 " %-20s %12.4g\n", m->tensors[i].name,
+    printf("%-28s %12" PRIu64 " %-20s %12.4g  %s\n", m->tensors[i].name,
            m->tensors[i].elements, m->layers[m->tensors[i].layer].name,
-           m->tensors[i].backward_s);
+           m->tensors[i].backward_s,
+           shape_text(&m->tensors[i], shape, sizeof shape));
 }
 
 int cli_model(int argc, char **argv) {

@@ -940,6 +940,15 @@ Test(model, from_memory) {
        ":5: tensor u"},
       {"model x\nbatch 4\nlayer a 1e300\ntensor t 1 a\n",
        ":3: layer a: FLOPs '1e300' must be a number in 0..1e+18"},
+      /* Shapes: a product that is not the elements, a malformed one. */
+      {"model x\nbatch 4\nlayer a 1\ntensor t 12 a 3x5\n",
+       ":4: tensor t: shape '3x5' must be dimensions AxBx..."},
+      {"model x\nbatch 4\nlayer a 1\ntensor t 12 a 3x0x4\n",
+       ":4: tensor t: shape '3x0x4'"},
+      {"model x\nbatch 4\nlayer a 1\ntensor t 12 a 3*4\n",
+       ":4: tensor t: shape '3*4'"},
+      {"model x\nbatch 4\nlayer a 1\ntensor t 2 a 1x1x1x1x1x1x1x1x2\n",
+       "1 to 8 whole numbers"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     struct model *m = (struct model *)1;
@@ -950,6 +959,32 @@ Test(model, from_memory) {
     cr_assert_null(m);
     cr_assert(strstr(err, cases[i].want), "case %zu: %s", i, err);
   }
+  /* A shape is kept, and gives the matrix codecs see: the first
+   * dimension by the rest; a vector or a tensor without one is N x 1. */
+  const char *shaped = "model x\nbatch 4\nlayer a 1\ntensor w 96 a 4x3x2x4\n"
+                       "tensor b 4 a 4\ntensor c 7 a\n";
+  cr_assert_eq(model_load_data("s", shaped, strlen(shaped), NULL, &b, err,
+                               sizeof err),
+               0, "%s", err);
+  uint64_t rows, cols;
+  cr_assert_eq(b->tensors[0].ndims, 4);
+  model_tensor_matrix(&b->tensors[0], &rows, &cols);
+  cr_assert(rows == 4 && cols == 24, "%llux%llu", (unsigned long long)rows,
+            (unsigned long long)cols);
+  model_tensor_matrix(&b->tensors[1], &rows, &cols);
+  cr_assert(rows == 4 && cols == 1);
+  cr_assert_eq(b->tensors[2].ndims, 0);
+  model_tensor_matrix(&b->tensors[2], &rows, &cols);
+  cr_assert(rows == 7 && cols == 1);
+  model_free(b);
+  /* The synthetic model's shape must fit its tensors. */
+  cr_assert_eq(model_synthetic(24, 2, 0, 0, &b, err, sizeof err), 0);
+  uint64_t d34[] = {3, 4}, d5[] = {5};
+  cr_assert_eq(model_synthetic_shape(b, d34, 2, err, sizeof err), 0);
+  cr_assert_eq(b->tensors[1].dims[1], 4);
+  cr_assert_eq(model_synthetic_shape(b, d5, 1, err, sizeof err), -EINVAL);
+  cr_assert(strstr(err, "does not fit"), "%s", err);
+  model_free(b);
   /* At the limits: accepted, and timed with finite times. */
   const char *big = "model x\nbatch 4\nlayer a 1e18\nlayer b 1e18\n"
                     "tensor t 9999999999999 a\ntensor u 1 b\n";

@@ -92,7 +92,7 @@ class Net:
     def bn(self, name):
         c = self.shape[0]
         self.layer(name, "bn", 4 * self.elements(), 0,
-                   [(name + ".bias", c), (name + ".weight", c)],
+                   [(name + ".bias", c, (c,)), (name + ".weight", c, (c,))],
                    self.shape_str())
 
     def relu(self, name):
@@ -115,8 +115,9 @@ class Net:
         wo = (w + 2 * pad - k) // stride + 1
         macs = cin // groups * k * k * cout * ho * wo
         flops = 2 * macs + (cout * ho * wo if bias else 0)
-        tensors = [(name + ".bias", cout)] if bias else []
-        tensors.append((name + ".weight", cin // groups * k * k * cout))
+        tensors = [(name + ".bias", cout, (cout,))] if bias else []
+        tensors.append((name + ".weight", cin // groups * k * k * cout,
+                        (cout, cin // groups, k, k)))
         self.shape = (cout, ho, wo)
         desc = "%dx%d/%d%s%s -> %s" % (
             k, k, stride, " pad %d" % pad if pad else "",
@@ -144,8 +145,8 @@ class Net:
     def fc(self, name, out, bias=True):
         n = self.elements()          # flattens whatever comes in
         self.shape = (out,)
-        tensors = [(name + ".bias", out)] if bias else []
-        tensors.append((name + ".weight", n * out))
+        tensors = [(name + ".bias", out, (out,))] if bias else []
+        tensors.append((name + ".weight", n * out, (out, n)))
         self.layer(name, "fc", 2 * n * out + (out if bias else 0), n * out,
                    tensors, "%d -> %d" % (n, out))
 
@@ -153,12 +154,16 @@ class Net:
     def tensors_backward(self):
         out = []
         for l in reversed(self.layers):
-            for tname, n in l["tensors"]:
-                out.append((tname, n, l["name"]))
+            for tname, n, shape in l["tensors"]:
+                prod = 1
+                for d in shape:
+                    prod *= d
+                assert prod == n, (tname, n, shape)
+                out.append((tname, n, l["name"], shape))
         return out
 
     def params(self):
-        return sum(n for _, n, _ in self.tensors_backward())
+        return sum(t[1] for t in self.tensors_backward())
 
     def flops(self):
         return sum(l["flops"] for l in self.layers)
@@ -223,11 +228,15 @@ class Net:
             o.append(line + ("  # %s %s" % (l["kind"], l["note"])).rstrip())
         o.append("")
         o.append("# gradient tensors in backward order (bias before weight "
-                 "inside a layer): name, elements, layer")
+                 "inside a layer): name, elements, layer, shape (PyTorch's)")
         tb = self.tensors_backward()
         width = max(len(t[0]) for t in tb)
-        for tname, n, lname in tb:
-            o.append("tensor %-*s %d %s" % (width, tname, n, lname))
+        lwidth = max(len(t[2]) for t in tb)
+        nwidth = max(len(str(t[1])) for t in tb)
+        for tname, n, lname, shape in tb:
+            o.append("tensor %-*s %*d %-*s %s"
+                     % (width, tname, nwidth, n, lwidth, lname,
+                        "x".join(str(d) for d in shape)))
         o.append("")
         for e in self.expects:
             if e[0] == "params":
@@ -723,23 +732,25 @@ def lstm_lm(name, dataset, vocab, size_mb):
                  "bptt 35"]
     e = seq * hid
     n.shape = (seq, hid)
-    n.layer("encoder", "embedding", 0, 0, [("encoder.weight", vocab * hid)],
+    n.layer("encoder", "embedding", 0, 0,
+            [("encoder.weight", vocab * hid, (vocab, hid))],
             "%d x %d, tied with decoder.weight" % (vocab, hid))
     n.dropout("drop_emb")
     for i in range(2):
         In = hid
         per_token = 8 * hid * (In + hid) + 17 * hid
         g = 4 * hid
-        tensors = [("lstm.bias_hh_l%d" % i, g), ("lstm.bias_ih_l%d" % i, g),
-                   ("lstm.weight_hh_l%d" % i, g * hid),
-                   ("lstm.weight_ih_l%d" % i, g * In)]
+        tensors = [("lstm.bias_hh_l%d" % i, g, (g,)),
+                   ("lstm.bias_ih_l%d" % i, g, (g,)),
+                   ("lstm.weight_hh_l%d" % i, g * hid, (g, hid)),
+                   ("lstm.weight_ih_l%d" % i, g * In, (g, In))]
         n.layer("lstm%d" % (i + 1), "lstm", seq * per_token,
                 seq * 4 * hid * (In + hid), tensors,
                 "%d tokens x (8*H*(In+H) + 17*H), H = In = %d" % (seq, hid))
         n.dropout("drop%d" % (i + 1))
     assert n.elements() == e
     n.layer("decoder", "fc", seq * (2 * hid * vocab + vocab),
-            seq * hid * vocab, [("decoder.bias", vocab)],
+            seq * hid * vocab, [("decoder.bias", vocab, (vocab,))],
             "%d tokens x (%d -> %d); weight = encoder.weight"
             % (seq, hid, vocab))
     n.shape = (seq, vocab)

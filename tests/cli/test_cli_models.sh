@@ -352,11 +352,14 @@ if run_ok "model list --format csv exits 0" model list --format csv; then
     sum=$(awk -F ',' 'NR > 1 { s += $2 } END { printf "%.0f", s }' "$L/out")
     [ "$nt" = "$(csv_find "$L/list.csv" "$m" tensors)" ] || bad+=" $m(tensors $nt vs list $(csv_find "$L/list.csv" "$m" tensors))"
     [ "$sum" = "$(csv_find "$L/list.csv" "$m" params)" ] || bad+=" $m(sum of elements $sum vs params $(csv_find "$L/list.csv" "$m" params))"
-    [ "$(head -1 "$L/out")" = "tensor,elements,layer,backward_s" ] || bad+=" $m(header)"
-    awk -F ',' -v re="$num_re" 'NR > 1 && (NF != 4 || $2 !~ /^[1-9][0-9]*$/ || $4 !~ re) { exit 1 }' \
+    [ "$(head -1 "$L/out")" = "tensor,elements,layer,backward_s,shape" ] || bad+=" $m(header)"
+    # Every shipped tensor has a shape whose product is its elements.
+    awk -F ',' -v re="$num_re" 'NR > 1 { n = split($5, d, "x"); p = 1
+        for (i = 1; i <= n; i++) p *= d[i]
+        if (NF != 5 || $2 !~ /^[1-9][0-9]*$/ || $4 !~ re || $5 !~ /^[1-9][0-9]*(x[1-9][0-9]*)*$/ || p != $2) exit 1 }' \
       "$L/out" || bad+=" $m(malformed row)"
   done
-  check "model show --format csv of every model: its tensor rows match the list's tensors and params" \
+  check "model show --format csv of every model: its tensor rows (with shapes) match the list's tensors and params" \
     "$(isempty "$bad")" "problems:$bad"
   # alexnet on P100 fp32 is measured (1670 img/s): forward + backward =
   # batch / rate; update = 20 bytes per parameter at 732e9 B/s.
