@@ -220,6 +220,7 @@ static void assert_floats_bits(const float *got, const float *want, size_t n,
 static const char *const ALL_SPECS[] = {
     "fp32",
     "fp16",
+    "bf16",
     "trunc:bits=1",
     "trunc:bits=5",
     "trunc:bits=8",
@@ -264,12 +265,13 @@ static bool needs_finite(const codec_t *c) {
 
 /* ---- registry and spec parsing -------------------------------------- */
 
-Test(registry, ten_codecs_by_name) {
+Test(registry, eleven_codecs_by_name) {
   static const char *const names[] = {
-      "fp32", "fp16",     "trunc",  "q8",   "inceptionn",
-      "3lc",  "terngrad", "onebit", "topk", "rgc"};
-  cr_assert_eq(codec_count(), 10);
-  for (size_t j = 0; j < 10; j++) {
+      "fp32", "fp16",     "bf16",   "trunc", "q8", "inceptionn",
+      "3lc",  "terngrad", "onebit", "topk",  "rgc"};
+  enum { NNAMES = sizeof names / sizeof names[0] };
+  cr_assert_eq(codec_count(), NNAMES);
+  for (size_t j = 0; j < NNAMES; j++) {
     bool found = false;
     for (size_t i = 0; i < codec_count(); i++) {
       const struct codec_info *info = codec_info(i);
@@ -294,11 +296,12 @@ Test(registry, lossless_and_stateful_flags) {
     const char *spec;
     bool lossless, stateful;
   } t[] = {
-      {"fp32", true, false},        {"fp16", false, false},
-      {"trunc", false, false},      {"q8", false, false},
-      {"inceptionn", false, false}, {"3lc", false, true},
-      {"terngrad", false, false},   {"onebit", false, true},
-      {"topk", false, true},        {"rgc", false, true},
+      {"fp32", true, false},   {"fp16", false, false},
+      {"bf16", false, false},  {"trunc", false, false},
+      {"q8", false, false},    {"inceptionn", false, false},
+      {"3lc", false, true},    {"terngrad", false, false},
+      {"onebit", false, true}, {"topk", false, true},
+      {"rgc", false, true},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     codec_t *c = mk(t[i].spec);
@@ -1048,6 +1051,271 @@ Test(fp16, matches_f16c_instructions) {
 #else
   cr_skip_test("not x86");
 #endif
+}
+
+/* ---- bf16 ------------------------------------------------------------ */
+
+/* Reference bfloat16 encoding from the format's definition (Intel,
+ * "BFLOAT16 - Hardware Numerics Definition": fp32's sign and exponent, 7
+ * fraction bits), rounded to nearest even by rint in double, subnormals
+ * kept. NaN: the top 16 bits with the quiet bit (fraction bit 6) set, as
+ * Intel's VCVTNEPS2BF16 defines it. */
+static uint16_t ref_bf16(float f) {
+  uint32_t u = f2u(f);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  if (isnan(f))
+    return (uint16_t)((u >> 16) | 0x40u);
+  double a = fabs((double)f);
+  /* The largest finite bf16 is (2 - 2^-7) 2^127; from the midpoint to
+   * 2^128 on (a tie: even is 2^128) the value overflows. */
+  if (a >= 0x1.ffp127)
+    return (uint16_t)(sign | 0x7f80u);
+  if (a < 0x1p-126) /* subnormal: m 2^-133; m = 128 is the smallest normal */
+    return (uint16_t)(sign | (uint16_t)rint(a * 0x1p133));
+  int e;
+  frexp(a, &e);                           /* a in [2^(e-1), 2^e) */
+  double m = rint(a * ldexp(1.0, 8 - e)); /* in [128, 256] */
+  uint32_t h = ((uint32_t)(e - 1 + 127) << 7) + ((uint32_t)m - 128u);
+  return (uint16_t)(sign | h); /* m = 256 carries into the exponent */
+}
+
+/* Reference bfloat16 value (NaN: any NaN of the same sign). */
+static float ref_bf16_dec(uint16_t h) {
+  unsigned e = (h >> 7) & 0xffu, m = h & 0x7fu;
+  double v;
+  if (e == 0)
+    v = ldexp((double)m, -133);
+  else if (e == 255)
+    v = m ? NAN : INFINITY;
+  else
+    v = ldexp((double)(128 + m), (int)e - 134);
+  float f = (float)v;
+  return h & 0x8000u ? -f : f;
+}
+
+static bool is_bf16_nan(uint16_t h) {
+  return (h & 0x7f80u) == 0x7f80u && (h & 0x7fu) != 0;
+}
+
+static uint16_t get16(const unsigned char *p) {
+  return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* Bit patterns worked out by hand: the kept half is the top 16 bits, the
+ * dropped half decides the rounding (0x8000 is the tie). */
+Test(bf16, hand_values) {
+  static const struct {
+    uint32_t x;
+    uint16_t h;
+  } t[] = {
+      {0x3f800000u, 0x3f80}, /* 1 */
+      {0xc0000000u, 0xc000}, /* -2 */
+      {0x00000000u, 0x0000}, /* 0 */
+      {0x80000000u, 0x8000}, /* -0 */
+      {0x3dcccccdu, 0x3dcd}, /* 0.1: dropped 0xcccd above the tie */
+      {0x3f808000u, 0x3f80}, /* 1 + 2^-8, tie: kept 0x3f80 even, down */
+      {0x3f818000u, 0x3f82}, /* tie: kept 0x3f81 odd, up */
+      {0x3f808001u, 0x3f81}, /* just above the tie */
+      {0x3f807fffu, 0x3f80}, /* just below the tie */
+      {0xbf818000u, 0xbf82}, /* negative tie, to even */
+      {0x3fff8000u, 0x4000}, /* tie, odd 0x3fff: carries into 2 */
+      {0x7f7f0000u, 0x7f7f}, /* largest finite bf16 */
+      {0x7f7f7fffu, 0x7f7f}, /* below the midpoint to 2^128 */
+      {0x7f7f8000u, 0x7f80}, /* the midpoint, tie: even is infinity */
+      {0x7f7fffffu, 0x7f80}, /* FLT_MAX overflows */
+      {0xff7fffffu, 0xff80}, /* -FLT_MAX */
+      {0x7f800000u, 0x7f80}, /* inf */
+      {0xff800000u, 0xff80}, /* -inf */
+      {0x00800000u, 0x0080}, /* smallest normal, 2^-126 */
+      {0x00010000u, 0x0001}, /* smallest bf16 subnormal, 2^-133 */
+      {0x00000001u, 0x0000}, /* smallest fp32 subnormal: far below 2^-134 */
+      {0x00008000u, 0x0000}, /* 2^-134, tie: to even 0 */
+      {0x00018000u, 0x0002}, /* 3 2^-134, tie: to even 2 */
+      {0x00008001u, 0x0001}, /* just above the tie */
+      {0x80018000u, 0x8002}, /* negative subnormal tie */
+      {0x007fffffu, 0x0080}, /* largest fp32 subnormal rounds up to 2^-126 */
+      {0x007f7fffu, 0x007f}, /* largest bf16 subnormal */
+  };
+  size_t n = sizeof t / sizeof t[0];
+  float x[sizeof t / sizeof t[0]];
+  for (size_t i = 0; i < n; i++)
+    x[i] = u2f(t[i].x);
+  for (int portable = 0; portable < 2; portable++) {
+    codec_t *c = mk_mode("bf16", portable);
+    codec_state_t *s = mkstate(c, n, 0);
+    size_t len;
+    unsigned char *p = enc(s, x, n, &len);
+    cr_assert_eq(len, 2 * n);
+    for (size_t i = 0; i < n; i++) {
+      uint16_t h = get16(p + 2 * i);
+      cr_assert_eq(h, t[i].h,
+                   "portable=%d: bf16(0x%08x) = 0x%04x, expected "
+                   "0x%04x",
+                   portable, t[i].x, h, t[i].h);
+      cr_assert_eq(ref_bf16(x[i]), t[i].h, "reference of 0x%08x", t[i].x);
+    }
+    /* Decoding shifts the half back up. */
+    float out[sizeof t / sizeof t[0]];
+    cr_assert_eq(dec_guarded(c, p, len, out, n), 0);
+    for (size_t i = 0; i < n; i++)
+      cr_assert_eq(f2u(out[i]), (uint32_t)t[i].h << 16, "decode of 0x%04x",
+                   t[i].h);
+    free(p);
+    codec_state_free(s);
+    codec_free(c);
+  }
+}
+
+/* NaN stays NaN with its sign and its top payload bits, quiet, even where
+ * rounding or truncation would read as infinity (0x7f800001: top half
+ * 0x7f80) or carry out of the exponent (0x7fffffff). */
+Test(bf16, nan_stays_nan) {
+  static const uint32_t x32[] = {
+      0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u, 0x7f80ffffu,
+      0x7f808000u, 0x7fffffffu, 0xffffffffu, 0x7fa12345u, 0x7f810000u};
+  static const uint16_t want[] = {0x7fc0, 0xffc0, 0x7fc0, 0xffc0, 0x7fc0,
+                                  0x7fc0, 0x7fff, 0xffff, 0x7fe1, 0x7fc1};
+  enum { N = sizeof x32 / sizeof x32[0] };
+  float x[N];
+  for (size_t i = 0; i < N; i++)
+    x[i] = u2f(x32[i]);
+  for (int portable = 0; portable < 2; portable++) {
+    codec_t *c = mk_mode("bf16", portable);
+    codec_state_t *s = mkstate(c, N, 0);
+    size_t len;
+    unsigned char *p = enc(s, x, N, &len);
+    float out[N];
+    cr_assert_eq(dec_guarded(c, p, len, out, N), 0);
+    for (size_t i = 0; i < N; i++) {
+      uint16_t h = get16(p + 2 * i);
+      cr_assert_eq(h, want[i],
+                   "portable=%d: NaN 0x%08x encoded as 0x%04x, "
+                   "expected 0x%04x",
+                   portable, x32[i], h, want[i]);
+      cr_assert(is_bf16_nan(h) && (h & 0x40u), "quiet NaN");
+      cr_assert(isnan(out[i]) && signbit(out[i]) == signbit(x[i]),
+                "NaN %zu decoded to %a", i, (double)out[i]);
+    }
+    free(p);
+    codec_state_free(s);
+    codec_free(c);
+  }
+}
+
+/* Every float exactly halfway between two adjacent finite bf16 values,
+ * one float ulp on each side of it, both signs, and a stride through all
+ * bit patterns (NaNs included), against the reference. */
+Test(bf16, round_to_nearest_even_sweep) {
+  size_t cap = 3 * 2 * 0x7f80 + 2 * 0x100000 + 16, n = 0;
+  float *x = xmalloc(cap * sizeof *x);
+  for (uint32_t h = 0; h < 0x7f80; h++) {
+    double lo = ref_bf16_dec((uint16_t)h);
+    double hi = h + 1 < 0x7f80 ? ref_bf16_dec((uint16_t)(h + 1)) : 0x1p128;
+    double mid = (lo + hi) / 2; /* the last: 0x1.ffp127, below FLT_MAX */
+    float m = (float)mid;       /* exact: 9 significant bits */
+    cr_assert_eq((double)m, mid);
+    float v[3] = {m, nextafterf(m, 0.0f), nextafterf(m, INFINITY)};
+    for (int k = 0; k < 3; k++) {
+      x[n++] = v[k];
+      x[n++] = -v[k];
+    }
+  }
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 4093)
+    x[n++] = u2f((uint32_t)u);
+  cr_assert(n <= cap);
+  for (int portable = 0; portable < 2; portable++) {
+    codec_t *c = mk_mode("bf16", portable);
+    codec_state_t *s = mkstate(c, n, 0);
+    size_t len;
+    unsigned char *p = enc(s, x, n, &len);
+    cr_assert_eq(len, 2 * n);
+    for (size_t i = 0; i < n; i++) {
+      uint16_t h = get16(p + 2 * i), want = ref_bf16(x[i]);
+      if (h != want)
+        cr_assert_fail("portable=%d: bf16(%a = 0x%08x) = 0x%04x, expected "
+                       "0x%04x",
+                       portable, (double)x[i], f2u(x[i]), h, want);
+    }
+    free(p);
+    codec_state_free(s);
+    codec_free(c);
+  }
+  free(x);
+}
+
+/* All 65536 payload values decode to the pattern shifted up by 16 bits,
+ * which is the value the format defines; decode_add adds exactly it. */
+Test(bf16, decode_all_values) {
+  size_t n = 65536;
+  unsigned char *p = xmalloc(2 * n);
+  for (size_t i = 0; i < n; i++) {
+    p[2 * i] = (unsigned char)i;
+    p[2 * i + 1] = (unsigned char)(i >> 8);
+  }
+  float *out = xmalloc(n * sizeof *out), *acc = xmalloc(n * sizeof *acc);
+  for (int portable = 0; portable < 2; portable++) {
+    codec_t *c = mk_mode("bf16", portable);
+    cr_assert_eq(dec_guarded(c, p, 2 * n, out, n), 0);
+    for (size_t i = 0; i < n; i++) {
+      float want = ref_bf16_dec((uint16_t)i);
+      cr_assert_eq(f2u(out[i]), (uint32_t)i << 16, "portable=%d: 0x%04zx",
+                   portable, i);
+      if (is_bf16_nan((uint16_t)i))
+        cr_assert(isnan(out[i]) && signbit(out[i]) == signbit(want));
+      else
+        cr_assert_eq(f2u(out[i]), f2u(want),
+                     "bf16 0x%04zx -> %a, expected "
+                     "%a",
+                     i, (double)out[i], (double)want);
+    }
+    for (size_t i = 0; i < n; i++)
+      acc[i] = 1.0f;
+    cr_assert_eq(codec_decode_add(c, p, 2 * n, acc, n), 0);
+    for (size_t i = 0; i < n; i++) {
+      float want = 1.0f + out[i];
+      cr_assert(isnan(want) ? isnan(acc[i]) : f2u(acc[i]) == f2u(want),
+                "decode_add of 0x%04zx: %a", i, (double)acc[i]);
+    }
+    codec_free(c);
+  }
+  free(p);
+  free(out);
+  free(acc);
+}
+
+/* Half a bf16 ulp, |x| 2^-8 + 2^-134, is reached at a tie; no bound where
+ * x overflows or is not finite. */
+Test(bf16, error_bounds_by_hand) {
+  const float x[] = {1.0f + 0x1p-8f,
+                     0x1p-134f,
+                     0x1.fefffep127f,
+                     0x1.ffp127f,
+                     -INFINITY,
+                     NAN,
+                     0.0f};
+  const double want[] = {(1.0 + 0x1p-8) * 0x1p-8 + 0x1p-134,
+                         0x1p-142 + 0x1p-134,
+                         0x1.fefffep127 * 0x1p-8 + 0x1p-134,
+                         INFINITY,
+                         INFINITY,
+                         INFINITY,
+                         0x1p-134};
+  enum { N = sizeof x / sizeof x[0] };
+  double e[N];
+  codec_t *c = mk("bf16");
+  codec_error_bounds(c, x, NULL, NULL, N, e);
+  for (size_t i = 0; i < N; i++)
+    cr_assert_eq(e[i], want[i], "bound of %a: %a, expected %a", (double)x[i],
+                 e[i], want[i]);
+  /* The two ties: the error is the whole of half an ulp. */
+  size_t len;
+  unsigned char *p = enc_spec("bf16", x, 2, &len);
+  float out[2];
+  cr_assert_eq(codec_decode(c, p, len, out, 2), 0);
+  cr_assert_eq((double)out[0], 1.0);
+  cr_assert_eq((double)out[1], 0.0);
+  free(p);
+  codec_free(c);
 }
 
 /* ---- trunc ----------------------------------------------------------- */
@@ -2953,6 +3221,9 @@ Test(contract, payload_sizes) {
     p = enc_spec("fp16", x, n, &len);
     cr_assert_eq(len, 2 * n);
     free(p);
+    p = enc_spec("bf16", x, n, &len);
+    cr_assert_eq(len, 2 * n);
+    free(p);
     p = enc_spec("trunc:bits=16", x, n, &len);
     cr_assert_eq(len, 2 * n);
     free(p);
@@ -3102,6 +3373,7 @@ Test(contract, empty_vector) {
     ptrdiff_t len; /* -1: not fixed by the specification */
   } t[] = {{"fp32", 0},
            {"fp16", 0},
+           {"bf16", 0},
            {"trunc:bits=22", 0},
            {"q8", 4},
            {"inceptionn", 0},

@@ -268,7 +268,7 @@ if [ "$(fsize "$IN/a.f32")" != $((4 * N)) ] ||
   exit 1
 fi
 
-CODECS="fp32 fp16 trunc q8 inceptionn 3lc terngrad onebit topk rgc"
+CODECS="fp32 fp16 bf16 trunc q8 inceptionn 3lc terngrad onebit topk rgc"
 
 # ---- help and list --------------------------------------------------------
 
@@ -296,7 +296,7 @@ if run_ok "codec list exits 0" codec list; then
   names=$(grep -o '^[a-z0-9]\+' "$L/list" | sort | tr '\n' ' ')
   want=$(printf '%s\n' $CODECS | sort | tr '\n' ' ')
   [ "$names" = "$want" ]
-  check "codec list lists exactly the ten codecs" $? "want: $want" "got:  $names"
+  check "codec list lists exactly the codecs of CODECS" $? "want: $want" "got:  $names"
   # Each parameterized codec's block names its keys with a range.
   block() { awk -v c="$1" '/^[a-z0-9]/ { on = ($1 == c) } on' "$L/list"; }
   bad=
@@ -313,7 +313,7 @@ if run_ok "codec list exits 0" codec list; then
     c=${r%%:*} k=${r#*:}
     block "$c" | grep -qF -- "$k" || bad+=" $c(range '$k' missing)"
   done
-  for c in fp32 fp16 q8 terngrad onebit; do
+  for c in fp32 fp16 bf16 q8 terngrad onebit; do
     [ -n "$(block "$c")" ] || bad+=" $c(no entry)"
   done
   check "codec list gives parameters with their ranges" "$(isempty "$bad")" \
@@ -598,7 +598,7 @@ if run_ok "bench --codec all --n 2000 --runs 5 --format csv exits 0" \
   dups=$(awk -F '\t' 'NR > 1 { print $1 }' "$L/bench2" | sort | uniq -d | head -3)
   [ "$(head -1 "$L/bench2.csv")" = "$BH" ] && [ "$rows" -ge 10 ] && [ -z "$miss" ] &&
     [ -z "$bad" ] && [ -z "$dups" ]
-  check "bench csv --codec all: header and one well-formed row per setting, all ten codecs" $? \
+  check "bench csv --codec all: header and one well-formed row per setting, every codec" $? \
     "rows $rows; codecs missing:$miss; duplicates: $dups" \
     "rows without 8 fields (codec,2000,6 numbers) after CSV parsing:" "$bad"
 fi
@@ -612,7 +612,7 @@ if run_ok "compare --n 10000 --steps 3 exits 0" codec compare --n 10000 --steps 
   miss=
   for c in $CODECS; do grep -q "^$c" "$L/cmp1" || miss+=" $c"; done
   [ -z "$miss" ] && [ "$(nlines "$L/cmp1")" -ge 11 ]
-  check "compare: table has a line for each of the ten codecs" $? "missing:$miss"
+  check "compare: table has a line for each codec" $? "missing:$miss"
 fi
 if run_ok "compare --n 10000 --steps 3 --format csv exits 0" \
   codec compare --n 10000 --steps 3 --format csv; then
@@ -630,7 +630,7 @@ if run_ok "compare --n 10000 --steps 3 --format csv exits 0" \
   dups=$(awk -F '\t' 'NR > 1 { print $1 }' "$L/cmp2" | sort | uniq -d | head -3)
   [ "$rows" -ge 10 ] && [ -z "$miss" ] && [ "$(echo $nf)" = 8 ] &&
     [ -z "$bad" ] && [ -z "$dups" ]
-  check "compare csv: header and one row per codec setting, all ten codecs, n and steps columns" $? \
+  check "compare csv: header and one row per codec setting, every codec, n and steps columns" $? \
     "rows $rows; codecs missing:$miss; field counts seen: $nf; duplicates: $dups" \
     "rows without 8 fields (codec,10000,3,5 numbers) after CSV parsing:" "$bad"
   awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "rmse") r = i; if ($1 != "codec") exit 1 }
