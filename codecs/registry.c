@@ -12,15 +12,16 @@ extern const struct codec_ops codec_q8_ops;
 extern const struct codec_ops codec_inceptionn_ops;
 extern const struct codec_ops codec_3lc_ops;
 extern const struct codec_ops codec_terngrad_ops;
+extern const struct codec_ops codec_qsgd_ops;
 extern const struct codec_ops codec_onebit_ops;
 extern const struct codec_ops codec_topk_ops;
 extern const struct codec_ops codec_rgc_ops;
 
 static const struct codec_ops *const registry[] = {
-    &codec_fp32_ops,  &codec_fp16_ops,     &codec_bf16_ops,
-    &codec_trunc_ops, &codec_q8_ops,       &codec_inceptionn_ops,
-    &codec_3lc_ops,   &codec_terngrad_ops, &codec_onebit_ops,
-    &codec_topk_ops,  &codec_rgc_ops,
+    &codec_fp32_ops,   &codec_fp16_ops,     &codec_bf16_ops,
+    &codec_trunc_ops,  &codec_q8_ops,       &codec_inceptionn_ops,
+    &codec_3lc_ops,    &codec_terngrad_ops, &codec_qsgd_ops,
+    &codec_onebit_ops, &codec_topk_ops,     &codec_rgc_ops,
 };
 enum { NCODECS = sizeof registry / sizeof registry[0] };
 
