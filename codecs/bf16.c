@@ -2,8 +2,8 @@
  * most mixed-precision training today. The format is fp32's sign, its 8
  * exponent bits and the top 7 of its 23 fraction bits (Intel, "BFLOAT16 -
  * Hardware Numerics Definition", 2018; Kalamkar et al., "A Study of
- * BFLOAT16 for Deep Learning Training", 2019, Section 2), so a bf16 is the
- * top half of an fp32 bit pattern and decoding shifts it back up.
+ * BFLOAT16 for Deep Learning Training", 2019), so a bf16 is the top half
+ * of an fp32 bit pattern and decoding shifts it back up.
  *
  * Encoding rounds the dropped 16 bits to nearest even with one integer add
  * (the rounding bias 0x7fff plus the lowest kept bit): a carry out of the

@@ -3,16 +3,17 @@
  * Quantization and Encoding", NeurIPS 2017).
  *
  * The vector is cut into buckets of D consecutive values (the last one
- * may be shorter), each quantized on its own (the paper's bucketing,
- * Section 3.1 and its experiments). With M the bucket's 2-norm and S the
- * number of levels, value v becomes (Section 3.1, Lemma 3.1)
+ * may be shorter), each quantized on its own, as the paper's experiments
+ * do. With M the bucket's 2-norm and S the number of levels, value v
+ * becomes (Section 3.1, Lemma 3.1)
  *
  *     Q(v) = M sgn(v) xi / S,  l = floor(|v| S / M),
  *     xi = l + 1 with probability |v| S / M - l, else l,
  *
  * which is unbiased, E Q(v) = v. This is the 2-norm quantizer the paper
- * analyses; its experiments scale by max|v| instead, a heuristic (later
- * named QSGDinf), not implemented here.
+ * analyses; the heuristic variant it proposes for practice scales by
+ * max|v| instead (Ramezani-Kebrya et al. later named it QSGDinf), not
+ * implemented here.
  *
  * Encoding: fixed width, as practical implementations do, not the paper's
  * Elias recursive coding (Section 3.2). With w = ceil(log2(S + 1)) bits a
