@@ -16,7 +16,7 @@
  * implemented here.
  *
  * Encoding: fixed width, as practical implementations do, not the paper's
- * Elias recursive coding (Section 3.2). With w = ceil(log2(S + 1)) bits a
+ * Elias recursive coding. With w = ceil(log2(S + 1)) bits a
  * level and W = w + 1 bits a value, each bucket of m values is
  *
  *     M (f32 LE), then m fields of W bits packed LSB-first (value j at
