@@ -215,6 +215,35 @@ static inline uint32_t kern_float_to_bits(float f) {
   return u;
 }
 
+/* Counter-based random numbers for the stochastic codecs (terngrad,
+ * qsgd): a draw is a hash of (stream key, value index), so it vectorises
+ * and a stream's payload depends only on its seed and step. */
+/* "lowbias32" integer hash (C. Wellons, 2018): full avalanche on 32 bits. */
+static inline uint32_t kern_hash32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+/* splitmix64's finaliser. */
+static inline uint64_t kern_mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+/* The key of a stream's encode: a new one for every seed and step. */
+static inline uint32_t kern_stream_key(uint64_t seed, uint64_t step) {
+  return (uint32_t)kern_mix64(seed ^ kern_mix64(step + 1));
+}
+/* The 32-bit input of value I's draw under KEY: the index's high half
+ * enters too, so that vectors of over 2^32 values do not repeat their
+ * draws. */
+static inline uint32_t kern_draw_input(size_t i, uint32_t key) {
+  return (uint32_t)i ^ key ^ (uint32_t)((uint64_t)i >> 32) * 0x9e3779b9u;
+}
+
 /* Little-endian loads and stores, unaligned. */
 static inline uint32_t kern_load32(const unsigned char *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |

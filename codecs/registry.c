@@ -6,21 +6,24 @@
 
 extern const struct codec_ops codec_fp32_ops;
 extern const struct codec_ops codec_fp16_ops;
+extern const struct codec_ops codec_bf16_ops;
 extern const struct codec_ops codec_trunc_ops;
 extern const struct codec_ops codec_q8_ops;
 extern const struct codec_ops codec_inceptionn_ops;
 extern const struct codec_ops codec_3lc_ops;
 extern const struct codec_ops codec_terngrad_ops;
+extern const struct codec_ops codec_qsgd_ops;
 extern const struct codec_ops codec_onebit_ops;
 extern const struct codec_ops codec_topk_ops;
 extern const struct codec_ops codec_rgc_ops;
 extern const struct codec_ops codec_powersgd_ops;
 
 static const struct codec_ops *const registry[] = {
-    &codec_fp32_ops,     &codec_fp16_ops,       &codec_trunc_ops,
-    &codec_q8_ops,       &codec_inceptionn_ops, &codec_3lc_ops,
-    &codec_terngrad_ops, &codec_onebit_ops,     &codec_topk_ops,
-    &codec_rgc_ops,      &codec_powersgd_ops,
+    &codec_fp32_ops,   &codec_fp16_ops,     &codec_bf16_ops,
+    &codec_trunc_ops,  &codec_q8_ops,       &codec_inceptionn_ops,
+    &codec_3lc_ops,    &codec_terngrad_ops, &codec_qsgd_ops,
+    &codec_onebit_ops, &codec_topk_ops,     &codec_rgc_ops,
+    &codec_powersgd_ops,
 };
 enum { NCODECS = sizeof registry / sizeof registry[0] };
 
@@ -36,7 +39,8 @@ const struct codec_ops *codec_registry_find(const char *name, size_t len);
 void codec_registry_names(char *buf, size_t len);
 
 static bool named(const struct codec_ops *ops, const char *name, size_t len) {
-  return strlen(ops->info.name) == len && memcmp(ops->info.name, name, len) == 0;
+  return strlen(ops->info.name) == len &&
+         memcmp(ops->info.name, name, len) == 0;
 }
 
 const struct codec_ops *codec_registry_find(const char *name, size_t len) {

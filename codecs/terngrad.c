@@ -33,29 +33,10 @@ static size_t tg_bound(const codec_t *c, size_t n) {
   return 4 + quartic_len(n);
 }
 
-/* "lowbias32" integer hash (C. Wellons, 2018): full avalanche on 32 bits. */
-static inline uint32_t hash32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-
-static inline uint64_t mix64(uint64_t z) { /* splitmix64's finaliser */
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
 /* Digit q + 1 of value I: nonzero with probability |x| / M. */
 static inline unsigned draw(const float *x, size_t i, float m, uint32_t key) {
   float a = x[i] < 0 ? -x[i] : x[i];
-  /* The index's high half enters too, so that vectors of over 2^32
-   * values do not repeat their draws. */
-  uint32_t h =
-      hash32((uint32_t)i ^ key ^ (uint32_t)((uint64_t)i >> 32) * 0x9e3779b9u);
+  uint32_t h = kern_hash32(kern_draw_input(i, key));
   float u = (float)(h >> 8) * 0x1p-24f; /* [0, 1) */
   unsigned keep = u * m < a;
   unsigned neg = x[i] < 0;
@@ -153,8 +134,7 @@ static ptrdiff_t tg_encode(codec_state_t *s, const float *in,
       q[j] = (unsigned char)byte;
     }
   } else {
-    /* A new key for every seed and step. */
-    uint32_t key = (uint32_t)mix64(s->seed ^ mix64(s->step + 1));
+    uint32_t key = kern_stream_key(s->seed, s->step);
     size_t done = 0;
 #if CODEC_X86
     if (codec_use_avx2(s->codec) && n < ((size_t)1 << 32))

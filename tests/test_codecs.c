@@ -220,6 +220,7 @@ static void assert_floats_bits(const float *got, const float *want, size_t n,
 static const char *const ALL_SPECS[] = {
     "fp32",
     "fp16",
+    "bf16",
     "trunc:bits=1",
     "trunc:bits=5",
     "trunc:bits=8",
@@ -239,6 +240,13 @@ static const char *const ALL_SPECS[] = {
     "3lc:s=1.5,zre=0",
     "3lc:s=1.9,zre=1",
     "terngrad",
+    "qsgd:levels=1,bucket=512",
+    "qsgd:levels=7,bucket=5",
+    "qsgd:levels=4,bucket=13",
+    "qsgd:levels=127,bucket=64",
+    "qsgd:levels=1,bucket=1",
+    "qsgd:levels=32768,bucket=3",
+    "qsgd:levels=100,bucket=1048576",
     "onebit",
     "topk:ratio=0.05",
     "topk:ratio=0.3",
@@ -258,16 +266,17 @@ enum { NSPECS = sizeof ALL_SPECS / sizeof ALL_SPECS[0] };
 static bool needs_finite(const codec_t *c) {
   const char *n = codec_name(c);
   return strcmp(n, "q8") == 0 || strcmp(n, "3lc") == 0 ||
-         strcmp(n, "terngrad") == 0 || strcmp(n, "onebit") == 0 ||
-         strcmp(n, "topk") == 0 || strcmp(n, "rgc") == 0;
+         strcmp(n, "terngrad") == 0 || strcmp(n, "qsgd") == 0 ||
+         strcmp(n, "onebit") == 0 || strcmp(n, "topk") == 0 ||
+         strcmp(n, "rgc") == 0;
 }
 
 /* ---- registry and spec parsing -------------------------------------- */
 
 Test(registry, every_codec_by_name) {
   static const char *const names[] = {
-      "fp32", "fp16",     "trunc",  "q8",   "inceptionn",
-      "3lc",  "terngrad", "onebit", "topk", "rgc", "powersgd"};
+      "fp32", "fp16",   "bf16", "trunc", "q8",  "inceptionn", "3lc",
+      "terngrad", "qsgd", "onebit", "topk", "rgc", "powersgd"};
   size_t k = sizeof names / sizeof names[0];
   cr_assert_eq(codec_count(), k);
   for (size_t j = 0; j < k; j++) {
@@ -295,11 +304,12 @@ Test(registry, lossless_and_stateful_flags) {
     const char *spec;
     bool lossless, stateful;
   } t[] = {
-      {"fp32", true, false},        {"fp16", false, false},
-      {"trunc", false, false},      {"q8", false, false},
-      {"inceptionn", false, false}, {"3lc", false, true},
-      {"terngrad", false, false},   {"onebit", false, true},
-      {"topk", false, true},        {"rgc", false, true},
+      {"fp32", true, false},  {"fp16", false, false},
+      {"bf16", false, false}, {"trunc", false, false},
+      {"q8", false, false},   {"inceptionn", false, false},
+      {"3lc", false, true},   {"terngrad", false, false},
+      {"qsgd", false, false}, {"onebit", false, true},
+      {"topk", false, true},  {"rgc", false, true},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     codec_t *c = mk(t[i].spec);
@@ -464,6 +474,8 @@ Test(properties, sparse_families_and_classes) {
       {"q8", "", false, 0},
       {"inceptionn", "", false, 4},
       {"3lc", "", false, 0},
+      {"bf16", "", false, 0},
+      {"qsgd:levels=1,bucket=7", "", false, 0},
       {"topk:ratio=0.1", "", true, 0},
       {"rgc:ratio=0.01,select=binsearch", "rgc/binsearch", true, 0},
       {"rgc:ratio=0.01,asq=1", "rgc/trimmed", true, 0},
@@ -686,7 +698,11 @@ Test(parse, canonical_spec_round_trips) {
                                       "rgc",
                                       "rgc:ratio=0.01,select=binsearch,asq=1",
                                       "rgc:select=sampled",
-                                      "rgc:asq=0,ratio=1e-3,select=exact"};
+                                      "rgc:asq=0,ratio=1e-3,select=exact",
+                                      "bf16",
+                                      "qsgd",
+                                      "qsgd:bucket=100",
+                                      "qsgd:levels=32768,bucket=1"};
   for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
     codec_t *a = mk(specs[i]);
     char canon[CODEC_SPEC_MAX];
@@ -712,6 +728,8 @@ Test(parse, equivalent_specs_same_canonical) {
        "rgc:select=exact,ratio=0.010,asq=1", NULL},
       {"topk:ratio=0.25", "topk:ratio=2.5e-1", NULL},
       {"trunc:bits=22", "trunc:bits=+22", NULL},
+      {"qsgd", "qsgd:bucket=512,levels=07", NULL},
+      {"qsgd:levels=+1", "qsgd:levels=1,bucket=512", NULL},
   };
   for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
     codec_t *a = mk(same[i][0]), *b = mk(same[i][1]);
@@ -1049,6 +1067,271 @@ Test(fp16, matches_f16c_instructions) {
 #else
   cr_skip_test("not x86");
 #endif
+}
+
+/* ---- bf16 ------------------------------------------------------------ */
+
+/* Reference bfloat16 encoding from the format's definition (Intel,
+ * "BFLOAT16 - Hardware Numerics Definition": fp32's sign and exponent, 7
+ * fraction bits), rounded to nearest even by rint in double, subnormals
+ * kept. NaN: the top 16 bits with the quiet bit (fraction bit 6) set, as
+ * Intel's VCVTNEPS2BF16 defines it. */
+static uint16_t ref_bf16(float f) {
+  uint32_t u = f2u(f);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  if (isnan(f))
+    return (uint16_t)((u >> 16) | 0x40u);
+  double a = fabs((double)f);
+  /* The largest finite bf16 is (2 - 2^-7) 2^127; from the midpoint to
+   * 2^128 on (a tie: even is 2^128) the value overflows. */
+  if (a >= 0x1.ffp127)
+    return (uint16_t)(sign | 0x7f80u);
+  if (a < 0x1p-126) /* subnormal: m 2^-133; m = 128 is the smallest normal */
+    return (uint16_t)(sign | (uint16_t)rint(a * 0x1p133));
+  int e;
+  frexp(a, &e);                           /* a in [2^(e-1), 2^e) */
+  double m = rint(a * ldexp(1.0, 8 - e)); /* in [128, 256] */
+  uint32_t h = ((uint32_t)(e - 1 + 127) << 7) + ((uint32_t)m - 128u);
+  return (uint16_t)(sign | h); /* m = 256 carries into the exponent */
+}
+
+/* Reference bfloat16 value (NaN: any NaN of the same sign). */
+static float ref_bf16_dec(uint16_t h) {
+  unsigned e = (h >> 7) & 0xffu, m = h & 0x7fu;
+  double v;
+  if (e == 0)
+    v = ldexp((double)m, -133);
+  else if (e == 255)
+    v = m ? NAN : INFINITY;
+  else
+    v = ldexp((double)(128 + m), (int)e - 134);
+  float f = (float)v;
+  return h & 0x8000u ? -f : f;
+}
+
+static bool is_bf16_nan(uint16_t h) {
+  return (h & 0x7f80u) == 0x7f80u && (h & 0x7fu) != 0;
+}
+
+static uint16_t get16(const unsigned char *p) {
+  return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* Bit patterns worked out by hand: the kept half is the top 16 bits, the
+ * dropped half decides the rounding (0x8000 is the tie). */
+Test(bf16, hand_values) {
+  static const struct {
+    uint32_t x;
+    uint16_t h;
+  } t[] = {
+      {0x3f800000u, 0x3f80}, /* 1 */
+      {0xc0000000u, 0xc000}, /* -2 */
+      {0x00000000u, 0x0000}, /* 0 */
+      {0x80000000u, 0x8000}, /* -0 */
+      {0x3dcccccdu, 0x3dcd}, /* 0.1: dropped 0xcccd above the tie */
+      {0x3f808000u, 0x3f80}, /* 1 + 2^-8, tie: kept 0x3f80 even, down */
+      {0x3f818000u, 0x3f82}, /* tie: kept 0x3f81 odd, up */
+      {0x3f808001u, 0x3f81}, /* just above the tie */
+      {0x3f807fffu, 0x3f80}, /* just below the tie */
+      {0xbf818000u, 0xbf82}, /* negative tie, to even */
+      {0x3fff8000u, 0x4000}, /* tie, odd 0x3fff: carries into 2 */
+      {0x7f7f0000u, 0x7f7f}, /* largest finite bf16 */
+      {0x7f7f7fffu, 0x7f7f}, /* below the midpoint to 2^128 */
+      {0x7f7f8000u, 0x7f80}, /* the midpoint, tie: even is infinity */
+      {0x7f7fffffu, 0x7f80}, /* FLT_MAX overflows */
+      {0xff7fffffu, 0xff80}, /* -FLT_MAX */
+      {0x7f800000u, 0x7f80}, /* inf */
+      {0xff800000u, 0xff80}, /* -inf */
+      {0x00800000u, 0x0080}, /* smallest normal, 2^-126 */
+      {0x00010000u, 0x0001}, /* smallest bf16 subnormal, 2^-133 */
+      {0x00000001u, 0x0000}, /* smallest fp32 subnormal: far below 2^-134 */
+      {0x00008000u, 0x0000}, /* 2^-134, tie: to even 0 */
+      {0x00018000u, 0x0002}, /* 3 2^-134, tie: to even 2 */
+      {0x00008001u, 0x0001}, /* just above the tie */
+      {0x80018000u, 0x8002}, /* negative subnormal tie */
+      {0x007fffffu, 0x0080}, /* largest fp32 subnormal rounds up to 2^-126 */
+      {0x007f7fffu, 0x007f}, /* largest bf16 subnormal */
+  };
+  size_t n = sizeof t / sizeof t[0];
+  float x[sizeof t / sizeof t[0]];
+  for (size_t i = 0; i < n; i++)
+    x[i] = u2f(t[i].x);
+  for (int portable = 0; portable < 2; portable++) {
+    codec_t *c = mk_mode("bf16", portable);
+    codec_state_t *s = mkstate(c, n, 0);
+    size_t len;
+    unsigned char *p = enc(s, x, n, &len);
+    cr_assert_eq(len, 2 * n);
+    for (size_t i = 0; i < n; i++) {
+      uint16_t h = get16(p + 2 * i);
+      cr_assert_eq(h, t[i].h,
+                   "portable=%d: bf16(0x%08x) = 0x%04x, expected "
+                   "0x%04x",
+                   portable, t[i].x, h, t[i].h);
+      cr_assert_eq(ref_bf16(x[i]), t[i].h, "reference of 0x%08x", t[i].x);
+    }
+    /* Decoding shifts the half back up. */
+    float out[sizeof t / sizeof t[0]];
+    cr_assert_eq(dec_guarded(c, p, len, out, n), 0);
+    for (size_t i = 0; i < n; i++)
+      cr_assert_eq(f2u(out[i]), (uint32_t)t[i].h << 16, "decode of 0x%04x",
+                   t[i].h);
+    free(p);
+    codec_state_free(s);
+    codec_free(c);
+  }
+}
+
+/* NaN stays NaN with its sign and its top payload bits, quiet, even where
+ * rounding or truncation would read as infinity (0x7f800001: top half
+ * 0x7f80) or carry out of the exponent (0x7fffffff). */
+Test(bf16, nan_stays_nan) {
+  static const uint32_t x32[] = {
+      0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u, 0x7f80ffffu,
+      0x7f808000u, 0x7fffffffu, 0xffffffffu, 0x7fa12345u, 0x7f810000u};
+  static const uint16_t want[] = {0x7fc0, 0xffc0, 0x7fc0, 0xffc0, 0x7fc0,
+                                  0x7fc0, 0x7fff, 0xffff, 0x7fe1, 0x7fc1};
+  enum { N = sizeof x32 / sizeof x32[0] };
+  float x[N];
+  for (size_t i = 0; i < N; i++)
+    x[i] = u2f(x32[i]);
+  for (int portable = 0; portable < 2; portable++) {
+    codec_t *c = mk_mode("bf16", portable);
+    codec_state_t *s = mkstate(c, N, 0);
+    size_t len;
+    unsigned char *p = enc(s, x, N, &len);
+    float out[N];
+    cr_assert_eq(dec_guarded(c, p, len, out, N), 0);
+    for (size_t i = 0; i < N; i++) {
+      uint16_t h = get16(p + 2 * i);
+      cr_assert_eq(h, want[i],
+                   "portable=%d: NaN 0x%08x encoded as 0x%04x, "
+                   "expected 0x%04x",
+                   portable, x32[i], h, want[i]);
+      cr_assert(is_bf16_nan(h) && (h & 0x40u), "quiet NaN");
+      cr_assert(isnan(out[i]) && signbit(out[i]) == signbit(x[i]),
+                "NaN %zu decoded to %a", i, (double)out[i]);
+    }
+    free(p);
+    codec_state_free(s);
+    codec_free(c);
+  }
+}
+
+/* Every float exactly halfway between two adjacent finite bf16 values,
+ * one float ulp on each side of it, both signs, and a stride through all
+ * bit patterns (NaNs included), against the reference. */
+Test(bf16, round_to_nearest_even_sweep) {
+  size_t cap = 3 * 2 * 0x7f80 + 2 * 0x100000 + 16, n = 0;
+  float *x = xmalloc(cap * sizeof *x);
+  for (uint32_t h = 0; h < 0x7f80; h++) {
+    double lo = ref_bf16_dec((uint16_t)h);
+    double hi = h + 1 < 0x7f80 ? ref_bf16_dec((uint16_t)(h + 1)) : 0x1p128;
+    double mid = (lo + hi) / 2; /* the last: 0x1.ffp127, below FLT_MAX */
+    float m = (float)mid;       /* exact: 9 significant bits */
+    cr_assert_eq((double)m, mid);
+    float v[3] = {m, nextafterf(m, 0.0f), nextafterf(m, INFINITY)};
+    for (int k = 0; k < 3; k++) {
+      x[n++] = v[k];
+      x[n++] = -v[k];
+    }
+  }
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 4093)
+    x[n++] = u2f((uint32_t)u);
+  cr_assert(n <= cap);
+  for (int portable = 0; portable < 2; portable++) {
+    codec_t *c = mk_mode("bf16", portable);
+    codec_state_t *s = mkstate(c, n, 0);
+    size_t len;
+    unsigned char *p = enc(s, x, n, &len);
+    cr_assert_eq(len, 2 * n);
+    for (size_t i = 0; i < n; i++) {
+      uint16_t h = get16(p + 2 * i), want = ref_bf16(x[i]);
+      if (h != want)
+        cr_assert_fail("portable=%d: bf16(%a = 0x%08x) = 0x%04x, expected "
+                       "0x%04x",
+                       portable, (double)x[i], f2u(x[i]), h, want);
+    }
+    free(p);
+    codec_state_free(s);
+    codec_free(c);
+  }
+  free(x);
+}
+
+/* All 65536 payload values decode to the pattern shifted up by 16 bits,
+ * which is the value the format defines; decode_add adds exactly it. */
+Test(bf16, decode_all_values) {
+  size_t n = 65536;
+  unsigned char *p = xmalloc(2 * n);
+  for (size_t i = 0; i < n; i++) {
+    p[2 * i] = (unsigned char)i;
+    p[2 * i + 1] = (unsigned char)(i >> 8);
+  }
+  float *out = xmalloc(n * sizeof *out), *acc = xmalloc(n * sizeof *acc);
+  for (int portable = 0; portable < 2; portable++) {
+    codec_t *c = mk_mode("bf16", portable);
+    cr_assert_eq(dec_guarded(c, p, 2 * n, out, n), 0);
+    for (size_t i = 0; i < n; i++) {
+      float want = ref_bf16_dec((uint16_t)i);
+      cr_assert_eq(f2u(out[i]), (uint32_t)i << 16, "portable=%d: 0x%04zx",
+                   portable, i);
+      if (is_bf16_nan((uint16_t)i))
+        cr_assert(isnan(out[i]) && signbit(out[i]) == signbit(want));
+      else
+        cr_assert_eq(f2u(out[i]), f2u(want),
+                     "bf16 0x%04zx -> %a, expected "
+                     "%a",
+                     i, (double)out[i], (double)want);
+    }
+    for (size_t i = 0; i < n; i++)
+      acc[i] = 1.0f;
+    cr_assert_eq(codec_decode_add(c, p, 2 * n, acc, n), 0);
+    for (size_t i = 0; i < n; i++) {
+      float want = 1.0f + out[i];
+      cr_assert(isnan(want) ? isnan(acc[i]) : f2u(acc[i]) == f2u(want),
+                "decode_add of 0x%04zx: %a", i, (double)acc[i]);
+    }
+    codec_free(c);
+  }
+  free(p);
+  free(out);
+  free(acc);
+}
+
+/* Half a bf16 ulp, |x| 2^-8 + 2^-134, is reached at a tie; no bound where
+ * x overflows or is not finite. */
+Test(bf16, error_bounds_by_hand) {
+  const float x[] = {1.0f + 0x1p-8f,
+                     0x1p-134f,
+                     0x1.fefffep127f,
+                     0x1.ffp127f,
+                     -INFINITY,
+                     NAN,
+                     0.0f};
+  const double want[] = {(1.0 + 0x1p-8) * 0x1p-8 + 0x1p-134,
+                         0x1p-142 + 0x1p-134,
+                         0x1.fefffep127 * 0x1p-8 + 0x1p-134,
+                         INFINITY,
+                         INFINITY,
+                         INFINITY,
+                         0x1p-134};
+  enum { N = sizeof x / sizeof x[0] };
+  double e[N];
+  codec_t *c = mk("bf16");
+  codec_error_bounds(c, x, NULL, NULL, N, e);
+  for (size_t i = 0; i < N; i++)
+    cr_assert_eq(e[i], want[i], "bound of %a: %a, expected %a", (double)x[i],
+                 e[i], want[i]);
+  /* The two ties: the error is the whole of half an ulp. */
+  size_t len;
+  unsigned char *p = enc_spec("bf16", x, 2, &len);
+  float out[2];
+  cr_assert_eq(codec_decode(c, p, len, out, 2), 0);
+  cr_assert_eq((double)out[0], 1.0);
+  cr_assert_eq((double)out[1], 0.0);
+  free(p);
+  codec_free(c);
 }
 
 /* ---- trunc ----------------------------------------------------------- */
@@ -2053,6 +2336,384 @@ Test(terngrad, unbiased_over_seeds) {
   codec_free(c);
 }
 
+/* ---- qsgd ------------------------------------------------------------ */
+
+/* Field width W by the specification: a sign bit and ceil(log2(S + 1))
+ * level bits, worked out by hand. */
+static const struct {
+  unsigned levels, w;
+} QSGD_W[] = {{1, 2},   {2, 3},    {3, 3},     {4, 4},      {5, 4},
+              {7, 4},   {8, 5},    {12, 5},    {127, 8},    {128, 9},
+              {255, 9}, {256, 10}, {1000, 11}, {32767, 16}, {32768, 17}};
+
+static unsigned qsgd_w(unsigned levels) {
+  for (size_t a = 0; a < sizeof QSGD_W / sizeof QSGD_W[0]; a++)
+    if (QSGD_W[a].levels == levels)
+      return QSGD_W[a].w;
+  cr_assert_fail("levels=%u is not in QSGD_W", levels);
+  return 0;
+}
+
+/* Payload bytes by the specification: each bucket of m values is its
+ * norm (4 bytes) and m fields of W bits rounded up to a byte. */
+static size_t ref_qsgd_len(size_t n, size_t d, unsigned w) {
+  size_t len = 0;
+  for (size_t b = 0; b < n; b += d) {
+    size_t m = n - b < d ? n - b : d;
+    len += 4 + (m * w + 7) / 8;
+  }
+  return len;
+}
+
+Test(parse, qsgd_parameters) {
+  REJECT("qsgd:levels=0", "levels", "1", "32768");
+  REJECT("qsgd:levels=32769", "levels", "1", "32768");
+  REJECT("qsgd:levels=1.5", "levels");
+  REJECT("qsgd:bucket=0", "bucket", "1", "1048576");
+  REJECT("qsgd:bucket=1048577", "bucket", "1", "1048576");
+  REJECT("qsgd:bits=4", "bits", "levels", "bucket");
+  REJECT("qsgd:levels=7,levels=7", "levels");
+  codec_t *c = mk("qsgd");
+  cr_assert_str_eq(codec_spec(c), "qsgd:levels=7,bucket=512");
+  codec_free(c);
+  c = mk("qsgd:bucket=1048576,levels=32768");
+  cr_assert_str_eq(codec_spec(c), "qsgd:levels=32768,bucket=1048576");
+  codec_free(c);
+}
+
+/* Values on levels (|v| S / ||v|| an integer: probability 0 or 1, no
+ * randomness), payloads worked out by hand from the layout: per bucket
+ * the norm (f32 LE), then per value sign (bit 0) and level (the bits
+ * above), W bits, LSB-first, zero padding to a byte. Every seed and step
+ * gives these bytes; decoding gives the values back. */
+Test(qsgd, layout_on_levels) {
+  /* levels=12 (W = 1 + 4 = 5), bucket=5, n = 11: three buckets.
+   * B1 = (0.75, -0.5, 0.25, -0.25, 0.25): norm sqrt(9 + 4 + 1 + 1 + 1)/4
+   * = 1, levels 9 6 3 3 3, fields 18 13 6 7 6: the 25-bit stream
+   * 18 | 13 << 5 | 6 << 10 | 7 << 15 | 6 << 20 = 0x6399b2.
+   * B2 = (0, 0, -0.125, 0, 0): norm 0.125, level 12, field 25 at value 2:
+   * 25 << 10 = 0x6400. B3 = (-3): norm 3, level 12, field 25, one byte. */
+  static const float x1[] = {0.75f, -0.5f,   0.25f, -0.25f, 0.25f, 0.0f,
+                             0.0f,  -0.125f, 0.0f,  0.0f,   -3.0f};
+  static const unsigned char p1[] = {
+      0x00, 0x00, 0x80, 0x3f, 0xb2, 0x99, 0x63, 0x00, /* B1 */
+      0x00, 0x00, 0x00, 0x3e, 0x00, 0x64, 0x00, 0x00, /* B2 */
+      0x00, 0x00, 0x40, 0x40, 0x19};                  /* B3 */
+  /* levels=1 (W = 2), bucket=8, n = 16: B1 = (0, 0, -2, 0, 0, 0, 0, 0),
+   * norm 2, field 3 (sign, level 1) at value 2: bits 4-5 of byte 0;
+   * B2 all zero: norm 0, fields 0. */
+  static const float x2[] = {0, 0, -2.0f, 0, 0, 0, 0, 0,
+                             0, 0, 0,     0, 0, 0, 0, 0};
+  static const unsigned char p2[] = {0x00, 0x00, 0x00, 0x40, 0x30, 0x00,
+                                     0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+  /* levels=4 (W = 4), bucket=5, n = 5: B1 as above, levels 3 2 1 1 1,
+   * fields 6 5 2 3 2, two to a byte, the fifth padded: 0x56 0x32 0x02. */
+  static const unsigned char p3[] = {0x00, 0x00, 0x80, 0x3f, 0x56, 0x32, 0x02};
+  /* levels=127 (W = 8), bucket=4, n = 4: (0, 0.5, 0, 0): norm 0.5,
+   * level 127 (field 254) at value 1; -0 is level 0, sign bit clear. */
+  static const float x4[] = {0.0f, 0.5f, -0.0f, 0.0f};
+  static const unsigned char p4[] = {0x00, 0x00, 0x00, 0x3f,
+                                     0x00, 0xfe, 0x00, 0x00};
+  static const struct {
+    const char *spec;
+    const float *x;
+    size_t n;
+    const unsigned char *p;
+    size_t len;
+  } t[] = {
+      {"qsgd:levels=12,bucket=5", x1, 11, p1, sizeof p1},
+      {"qsgd:levels=1,bucket=8", x2, 16, p2, sizeof p2},
+      {"qsgd:levels=4,bucket=5", x1, 5, p3, sizeof p3},
+      {"qsgd:levels=127,bucket=4", x4, 4, p4, sizeof p4},
+  };
+  for (size_t k = 0; k < sizeof t / sizeof t[0]; k++)
+    for (int portable = 0; portable < 2; portable++) {
+      codec_t *c = mk_mode(t[k].spec, portable);
+      for (uint64_t seed = 0; seed < 20; seed++) {
+        codec_state_t *s = mkstate(c, t[k].n, seed);
+        for (int step = 0; step < 3; step++) {
+          size_t len;
+          unsigned char *p = enc(s, t[k].x, t[k].n, &len);
+          assert_bytes(p, len, t[k].p, t[k].len, t[k].spec);
+          free(p);
+        }
+        codec_state_free(s);
+      }
+      float out[16];
+      cr_assert_eq(dec_guarded(c, t[k].p, t[k].len, out, t[k].n), 0);
+      /* ||v|| sgn(v) xi / s: the input, up to the float rounding of the
+       * decoder (none of these values needs any). */
+      for (size_t i = 0; i < t[k].n; i++)
+        cr_assert(fabs((double)out[i] - (double)t[k].x[i]) <=
+                      fabs((double)t[k].x[i]) * 0x1p-22,
+                  "%s: value %zu decodes to %a, expected %a", t[k].spec, i,
+                  (double)out[i], (double)t[k].x[i]);
+      codec_free(c);
+    }
+}
+
+/* The payload size of the specification, for every W of the table and
+ * bucket sizes that divide n, do not, and exceed it. */
+Test(qsgd, payload_sizes) {
+  struct rng r = {31};
+  static const size_t ns[] = {1, 2, 7, 64, 100, 513, 1031};
+  static const size_t ds[] = {1, 3, 8, 64, 512, 1000};
+  float x[1031];
+  for (size_t a = 0; a < sizeof QSGD_W / sizeof QSGD_W[0]; a++)
+    for (size_t b = 0; b < sizeof ds / sizeof ds[0]; b++) {
+      char spec[64];
+      snprintf(spec, sizeof spec, "qsgd:levels=%u,bucket=%zu", QSGD_W[a].levels,
+               ds[b]);
+      codec_t *c = mk(spec);
+      for (size_t z = 0; z < sizeof ns / sizeof ns[0]; z++) {
+        size_t n = ns[z], len;
+        fill_laplace(&r, x, n, 1.0);
+        size_t want = ref_qsgd_len(n, ds[b], QSGD_W[a].w);
+        cr_assert_eq(codec_bound(c, n), want, "%s n=%zu", spec, n);
+        codec_state_t *s = mkstate(c, n, 1);
+        unsigned char *p = enc(s, x, n, &len);
+        cr_assert_eq(len, want, "%s n=%zu: %zu bytes, expected %zu", spec, n,
+                     len, want);
+        free(p);
+        codec_state_free(s);
+      }
+      codec_free(c);
+    }
+}
+
+/* Every decoded value is on its bucket's grid, ||v|| xi / S with the norm
+ * M the payload carries, within one level, ||v|| / S, of its input (the
+ * norm computed here in double), with the input's sign or zero; M is the
+ * bucket's 2-norm rounded to float (capped at the largest float). On
+ * gradients with zeros, subnormals and huge values, for levels from 1 to
+ * 2^15 and buckets from 1 to more than n. */
+Test(qsgd, within_one_level_of_the_input) {
+  static const char *const specs[] = {
+      "qsgd:levels=1,bucket=512",    "qsgd:levels=7,bucket=512",
+      "qsgd:levels=127,bucket=512",  "qsgd:levels=1,bucket=1",
+      "qsgd:levels=3,bucket=7",      "qsgd:levels=12,bucket=100",
+      "qsgd:levels=32768,bucket=3",  "qsgd:levels=1000,bucket=4096",
+      "qsgd:levels=5,bucket=1048576"};
+  struct rng r = {77};
+  size_t n = 3001;
+  float *x = xmalloc(n * sizeof *x), *out = xmalloc(n * sizeof *out);
+  for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+    codec_t *c = mk(specs[k]);
+    unsigned levels;
+    size_t d;
+    cr_assert_eq(sscanf(specs[k], "qsgd:levels=%u,bucket=%zu", &levels, &d), 2);
+    unsigned w = qsgd_w(levels);
+    codec_state_t *s = mkstate(c, n, 5);
+    for (int step = 0; step < 6; step++) {
+      if (step % 3 == 0)
+        fill_mixed(&r, x, n, 1e-3);
+      else if (step == 5) /* norms beyond the largest float */
+        for (size_t i = 0; i < n; i++)
+          x[i] = (float)((rng_u64(&r) & 1 ? 0.5 : -0.5) * (1 + rng_unif(&r)) *
+                         FLT_MAX);
+      else
+        fill_laplace(&r, x, n, step == 1 ? 1.0 : step == 2 ? 1e30 : 1e-3);
+      size_t len;
+      unsigned char *p = enc(s, x, n, &len);
+      cr_assert_eq(dec_guarded(c, p, len, out, n), 0);
+      size_t off = 0;
+      for (size_t b = 0; b < n; b += d) {
+        size_t m = n - b < d ? n - b : d;
+        double sum = 0;
+        for (size_t i = b; i < b + m; i++)
+          sum += (double)x[i] * (double)x[i];
+        double norm = sqrt(sum);
+        float mf = getf(p + off);
+        double want_m = norm > FLT_MAX ? FLT_MAX : (double)(float)norm;
+        cr_assert(fabs((double)mf - want_m) <= want_m * 0x1p-23,
+                  "%s step %d bucket %zu: norm %a, expected %a", specs[k], step,
+                  b / d, (double)mf, want_m);
+        double level = (double)mf / levels;
+        for (size_t i = b; i < b + m; i++) {
+          double got = out[i], err = fabs(got - (double)x[i]);
+          cr_assert(err <= norm / levels * (1 + 0x1p-20) + 0x1p-140,
+                    "%s step %d: value %zu = %a decoded to %a, %g levels off",
+                    specs[k], step, i, (double)x[i], got, err / level);
+          cr_assert(got == 0 || (got < 0) == (x[i] < 0), "%s: sign of %zu",
+                    specs[k], i);
+          if (mf == 0.0f) { /* a bucket of zeros */
+            cr_assert_eq(f2u(out[i]), 0, "%s: value %zu", specs[k], i);
+            continue;
+          }
+          double q = fabs(got) / level;
+          /* The decoder's roundings: 3 2^-24 relative, 2^-150 absolute. */
+          cr_assert(q <= levels * (1 + 0x1p-20) + 0x1p-149 / level &&
+                        fabs(q - nearbyint(q)) <=
+                            0x1p-20 * levels + 0x1p-149 / level,
+                    "%s: value %zu decodes to %g levels", specs[k], i, q);
+        }
+        off += 4 + (m * w + 7) / 8;
+      }
+      cr_assert_eq(off, len);
+      free(p);
+    }
+    codec_state_free(s);
+    codec_free(c);
+  }
+  free(x);
+  free(out);
+}
+
+/* Unbiased: the mean over many streams is close to the input. Each
+ * decoded value is l or l + 1 levels of h = M / S, the upper one with
+ * probability p: variance h^2 p (1 - p) <= h^2 / 4, so the mean of N
+ * independent draws has standard deviation at most h / (2 sqrt N); six of
+ * them, plus the draws' resolution (p is met to 2^-24) and the float
+ * rounding (M 2^-20), bound it. */
+Test(qsgd, unbiased_over_seeds) {
+  static const char *const specs[] = {"qsgd:levels=1,bucket=50",
+                                      "qsgd:levels=7,bucket=64",
+                                      "qsgd:levels=127,bucket=200"};
+  enum { N = 200, STREAMS = 20000 };
+  struct rng r = {101};
+  float x[N];
+  fill_laplace(&r, x, N, 1.0);
+  x[3] = 0.0f;
+  x[4] = -x[5];
+  for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+    codec_t *c = mk(specs[k]);
+    unsigned levels;
+    size_t d;
+    cr_assert_eq(sscanf(specs[k], "qsgd:levels=%u,bucket=%zu", &levels, &d), 2);
+    double sum[N] = {0};
+    /* Half the draws from new streams, half from later steps of one. */
+    codec_state_t *one = mkstate(c, N, 424242);
+    for (uint64_t t = 0; t < STREAMS; t++) {
+      codec_state_t *s = t % 2 ? one : mkstate(c, N, t * 7919 + 1);
+      size_t len;
+      unsigned char *p = enc(s, x, N, &len);
+      float out[N];
+      cr_assert_eq(codec_decode(c, p, len, out, N), 0);
+      for (size_t i = 0; i < N; i++)
+        sum[i] += out[i];
+      free(p);
+      if (s != one)
+        codec_state_free(s);
+    }
+    codec_state_free(one);
+    double drift = 0; /* sum of the errors in levels, toward |x| */
+    for (size_t b = 0; b < N; b += d) {
+      size_t m = N - b < d ? N - b : d;
+      double norm = 0;
+      for (size_t i = b; i < b + m; i++)
+        norm += (double)x[i] * x[i];
+      norm = sqrt(norm);
+      double h = norm / levels;
+      double tol =
+          6 * h / (2 * sqrt((double)STREAMS)) + h * 0x1p-23 + norm * 0x1p-20;
+      for (size_t i = b; i < b + m; i++)
+        drift += (sum[i] / STREAMS - x[i]) * (x[i] < 0 ? -1 : 1) / h;
+      for (size_t i = b; i < b + m; i++)
+        cr_assert(fabs(sum[i] / STREAMS - x[i]) <= tol,
+                  "%s: value %zu: mean %.9g over %d streams, x = %.9g (level "
+                  "%g, tolerance %g)",
+                  specs[k], i, sum[i] / STREAMS, STREAMS, (double)x[i], h, tol);
+    }
+    /* All N STREAMS errors together, each of variance at most 1/4 level^2:
+     * a bias toward or away from zero of a small fraction of a level shows
+     * here though each value's own mean hides it. */
+    double sd = 1 / (2 * sqrt((double)N * STREAMS));
+    cr_assert(fabs(drift / N) <= 6 * sd, "%s: mean error %g levels (sd %g)",
+              specs[k], drift / N, sd);
+    codec_free(c);
+  }
+}
+
+/* The same seed gives the same bytes, another seed or the next step other
+ * bytes; a stream's payloads do not depend on other streams. */
+Test(qsgd, seeds_and_steps) {
+  size_t n = 2000;
+  struct rng r = {98};
+  float *x = xmalloc(n * sizeof *x);
+  fill_laplace(&r, x, n, 1.0);
+  codec_t *c = mk("qsgd:levels=7,bucket=512");
+  codec_state_t *a = mkstate(c, n, 42), *b = mkstate(c, n, 42),
+                *d = mkstate(c, n, 43);
+  unsigned char *prev = NULL;
+  for (int step = 0; step < 3; step++) {
+    size_t la, lb, ld;
+    unsigned char *pa = enc(a, x, n, &la);
+    unsigned char *pd = enc(d, x, n, &ld);
+    unsigned char *pb = enc(b, x, n, &lb);
+    assert_bytes(pb, lb, pa, la, "same seed");
+    cr_assert_eq(la, ld);
+    cr_assert(memcmp(pa, pd, la) != 0, "seeds 42 and 43 gave the same bytes");
+    if (prev)
+      cr_assert(memcmp(pa, prev, la) != 0, "steps %d and %d: same bytes",
+                step - 1, step);
+    free(prev);
+    prev = pa;
+    free(pb);
+    free(pd);
+  }
+  free(prev);
+  codec_state_free(a);
+  codec_state_free(b);
+  codec_state_free(d);
+  codec_free(c);
+  free(x);
+}
+
+/* Payloads no encoder writes are -EBADMSG: a level above S, a sign on a
+ * zero level, a negative, -0, infinite or NaN norm, a nonzero field under
+ * a zero norm, a padding bit, a wrong length. Starts from the levels=4
+ * (W = 4), bucket=5 payload of layout_on_levels, fields 6 5 2 3 2. */
+Test(qsgd, malformed_payloads) {
+  static const unsigned char good[] = {0x00, 0x00, 0x80, 0x3f,
+                                       0x56, 0x32, 0x02};
+  static const struct {
+    size_t at;
+    unsigned char byte;
+    const char *what;
+  } bad[] = {
+      {4, 0x5a, "level 5 > S = 4 (field 10)"},
+      {4, 0x5e, "level 7 (field 14)"},
+      {6, 0x01, "sign bit on a zero level"},
+      {3, 0xbf, "negative norm"},
+      {6, 0x12, "a padding bit"},
+      {6, 0x82, "the top padding bit"},
+  };
+  codec_t *c = mk("qsgd:levels=4,bucket=5");
+  float out[5];
+  cr_assert_eq(dec_guarded(c, good, sizeof good, out, 5), 0);
+  unsigned char q[sizeof good + 1];
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    memcpy(q, good, sizeof good);
+    q[bad[k].at] = bad[k].byte;
+    cr_assert_eq(dec_guarded(c, q, sizeof good, out, 5), -EBADMSG, "%s",
+                 bad[k].what);
+    for (size_t i = 0; i < 5; i++)
+      out[i] = 1.0f;
+    cr_assert_eq(codec_decode_add(c, q, sizeof good, out, 5), -EBADMSG, "%s",
+                 bad[k].what);
+  }
+  static const uint32_t norms[] = {0x80000000u, 0x7f800000u, 0xff800000u,
+                                   0x7fc00000u, 0xffc00000u, 0x00000000u};
+  for (size_t k = 0; k < sizeof norms / sizeof norms[0]; k++) {
+    memcpy(q, good, sizeof good);
+    put32(q, norms[k]); /* the last one: zero norm, nonzero fields */
+    cr_assert_eq(dec_guarded(c, q, sizeof good, out, 5), -EBADMSG,
+                 "norm 0x%08x", norms[k]);
+  }
+  /* A zero norm with zero fields is the encoding of zeros. */
+  memset(q, 0, sizeof good);
+  cr_assert_eq(dec_guarded(c, q, sizeof good, out, 5), 0);
+  for (size_t i = 0; i < 5; i++)
+    cr_assert_eq(f2u(out[i]), 0);
+  /* Lengths: one byte short, one too many, and for another n. */
+  memcpy(q, good, sizeof good);
+  q[sizeof good] = 0;
+  cr_assert_eq(dec_guarded(c, q, sizeof good - 1, out, 5), -EBADMSG);
+  cr_assert_eq(dec_guarded(c, q, sizeof good + 1, out, 5), -EBADMSG);
+  cr_assert_eq(dec_guarded(c, q, sizeof good, out, 4), -EBADMSG);
+  codec_free(c);
+}
+
 /* ---- onebit ---------------------------------------------------------- */
 
 Test(onebit, hand_example) {
@@ -2954,6 +3615,9 @@ Test(contract, payload_sizes) {
     p = enc_spec("fp16", x, n, &len);
     cr_assert_eq(len, 2 * n);
     free(p);
+    p = enc_spec("bf16", x, n, &len);
+    cr_assert_eq(len, 2 * n);
+    free(p);
     p = enc_spec("trunc:bits=16", x, n, &len);
     cr_assert_eq(len, 2 * n);
     free(p);
@@ -3103,11 +3767,13 @@ Test(contract, empty_vector) {
     ptrdiff_t len; /* -1: not fixed by the specification */
   } t[] = {{"fp32", 0},
            {"fp16", 0},
+           {"bf16", 0},
            {"trunc:bits=22", 0},
            {"q8", 4},
            {"inceptionn", 0},
            {"3lc", 4},
            {"terngrad", 4},
+           {"qsgd", 0},
            {"onebit", 8},
            {"topk", -1},
            {"rgc", 4},

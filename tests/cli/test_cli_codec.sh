@@ -268,7 +268,7 @@ if [ "$(fsize "$IN/a.f32")" != $((4 * N)) ] ||
   exit 1
 fi
 
-CODECS="fp32 fp16 trunc q8 inceptionn 3lc terngrad onebit topk rgc powersgd"
+CODECS="fp32 fp16 bf16 trunc q8 inceptionn 3lc terngrad qsgd onebit topk rgc powersgd"
 
 # ---- help and list --------------------------------------------------------
 
@@ -296,12 +296,12 @@ if run_ok "codec list exits 0" codec list; then
   names=$(grep -o '^[a-z0-9]\+' "$L/list" | sort | tr '\n' ' ')
   want=$(printf '%s\n' $CODECS | sort | tr '\n' ' ')
   [ "$names" = "$want" ]
-  check "codec list lists exactly the registered codecs" $? "want: $want" "got:  $names"
+  check "codec list lists exactly the codecs of CODECS" $? "want: $want" "got:  $names"
   # Each parameterized codec's block names its keys with a range.
   block() { awk -v c="$1" '/^[a-z0-9]/ { on = ($1 == c) } on' "$L/list"; }
   bad=
   for spec in "trunc:bits" "inceptionn:eb" "3lc:s 3lc:zre" "topk:ratio" \
-    "rgc:ratio rgc:select rgc:asq"; do
+    "rgc:ratio rgc:select rgc:asq" "qsgd:levels qsgd:bucket"; do
     for ck in $spec; do
       c=${ck%%:*} k=${ck#*:}
       b=$(block "$c")
@@ -309,11 +309,12 @@ if run_ok "codec list exits 0" codec list; then
     done
   done
   for r in "trunc:1..31" "inceptionn:-126..-1" "3lc:[1, 2)" "topk:(0, 1]" \
-    "rgc:(0, 1]" "rgc:exact|trimmed|binsearch|sampled"; do
+    "rgc:(0, 1]" "rgc:exact|trimmed|binsearch|sampled" "qsgd:1..32768" \
+    "qsgd:1..1048576"; do
     c=${r%%:*} k=${r#*:}
     block "$c" | grep -qF -- "$k" || bad+=" $c(range '$k' missing)"
   done
-  for c in fp32 fp16 q8 terngrad onebit; do
+  for c in fp32 fp16 bf16 q8 terngrad onebit; do
     [ -n "$(block "$c")" ] || bad+=" $c(no entry)"
   done
   check "codec list gives parameters with their ranges" "$(isempty "$bad")" \
@@ -455,7 +456,7 @@ fi
 
 # Determinism: the same command twice gives byte-identical outputs.
 for spec in terngrad "rgc:ratio=0.01,select=sampled" "3lc:s=1.75" \
-  "inceptionn:eb=-8" onebit; do
+  "inceptionn:eb=-8" onebit "qsgd:levels=7,bucket=100"; do
   d=det-${spec//[:=.,]/_}
   rt "$d-1" "$spec" "$IN/a.f32" "$IN/b.f32" "$IN/c.f32" -- --seed 7 &&
     rt "$d-2" "$spec" "$IN/a.f32" "$IN/b.f32" "$IN/c.f32" -- --seed 7 || continue
@@ -464,10 +465,13 @@ for spec in terngrad "rgc:ratio=0.01,select=sampled" "3lc:s=1.75" \
     "$(diff -rq "$OK/$d-1" "$OK/$d-2" 2>&1 | head -3)"
 done
 # --seed drives the random choices of a stochastic codec.
-if rt seed-1 terngrad "$IN/a.f32" -- --seed 1 && rt seed-2 terngrad "$IN/a.f32" -- --seed 2; then
-  ! cmp -s "$OK/seed-1/step-0.f32" "$OK/seed-2/step-0.f32"
-  check "roundtrip terngrad: --seed 1 and --seed 2 differ" $?
-fi
+for spec in terngrad qsgd; do
+  if rt "seed-1-$spec" "$spec" "$IN/a.f32" -- --seed 1 &&
+    rt "seed-2-$spec" "$spec" "$IN/a.f32" -- --seed 2; then
+    ! cmp -s "$OK/seed-1-$spec/step-0.f32" "$OK/seed-2-$spec/step-0.f32"
+    check "roundtrip $spec: --seed 1 and --seed 2 differ" $?
+  fi
+done
 
 # .npy and .f32 inputs give the same result.
 for spec in q8 terngrad "topk:ratio=0.25"; do
@@ -495,8 +499,9 @@ fi
 
 # ---- encode / decode --------------------------------------------------------
 
-for spec in fp32 fp16 trunc:bits=22 q8 inceptionn:eb=-8 3lc:s=1.5 terngrad \
-  onebit topk:ratio=0.25 "rgc:ratio=0.01" "rgc:ratio=0.01,select=exact,asq=1"; do
+for spec in fp32 fp16 bf16 trunc:bits=22 q8 inceptionn:eb=-8 3lc:s=1.5 \
+  terngrad "qsgd:levels=12,bucket=100" onebit topk:ratio=0.25 \
+  "rgc:ratio=0.01" "rgc:ratio=0.01,select=exact,asq=1"; do
   t=${spec//[:=.,]/_}
   rt "ed-$t" "$spec" "$IN/a.f32" || continue
   C=$OK/ed-$t.gscd

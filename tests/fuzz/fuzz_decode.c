@@ -44,6 +44,15 @@ static const char *const SPECS[] = {
     "topk:ratio=0.05",
     "rgc:asq=0",
     "rgc:asq=1",
+    /* Appended, so that the seeds of the specs above keep their byte 0. */
+    "bf16",
+    "qsgd:levels=1,bucket=512",
+    "qsgd:levels=7,bucket=5",
+    "qsgd:levels=4,bucket=13",
+    "qsgd:levels=127,bucket=64",
+    "qsgd:levels=32768,bucket=3",
+    "qsgd:levels=1,bucket=1",
+    "qsgd:levels=1000,bucket=1048576",
     "powersgd:rank=1",
     "powersgd:rank=4",
 };

@@ -19,8 +19,13 @@
  *     identical to A (same payload, same step count, same residual);
  *   - every successful encode decodes (decode and decode_add), and the
  *     payload without its last byte does not;
+ *   - every decoded value is within codec_error_bounds() of what the
+ *     encode took (the input, plus the residual before, minus the one
+ *     after), the oracle's ledger;
  *   - fp32 round trips bit for bit, trunc:bits=N gives the input with its
- *     N low bits cleared;
+ *     N low bits cleared; bf16 keeps NaN a NaN and infinity infinite, and
+ *     makes infinity of finite values only from the rounding midpoint
+ *     (2 - 2^-8) 2^127 up;
  *   - the portable kernels give the same results, payloads, residuals and
  *     decoded bits as the SIMD ones. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
@@ -65,6 +70,16 @@ static const char *const SPECS[] = {
     "rgc:ratio=0.05,select=trimmed,asq=1",
     "rgc:ratio=0.05,select=binsearch,asq=1",
     "rgc",
+    /* Appended, so that the seeds of the specs above keep their byte 0. */
+    "bf16",
+    "qsgd:levels=1,bucket=512",
+    "qsgd:levels=7,bucket=5",
+    "qsgd:levels=4,bucket=13",
+    "qsgd:levels=127,bucket=64",
+    "qsgd:levels=12,bucket=100",
+    "qsgd:levels=32768,bucket=3",
+    "qsgd:levels=1,bucket=1",
+    "qsgd:levels=1000,bucket=1048576",
     "powersgd:rank=1",
     "powersgd:rank=3",
 };
@@ -115,14 +130,16 @@ static uint32_t bits_of(float f) {
 static int takes_any_float(const codec_t *c) {
   const char *name = codec_name(c);
   return strcmp(name, "fp32") == 0 || strcmp(name, "fp16") == 0 ||
-         strcmp(name, "trunc") == 0 || strcmp(name, "inceptionn") == 0;
+         strcmp(name, "bf16") == 0 || strcmp(name, "trunc") == 0 ||
+         strcmp(name, "inceptionn") == 0;
 }
 
 /* Decode the LEN-byte payload at ENCODED (in a buffer of the bound) from
  * exact-size copies, so that a read past the payload is caught too. */
 static void check_decode(const codec_t *c, const codec_t *cp,
                          const unsigned char *encoded, size_t len,
-                         const float *x, size_t n) {
+                         const float *x, const float *rb, const float *ra,
+                         size_t n) {
   unsigned char *payload = xmalloc(len);
   memcpy(payload, encoded, len);
   float *out = xmalloc(n * sizeof *out);
@@ -151,6 +168,31 @@ static void check_decode(const codec_t *c, const codec_t *cp,
   if (strcmp(codec_name(c), "fp32") == 0 &&
       memcmp(out, x, n * sizeof *x) != 0)
     fail("fp32 does not round trip bit for bit", 0, 0);
+  /* The error bounds: RB and RA are the residual before and after the
+   * encode (NULL without one). Equal values (infinities, a lossless
+   * codec) and NaN for NaN pass; elsewhere an infinite bound says
+   * nothing. */
+  double *e = xmalloc(n * sizeof *e);
+  codec_error_bounds(c, x, rb, ra, n, e);
+  for (size_t i = 0; i < n; i++) {
+    double want = (double)x[i] + (ra ? (double)rb[i] - (double)ra[i] : 0);
+    double got = out[i];
+    if (got == want || (isnan(got) && isnan(want)) || isinf(e[i]))
+      continue;
+    if (!(fabs(got - want) <= e[i]))
+      fail("a decoded value beyond its error bound", (long)i,
+           (long)bits_of(x[i]));
+  }
+  free(e);
+  if (strcmp(codec_name(c), "bf16") == 0)
+    for (size_t i = 0; i < n; i++) {
+      uint32_t u = bits_of(out[i]);
+      int big = !isnan(x[i]) && fabs((double)x[i]) >= 0x1.ffp127;
+      if ((u & 0xffffu) != 0 || !isnan(out[i]) != !isnan(x[i]) ||
+          !isinf(out[i]) != !big ||
+          (big && !signbit(out[i]) != !signbit(x[i])))
+        fail("bf16: not the rounded value", (long)i, (long)u);
+    }
   int bits;
   if (sscanf(codec_spec(c), "trunc:bits=%d", &bits) == 1) {
     uint32_t mask = ~((UINT32_C(1) << bits) - 1);
@@ -205,7 +247,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   unsigned char *pa = xmalloc(bound), *pb = xmalloc(bound);
   unsigned char *pp = xmalloc(bound);
   unsigned char *tiny = xmalloc(small);
+  float *before = xmalloc(n * sizeof *before);
   for (cur_step = 0; cur_step < STEPS; cur_step++) {
+    const float *res = codec_state_residual(sa);
+    if (res)
+      memcpy(before, res, n * sizeof *before);
     ptrdiff_t ra = codec_encode(sa, x, n, pa, bound);
     if (ra < 0) {
       if (ra != -EDOM)
@@ -242,8 +288,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     same_state(sa, sp, n, "SIMD and portable residuals differ");
 
     if (ra >= 0)
-      check_decode(c, cp, pa, (size_t)ra, x, n);
+      check_decode(c, cp, pa, (size_t)ra, x, res ? before : NULL,
+                   codec_state_residual(sa), n);
   }
+  free(before);
   codec_state_free(sa);
   codec_state_free(sb);
   codec_state_free(sp);
