@@ -15,13 +15,14 @@ set -eu
 cd "$(dirname "$0")"
 
 # Debian 12 packages: compiler and build tools, the libraries (SimGrid's
-# libsimgrid-dev also brings SMPI's smpicc and smpirun), gnuplot for plots,
+# libsimgrid-dev also brings SMPI's smpicc and smpirun; json-glib reads
+# safetensors headers and Hugging Face configs), gnuplot for plots,
 # clang + libFuzzer for the fuzz tests. Real package names only: dpkg
 # knows no virtual package (such as "simgrid", which libsimgrid-dev
 # provides) as installed, and one of those here would make every call run
 # apt-get, which needs the network and root.
 PKGS="build-essential pkg-config meson ninja-build libsimgrid-dev
-libglib2.0-dev libgsl-dev libcriterion-dev gnuplot-nox clang
+libglib2.0-dev libgsl-dev libjson-glib-dev libcriterion-dev gnuplot-nox clang
 libclang-rt-14-dev"
 
 missing_packages() {

@@ -5,6 +5,7 @@
 
 #include "model.h"
 #include "model_catalog.h"
+#include "model_import.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +14,10 @@
 struct model_args {
   char *device, *precision, *format;
   gint64 batch;
+  /* import */
+  char **safetensors;
+  char *config, *list, *name, *out;
+  gint64 seq_len;
 };
 
 /* The options of `gradsim model` into A; exit 2 on an unknown option or
@@ -27,11 +32,30 @@ static void model_parse(int *argc, char ***argv, struct model_args *a) {
        "per-worker batch (default: the model file's)", "B"},
       {"format", 'f', 0, G_OPTION_ARG_STRING, &a->format,
        "table (default) or csv", "FORMAT"},
+      {"safetensors", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a->safetensors,
+       "import: a safetensors file (its header is read; once per shard)",
+       "FILE"},
+      {"config", 0, 0, G_OPTION_ARG_FILENAME, &a->config,
+       "import: a Hugging Face config.json (gpt2, bert, llama, mistral)",
+       "FILE"},
+      {"list", 0, 0, G_OPTION_ARG_FILENAME, &a->list,
+       "import: a list of 'NAME SHAPE DTYPE' lines", "FILE"},
+      {"name", 0, 0, G_OPTION_ARG_STRING, &a->name,
+       "import: the model's name (default: the output file's)", "NAME"},
+      {"seq-len", 0, 0, G_OPTION_ARG_INT64, &a->seq_len,
+       "import: tokens per sample (default: the config's context, or a "
+       "position table's rows)",
+       "N"},
+      {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a->out,
+       "import: the model file to write", "FILE.model"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  cli_parse(argc, argv, "list | show NAME",
+  cli_parse(argc, argv, "list | show NAME | import (--safetensors FILE... | "
+            "--config FILE | --list FILE) --out FILE.model",
             "List the DNN workloads, or show one: its gradient tensors in "
-            "backward order with their sizes and backward times, and its "
-            "forward, backward and update times on a device.",
+            "backward order with their sizes, shapes and backward times, and "
+            "its forward, backward and update times on a device. Import "
+            "writes a model file from a safetensors checkpoint's header, a "
+            "Hugging Face config.json or a parameter list.",
             opts);
 }
 
@@ -102,20 +126,107 @@ static void print_show(const struct model *m, bool csv) {
            shape_text(&m->tensors[i], shape, sizeof shape));
 }
 
+/* `gradsim model import`: the tensors by one route, the model file's text,
+ * checked by loading it as gradsim will, then written. */
+static void import_model(const struct model_args *a) {
+  const char *where = "model import";
+  int routes = (a->safetensors != NULL) + (a->config != NULL) +
+               (a->list != NULL);
+  if (routes != 1)
+    cli_bad_input("%s: give exactly one of --safetensors FILE (repeated for "
+                  "the shards of one checkpoint), --config FILE or --list "
+                  "FILE",
+                  where);
+  if (!a->out || !g_str_has_suffix(a->out, ".model"))
+    cli_bad_input("%s: --out FILE.model names the model file to write", where);
+  if (a->seq_len < 0 || a->seq_len > 100000000)
+    cli_bad_input("%s: --seq-len %" G_GINT64_FORMAT " must be in 1..1e8",
+                  where, a->seq_len);
+  if (a->batch < 0 || a->batch > 1000000)
+    cli_bad_input("%s: --batch %" G_GINT64_FORMAT " must be in 1..1000000",
+                  where, a->batch);
+  char *base = g_path_get_basename(a->out);
+  base[strlen(base) - strlen(".model")] = '\0';
+  const char *name = a->name ? a->name : base;
+  for (const char *c = name; *c; c++)
+    if (!g_ascii_isalnum(*c) && !strchr("-_.", *c))
+      cli_bad_input("%s: model name '%s' may hold letters, digits, '-', '_' "
+                    "and '.' only",
+                    where, name);
+  if (!*name)
+    cli_bad_input("%s: the model needs a name (--name)", where);
+  GPtrArray *t = g_ptr_array_new_with_free_func(import_tensor_free);
+  struct import_info info = {.name = g_strdup(name),
+                             .seq_len = (uint64_t)a->seq_len,
+                             .batch = (int)a->batch};
+  char err[1024];
+  int rc;
+  size_t skipped = 0;
+  if (a->safetensors) {
+    rc = import_safetensors((const char *const *)a->safetensors,
+                            g_strv_length(a->safetensors), t, &skipped, err,
+                            sizeof err);
+    info.source = g_strdup_printf("the header of %s%s", a->safetensors[0],
+                                  a->safetensors[1] ? " and its shards" : "");
+  } else if (a->config) {
+    rc = import_config(a->config, t, &info, err, sizeof err);
+    info.source = g_strdup_printf("the Hugging Face config %s", a->config);
+  } else {
+    rc = import_list(a->list, t, err, sizeof err);
+    info.source = g_strdup_printf("the parameter list %s", a->list);
+  }
+  if (rc)
+    cli_bad_input("%s: %s", where, err);
+  char *text = import_model_text(t, &info, err, sizeof err);
+  if (!text)
+    cli_bad_input("%s: %s", where, err);
+  /* What gradsim would read back: a model it cannot time is no import. */
+  struct model *m;
+  struct model_opts mo = {.device = a->device, .precision = a->precision};
+  if (model_load_data(a->out, text, strlen(text), &mo, &m, err, sizeof err))
+    cli_bad_input("%s: the imported model does not load: %s", where, err);
+  cli_outputs *o = cli_outputs_new();
+  cli_outputs_add(o, a->out, text, strlen(text));
+  cli_outputs_commit(o);
+  printf("%s: %s, %" PRIu64 " parameters in %zu tensors, %zu layers, "
+         "%" PRIu64 " tokens per sample%s",
+         a->out, *info.family ? info.family : "unknown family", m->params,
+         m->ntensors, m->nlayers, info.seq_len,
+         info.tied_head ? ", head tied to the embedding" : "");
+  if (skipped)
+    printf("; %zu non-float buffers left out", skipped);
+  printf("\n");
+  model_free(m);
+  import_info_clear(&info);
+  g_ptr_array_free(t, TRUE);
+  g_free(base);
+}
+
 int cli_model(int argc, char **argv) {
   const char *where = "model";
-  struct model_args a = {NULL, NULL, NULL, 0};
+  struct model_args a = {0};
   model_parse(&argc, &argv, &a);
+  if (argc >= 2 && strcmp(argv[1], "import") == 0) {
+    cli_no_extra_args(argc - 1, argv + 1, "model import");
+    import_model(&a);
+    return 0;
+  }
+  if (a.safetensors || a.config || a.list || a.name || a.out || a.seq_len)
+    cli_bad_input("%s: --safetensors, --config, --list, --name, --seq-len "
+                  "and --out belong to 'model import'",
+                  where);
   if (argc < 2 ||
       (strcmp(argv[1], "list") != 0 && strcmp(argv[1], "show") != 0))
-    cli_bad_input("%s: expected 'list' or 'show NAME' (see gradsim model "
-                  "--help)",
+    cli_bad_input("%s: expected 'list', 'show NAME' or 'import' (see "
+                  "gradsim model --help)",
                   where);
   if (a.batch < 0 || a.batch > 1000000)
     cli_bad_input("%s: --batch %" G_GINT64_FORMAT " must be in 1..1000000",
                   where, a.batch);
   bool csv = cli_format_csv(a.format, where);
-  struct model_opts mo = {a.device, a.precision, (int)a.batch, NULL};
+  struct model_opts mo = {.device = a.device,
+                          .precision = a.precision,
+                          .batch = (int)a.batch};
   char err[512];
   if (strcmp(argv[1], "list") == 0) {
     cli_no_extra_args(argc - 1, argv + 1, where);

@@ -7,6 +7,7 @@
  * Payload: scale (f32 LE), then the n codes as int8: n + 4 bytes. */
 #include "codec_impl.h"
 
+#include <float.h>
 #include <math.h>
 
 static void q8_init(codec_t *c) { (void)c; }
@@ -147,8 +148,11 @@ static void q8_error_bounds(const codec_t *c, const float *in,
   (void)ra;
   uint32_t mbits = kern_absmax_bits(in, n);
   double scale = (double)(kern_bits_to_float(mbits) / 127.0f);
-  double step = mbits >= 0x7f800000u ? INFINITY
-                                     : 0.5 * scale * (1 + 0x1p-20) + 0x1p-140;
+  /* Near the top of the float range 127 scale may pass FLT_MAX, and
+   * decoding overflows to infinity: no bound there. */
+  double step = mbits >= 0x7f800000u || 127 * scale * (1 + 0x1p-22) > FLT_MAX
+                    ? INFINITY
+                    : 0.5 * scale * (1 + 0x1p-20) + 0x1p-140;
   for (size_t i = 0; i < n; i++)
     out[i] = step + fabs((double)in[i]) * 0x1p-22;
 }

@@ -326,9 +326,10 @@ static int k_device(struct point *p, const char *v, char *e, size_t l) {
   return 0;
 }
 static int k_precision(struct point *p, const char *v, char *e, size_t l) {
-  static const char *const names[] = {"fp32", "mixed"};
+  static const char *const names[] = {"fp32", "tf32", "bf16",
+                                      "fp16", "fp8",  "mixed"};
   int t;
-  int rc = choice(v, names, 2, &t, e, l);
+  int rc = choice(v, names, G_N_ELEMENTS(names), &t, e, l);
   if (!rc) {
     g_free(p->precision);
     p->precision = g_strdup(v);
@@ -337,6 +338,33 @@ static int k_precision(struct point *p, const char *v, char *e, size_t l) {
 }
 static int k_batch(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 0, 1000000, &p->batch, e, l);
+}
+static int k_seq_len(struct point *p, const char *v, char *e, size_t l) {
+  int x = 0;
+  int rc = int_in(v, 0, 100000000, &x, e, l);
+  if (!rc)
+    p->seq_len = (uint64_t)x;
+  return rc;
+}
+static int k_grad_dtype(struct point *p, const char *v, char *e, size_t l) {
+  static const char *const names[] = {"fp32", "bf16", "fp16"};
+  int t;
+  int rc = choice(v, names, G_N_ELEMENTS(names), &t, e, l);
+  if (!rc) {
+    p->grad_dtype = names[t];
+    p->grad_bytes = t == 0 ? 4 : 2;
+  }
+  return rc;
+}
+static int k_mfu(struct point *p, const char *v, char *e, size_t l) {
+  if (!strcmp(v, "device")) {
+    p->mfu = 0;
+    return 0;
+  }
+  int rc = num_in(v, 0, 1, &p->mfu, e, l);
+  if (!rc && !(p->mfu > 0))
+    return bad(e, l, "must be device or a fraction in (0, 1]");
+  return rc;
 }
 static int k_algorithm(struct point *p, const char *v, char *e, size_t l) {
   (void)e;
@@ -621,6 +649,9 @@ static const struct key keys[] = {
     {"model", "device", "P100", k_device},
     {"model", "precision", "fp32", k_precision},
     {"model", "batch", "0", k_batch},
+    {"model", "seq_len", "0", k_seq_len},
+    {"model", "mfu", "device", k_mfu},
+    {"model", "grad_dtype", "fp32", k_grad_dtype},
     {"exchange", "algorithm", "ring", k_algorithm},
     {"exchange", "codec", "none", k_codec},
     {"exchange", "placement", "cpu", k_placement},

@@ -125,9 +125,30 @@ struct measured {
   double batch, rate;
 };
 
+/* The precisions a device may list a peak for (model.h, MODEL_PRECISIONS:
+ * "mixed" is fp16 with fp32 accumulation on the older parts). */
+static const char *const PRECISIONS[] = {"fp32", "tf32", "bf16",
+                                         "fp16", "fp8",  "mixed"};
+enum { NPREC = sizeof PRECISIONS / sizeof PRECISIONS[0] };
+
+static int precision_index(const char *name) {
+  for (int i = 0; i < NPREC; i++)
+    if (!strcmp(PRECISIONS[i], name))
+      return i;
+  return -1;
+}
+
+const char *model_precision_names(void) {
+  return "fp32, tf32, bf16, fp16, fp8, mixed";
+}
+
 struct device {
   char *name, *description;
-  double peak_fp32, peak_mixed, memory;
+  double peak[NPREC];  /* dense FLOPS per precision, 0: not listed */
+  double memory;       /* bytes per second */
+  double mfu[NPREC];   /* measured model FLOPs utilization, 0: none */
+  double nvlink;       /* NVLink bytes per second per direction, 0: none */
+  char *mfu_source[NPREC];
   GArray *measured; /* struct measured */
 };
 
@@ -135,6 +156,8 @@ static void device_clear(gpointer p) {
   struct device *d = p;
   g_free(d->name);
   g_free(d->description);
+  for (int i = 0; i < NPREC; i++)
+    g_free(d->mfu_source[i]);
   for (guint i = 0; i < d->measured->len; i++) {
     struct measured *m = &g_array_index(d->measured, struct measured, i);
     g_free(m->model);
@@ -153,8 +176,10 @@ static int device_line(void *ctx, const GPtrArray *w, const char *path,
   struct device *d =
       devs->len ? &g_array_index(devs, struct device, devs->len - 1) : NULL;
   if (strcmp(kw, "device") == 0 && w->len == 3) {
-    struct device nd = {g_strdup(W(1)), g_strdup(W(2)), 0, 0, 0,
-                        g_array_new(FALSE, TRUE, sizeof(struct measured))};
+    struct device nd = {.name = g_strdup(W(1)),
+                        .description = g_strdup(W(2)),
+                        .measured = g_array_new(FALSE, TRUE,
+                                                sizeof(struct measured))};
     g_array_append_val(devs, nd);
     return 0;
   }
@@ -163,15 +188,36 @@ static int device_line(void *ctx, const GPtrArray *w, const char *path,
                 path, line, kw);
   if (strcmp(kw, "peak") == 0 && w->len == 4) {
     double v;
-    if (!parse_number(W(2), &v) || v <= 0 ||
-        (strcmp(W(1), "fp32") != 0 && strcmp(W(1), "mixed") != 0))
+    int k = precision_index(W(1));
+    if (!parse_number(W(2), &v) || v <= 0 || k < 0)
       return fail(err, errlen, -EINVAL,
-                  "%s:%zu: expected 'peak fp32|mixed FLOPS \"SOURCE\"'", path,
-                  line);
-    if (strcmp(W(1), "fp32") == 0)
-      d->peak_fp32 = v;
-    else
-      d->peak_mixed = v;
+                  "%s:%zu: expected 'peak PRECISION FLOPS \"SOURCE\"', "
+                  "PRECISION one of %s",
+                  path, line, model_precision_names());
+    d->peak[k] = v;
+    return 0;
+  }
+  if (strcmp(kw, "mfu") == 0 && w->len == 4) {
+    double v;
+    int k = precision_index(W(1));
+    if (!parse_number(W(2), &v) || !(v > 0 && v <= 1) || k < 0)
+      return fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'mfu PRECISION FRACTION \"SOURCE\"', "
+                  "FRACTION in (0, 1], PRECISION one of %s",
+                  path, line, model_precision_names());
+    d->mfu[k] = v;
+    g_free(d->mfu_source[k]);
+    d->mfu_source[k] = g_strdup(W(3));
+    return 0;
+  }
+  if ((strcmp(kw, "nvlink") == 0 || strcmp(kw, "capacity") == 0) &&
+      w->len == 3) {
+    double v;
+    if (!parse_number(W(1), &v) || v <= 0)
+      return fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected '%s BYTES%s \"SOURCE\"'", path, line, kw,
+                  strcmp(kw, "nvlink") ? "" : "_PER_S");
+    d->nvlink = strcmp(kw, "nvlink") ? d->nvlink : v;
     return 0;
   }
   if (strcmp(kw, "memory") == 0 && w->len == 3) {
@@ -197,7 +243,7 @@ static int device_line(void *ctx, const GPtrArray *w, const char *path,
   }
   return fail(err, errlen, -EINVAL,
               "%s:%zu: unknown or malformed line starting '%s' (expected "
-              "device, peak, memory or measured)",
+              "device, peak, memory, mfu, nvlink, capacity or measured)",
               path, line, kw);
 }
 
@@ -242,6 +288,7 @@ void model_free(struct model *m) {
   g_free(m->name);
   g_free(m->path);
   g_free(m->dataset);
+  g_free(m->family);
   g_free(m->device);
   g_free(m->precision);
   g_free(m->timing_source);
@@ -298,7 +345,7 @@ static int layer_line(struct model_parse *st, const GPtrArray *w,
                       const char *path, size_t line, char *err,
                       size_t errlen) {
   int rc = 0;
-  struct model_layer l = {g_strdup(W(1)), 0, 0, 0};
+  struct model_layer l = {.name = g_strdup(W(1))};
   if (!parse_number(W(2), &l.flops) || l.flops > MODEL_MAX_LAYER_FLOPS)
     rc = fail(err, errlen, -EINVAL,
               "%s:%zu: layer %s: FLOPs '%s' must be a number in "
@@ -376,7 +423,21 @@ static int tensor_line(struct model_parse *st, const GPtrArray *w,
               line, W(1), W(3));
   else
     tp->layer = GPOINTER_TO_SIZE(ix) - 1;
-  if (!rc && w->len == 5) {
+  if (!rc && w->len == 6) {
+    static const char *const dts[] = {"fp32", "fp16", "bf16", "fp64",
+                                      "fp8_e4m3", "fp8_e5m2"};
+    bool known = false;
+    for (size_t i = 0; i < G_N_ELEMENTS(dts); i++)
+      known |= strcmp(W(5), dts[i]) == 0;
+    if (!known)
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: tensor %s: dtype '%s' must be one of fp32, fp16, "
+                "bf16, fp64, fp8_e4m3, fp8_e5m2",
+                path, line, W(1), W(5));
+    else
+      g_strlcpy(tp->dtype, W(5), sizeof tp->dtype);
+  }
+  if (!rc && w->len >= 5) {
     uint64_t prod = 1;
     tp->ndims = model_parse_shape(W(4), tp->dims);
     for (size_t i = 0; i < tp->ndims; i++)
@@ -448,14 +509,41 @@ static int model_line(void *ctx, const GPtrArray *w, const char *path,
     st->backward_line = line;
   } else if (strcmp(kw, "layer") == 0 && w->len == 3) {
     rc = layer_line(st, w, path, line, err, errlen);
-  } else if (strcmp(kw, "tensor") == 0 && (w->len == 4 || w->len == 5)) {
+  } else if (strcmp(kw, "tensor") == 0 && w->len >= 4 && w->len <= 6) {
     rc = tensor_line(st, w, path, line, err, errlen);
+  } else if (strcmp(kw, "tokens_per_sample") == 0 && w->len == 2) {
+    if (!parse_count(W(1), &m->file_tokens) || m->file_tokens < 1 ||
+        m->file_tokens > 100000000)
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: tokens_per_sample '%s' must be a whole number in "
+                "1..1e8",
+                path, line, W(1));
+  } else if (strcmp(kw, "family") == 0 && w->len == 2) {
+    g_free(m->family);
+    m->family = g_strdup(W(1));
+  } else if (strcmp(kw, "attention") == 0 && w->len == 3) {
+    gpointer ix = g_hash_table_lookup(st->layer_ix, W(1));
+    double d;
+    if (!ix)
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: attention: layer '%s' is not declared above", path,
+                line, W(1));
+    else if (!parse_number(W(2), &d) || d <= 0 || d > 1e9)
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: attention %s: query width '%s' must be a number in "
+                "(0, 1e9]",
+                path, line, W(1), W(2));
+    else
+      g_array_index(st->layers, struct model_layer,
+                    GPOINTER_TO_SIZE(ix) - 1)
+          .attn_d = d;
   } else if (!(strcmp(kw, "expect") == 0 &&
                expect_line(st->ex, w, path, line, &rc, err, errlen))) {
     rc = fail(err, errlen, -EINVAL,
               "%s:%zu: unknown or malformed line starting '%s' (expected "
-              "model, source, dataset, input, batch, backward_from, layer, "
-              "tensor or expect, with their arguments)",
+              "model, source, dataset, input, batch, tokens_per_sample, "
+              "family, backward_from, layer, attention, tensor or expect, "
+              "with their arguments)",
               path, line, kw);
   }
   return rc;
@@ -473,6 +561,14 @@ static int model_parse_check(struct model_parse *st, const char *path,
                 path);
   if (m->file_batch == 0)
     return fail(err, errlen, -EINVAL, "%s: no 'batch N' line", path);
+  bool attn = false;
+  for (guint i = 0; i < st->layers->len; i++)
+    attn |= g_array_index(st->layers, struct model_layer, i).attn_d > 0;
+  if (attn && !m->file_tokens)
+    return fail(err, errlen, -EINVAL,
+                "%s: 'attention' lines need 'tokens_per_sample N' (the "
+                "length their layers' FLOPs are for)",
+                path);
   m->backward_from = 0;
   if (st->backward_from) {
     gpointer ix = g_hash_table_lookup(st->layer_ix, st->backward_from);
@@ -524,7 +620,7 @@ static int read_model(const char *path, struct model **out,
 /* The efficiency a measurement implies: the measured model's FLOPs per
  * sample times its throughput, over the device's peak. */
 static int measured_efficiency(const char *dir, const struct device *y,
-                               const struct measured *x, bool mixed,
+                               const struct measured *x, int prec,
                                double *eff, char *err, size_t errlen) {
   char *file = g_strconcat(x->model, ".model", NULL);
   char *path = g_build_filename(dir, file, NULL);
@@ -535,7 +631,7 @@ static int measured_efficiency(const char *dir, const struct device *y,
   g_free(path);
   if (rc)
     return rc;
-  *eff = model_flops(mm) * x->rate / (mixed ? y->peak_mixed : y->peak_fp32);
+  *eff = model_flops(mm) * x->rate / y->peak[prec];
   model_free(mm);
   return 0;
 }
@@ -566,9 +662,10 @@ struct timing {
   const GArray *devs;      /* struct device */
   const struct device *d;  /* the device asked for */
   const char *prec;
-  bool mixed;              /* PREC is "mixed", else "fp32" */
+  int prec_ix;             /* PREC's index in PRECISIONS */
   double peak;             /* D's peak FLOPS at PREC */
   int batch;
+  double mfu;              /* [model] mfu, 0: the device's */
 };
 
 /* The seconds of forward + backward of M measured on the device at the
@@ -604,10 +701,19 @@ static int mean_efficiency(const struct timing *tm, bool all_devices,
     for (guint i = 0; i < y->measured->len; i++) {
       const struct measured *x =
           &g_array_index(y->measured, struct measured, i);
-      if (strcmp(x->precision, tm->prec) != 0)
+      /* bf16 and fp16 run on the tensor cores the older parts' mixed
+       * measurements used. */
+      bool same = strcmp(x->precision, tm->prec) == 0 ||
+                  (strcmp(x->precision, "mixed") == 0 &&
+                   (strcmp(tm->prec, "bf16") == 0 ||
+                    strcmp(tm->prec, "fp16") == 0));
+      if (!same)
         continue;
       double e;
-      int rc = measured_efficiency(tm->dir, y, x, tm->mixed, &e, err, errlen);
+      int xp = precision_index(x->precision);
+      if (xp < 0 || !(y->peak[xp] > 0))
+        continue;
+      int rc = measured_efficiency(tm->dir, y, x, xp, &e, err, errlen);
       if (rc)
         return rc;
       sum += e;
@@ -628,6 +734,47 @@ static int mean_efficiency(const struct timing *tm, bool all_devices,
 static int compute_time(struct model *m, const struct timing *tm,
                         double flops, double *t, char *err, size_t errlen) {
   *t = measured_time(m, tm);
+  if (*t == 0 && m->tokens) {
+    /* A transformer: its FLOPs at the device's peak times a model FLOPs
+     * utilization: given, measured on that device (devices.conf), or the
+     * mean of every device's at the precision. */
+    double mfu = tm->mfu > 0 ? tm->mfu : tm->d->mfu[tm->prec_ix];
+    char *why = g_strdup(tm->mfu > 0
+                             ? "the model FLOPs utilization [model] mfu sets"
+                             : tm->d->mfu_source[tm->prec_ix]);
+    if (!(mfu > 0)) {
+      GString *which = g_string_new(NULL);
+      double sum = 0;
+      int count = 0;
+      for (guint j = 0; j < tm->devs->len; j++) {
+        const struct device *y = &g_array_index(tm->devs, struct device, j);
+        if (y->mfu[tm->prec_ix] > 0) {
+          sum += y->mfu[tm->prec_ix];
+          g_string_append_printf(which, "%s%s", count++ ? ", " : "", y->name);
+        }
+      }
+      if (count) {
+        mfu = sum / count;
+        g_free(why);
+        why = g_strdup_printf("none measured on %s: the mean of %s at %s",
+                              tm->d->name, which->str, tm->prec);
+      }
+      g_string_free(which, TRUE);
+    }
+    if (mfu > 0) {
+      *t = flops * tm->batch / (tm->peak * mfu);
+      m->timing_source = g_strdup_printf(
+          "%.4g GFLOPs per sample of %" G_GUINT64_FORMAT
+          " tokens (forward, backward twice) at %.3g of %s's %s peak of "
+          "%.4g TFLOPS (model FLOPs utilization: %s)",
+          flops / 1e9, m->tokens, mfu, tm->d->name, tm->prec, tm->peak / 1e12,
+          why);
+      g_free(why);
+      return 0;
+    }
+    g_free(why);
+    /* No transformer measured at that precision anywhere: the CNNs'. */
+  }
   for (int pass = 0; pass < 2 && *t == 0; pass++) {
     double eff = 0;
     int count;
@@ -680,23 +827,50 @@ static void spread_time(struct model *m, double t, double flops) {
 }
 
 /* Time M on device DEV at precision PREC and per-worker batch BATCH. */
+/* A token model at TOKENS per sample (0: the file's): its layers' FLOPs
+ * rescaled from the file's length s0, the products linearly, attention's
+ * 4 s^2 d quadratically. */
+static void set_tokens(struct model *m, uint64_t tokens) {
+  if (!m->file_tokens)
+    return;
+  m->tokens = tokens ? tokens : m->file_tokens;
+  double s0 = (double)m->file_tokens, s = (double)m->tokens;
+  for (size_t i = 0; i < m->nlayers; i++) {
+    struct model_layer *l = &m->layers[i];
+    double attn = 4 * s0 * s0 * l->attn_d;
+    double lin = l->flops > attn ? l->flops - attn : 0;
+    l->flops = lin * (s / s0) + 4 * s * s * l->attn_d;
+  }
+}
+
 static int time_model(struct model *m, const char *dir, const GArray *devs,
-                      const char *dev, const char *prec, int batch, char *err,
-                      size_t errlen) {
-  struct timing tm = {.dir = dir, .devs = devs, .prec = prec, .batch = batch};
+                      const char *dev, const char *prec, int batch,
+                      double mfu, char *err, size_t errlen) {
+  struct timing tm = {.dir = dir, .devs = devs, .prec = prec, .batch = batch,
+                      .mfu = mfu};
   int rc = find_device(devs, dev, &tm.d, err, errlen);
   if (rc)
     return rc;
-  tm.mixed = strcmp(prec, "mixed") == 0;
-  if (!tm.mixed && strcmp(prec, "fp32") != 0)
+  tm.prec_ix = precision_index(prec);
+  if (tm.prec_ix < 0)
+    return fail(err, errlen, -EINVAL, "unknown precision '%s' (valid: %s)",
+                prec, model_precision_names());
+  tm.peak = tm.d->peak[tm.prec_ix];
+  if (!(tm.d->memory > 0))
     return fail(err, errlen, -EINVAL,
-                "unknown precision '%s' (valid: fp32, mixed)", prec);
-  tm.peak = tm.mixed ? tm.d->peak_mixed : tm.d->peak_fp32;
-  if (!(tm.peak > 0) || !(tm.d->memory > 0))
-    return fail(err, errlen, -EINVAL,
-                "device %s has no peak %s rate or memory bandwidth in "
-                "devices.conf",
-                dev, prec);
+                "device %s has no memory bandwidth in devices.conf", dev);
+  if (!(tm.peak > 0)) {
+    GString *has = g_string_new(NULL);
+    for (int i = 0; i < NPREC; i++)
+      if (tm.d->peak[i] > 0)
+        g_string_append_printf(has, "%s%s", has->len ? ", " : "",
+                               PRECISIONS[i]);
+    int rc2 = fail(err, errlen, -EINVAL,
+                   "device %s has no %s peak in devices.conf (it lists %s)",
+                   dev, prec, has->str);
+    g_string_free(has, TRUE);
+    return rc2;
+  }
   double flops = model_flops(m);
   if (!(flops > 0))
     return fail(err, errlen, -EINVAL, "%s: the model has no FLOPs", m->path);
@@ -734,6 +908,8 @@ static int read_model_data(const char *path, const char *data, size_t len,
     m->params += m->tensors[i].elements;
   if (!m->dataset)
     m->dataset = g_strdup("");
+  if (!m->family)
+    m->family = g_strdup("");
   *out = m;
   return 0;
 }
@@ -778,7 +954,9 @@ static int check_and_time(const char *path, struct model *m,
     int batch = opts && opts->batch > 0 ? opts->batch : m->file_batch;
     const char *dev = opts && opts->device ? opts->device : "P100";
     const char *prec = opts && opts->precision ? opts->precision : "fp32";
-    rc = time_model(m, dir, devs, dev, prec, batch, err, errlen);
+    set_tokens(m, opts ? opts->tokens : 0);
+    rc = time_model(m, dir, devs, dev, prec, batch, opts ? opts->mfu : 0, err,
+                    errlen);
   }
   if (devs)
     g_array_free(devs, TRUE);

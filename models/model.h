@@ -21,6 +21,8 @@
 struct model_layer {
   char *name;
   double flops;     /* forward FLOPs per sample */
+  double attn_d;    /* its attention's query width d: 4 s^2 d of FLOPS
+                     * grow with the square of the tokens s (0: none) */
   double forward_s; /* per iteration, on the chosen device and batch */
   double backward_s;
 };
@@ -35,6 +37,7 @@ struct model_tensor {
   double backward_s; /* backward time of the part of its layer producing it */
   size_t ndims;      /* 0: no shape known (a vector of ELEMENTS) */
   uint64_t dims[MODEL_MAX_DIMS]; /* their product is ELEMENTS */
+  char dtype[12];    /* the parameter's dtype ("" when not given) */
 };
 
 /* The matrix a tensor is viewed as by codecs that work on matrices
@@ -60,6 +63,11 @@ struct model {
   struct model_tensor *tensors;
   size_t backward_from; /* first layer with backward work */
   int file_batch;       /* the batch the source paper used */
+  /* A model of token sequences (transformers): tokens per sample in the
+   * file (its layers' FLOPs are at that length) and as timed; 0 for the
+   * others. */
+  uint64_t file_tokens, tokens;
+  char *family;         /* the importer's family (gpt2, bert, llama), or "" */
   /* Timing on the device chosen at load time. */
   int batch;
   char *device;
@@ -70,10 +78,16 @@ struct model {
 
 struct model_opts {
   const char *device;    /* NULL: the reference device, P100 */
-  const char *precision; /* "fp32" (default) or "mixed" */
+  const char *precision; /* "fp32" (default), or model_precision_names() */
   int batch;             /* 0: the model file's batch */
   const char *dir;       /* NULL: GRADSIM_MODELS_DIR or the built-in path */
+  uint64_t tokens;       /* token models: tokens per sample, 0: the file's */
+  double mfu;            /* token models: model FLOPs utilization, 0: the
+                          * device's measured one (devices.conf) */
 };
+
+/* The precisions devices.conf may list, comma-separated (static). */
+const char *model_precision_names(void);
 
 /* Limits of a model file: the tensors' elements summed, and one layer's
  * forward FLOPs per sample. */

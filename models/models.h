@@ -10,6 +10,8 @@
  *                    backward order, per-layer forward and backward
  *                    seconds, the update's seconds
  *   model_catalog.h  every model file of the models directory at once
+ *   model_import.h   model files from safetensors headers, Hugging Face
+ *                    configs and parameter lists (json-glib)
  *   gradgen.h        synthetic gradients (GSL): deterministic per (seed,
  *                    worker, tensor, iteration), generated in chunks
  *   array_io.h       gradient vectors on disk: NumPy .npy and raw .f32
@@ -31,8 +33,8 @@
  *                    and the CPU cost table fitted from it (its timing
  *                    helpers serve every measurement of the codecs)
  *
- * Layering: models/ uses codecs/ (codecs/codec.h), GLib, GSL and the C
- * library, never SimGrid; nothing here knows of the simulation, the
+ * Layering: models/ uses codecs/ (codecs/codec.h), GLib, json-glib, GSL
+ * and the C library, never SimGrid; nothing here knows of the simulation, the
  * experiment files or the command line, which use this layer. Nothing
  * prints, exits or keeps mutable state in statics: every function is
  * safe to call from any simulated actor of one process.
@@ -88,6 +90,7 @@
 #include "gradgen.h"
 #include "model.h"
 #include "model_catalog.h"
+#include "model_import.h"
 #include "nic.h"
 #include "units.h"
 

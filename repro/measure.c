@@ -170,7 +170,7 @@ static int check_codec_ratio(const struct repro *r, const struct experiment *e,
     }
     struct model *m;
     char msg[512];
-    struct model_opts o = {p->device, p->precision, p->batch, NULL};
+    struct model_opts o = point_model_opts(p);
     if (strcmp(p->model, "synthetic") == 0 ||
         model_load(p->model, &o, &m, msg, sizeof msg) != 0) {
       *err = g_strdup_printf("%s: [model] name = %s: %s", r->path, p->model,
@@ -504,7 +504,7 @@ struct table *repro_codec_ratio(const struct repro *r,
     const struct point *p = g_ptr_array_index(e->points, pi);
     struct model *m;
     char msg[512];
-    struct model_opts o = {p->device, p->precision, p->batch, NULL};
+    struct model_opts o = point_model_opts(p);
     if (model_load(p->model, &o, &m, msg, sizeof msg) != 0) {
       *err = g_strdup_printf("%s: %s", r->path, msg);
       table_free(t);

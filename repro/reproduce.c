@@ -185,7 +185,8 @@ static struct model_facts facts_of(const struct point *p, GHashTable *cache) {
     c = g_new0(struct model_facts, 1);
     struct model *m;
     char msg[512];
-    struct model_opts o = {p->device, p->precision, 0, NULL};
+    struct model_opts o = point_model_opts(p);
+    o.batch = 0; /* the file's own, which the facts report */
     if (model_load(p->model, &o, &m, msg, sizeof msg) == 0) {
       c->batch = m->file_batch;
       c->params = (double)m->params;

@@ -83,7 +83,7 @@ static double formula_of(const struct sim *s) {
     struct formula_in in;
     formula_in_init(&in);
     in.v[FP_P] = s->nworkers;
-    in.v[FP_N] = 4.0 * (double)s->buckets[b].n;
+    in.v[FP_N] = (double)s->p->grad_bytes * (double)s->buckets[b].n;
     in.v[FP_ALPHA] = s->p->latency_s;
     in.v[FP_BETA] = 1.0 / s->p->bandwidth_Bps;
     in.v[FP_GAMMA] = s->gamma;

@@ -77,6 +77,12 @@ struct point {
   double update_Bps;    /* bytes the update touches per second, 0: device */
   char *device, *precision;
   int batch; /* 0: the model file's */
+  uint64_t seq_len; /* token models: tokens per sample, 0: the file's */
+  const char *grad_dtype; /* [model] grad_dtype (static): fp32, bf16, fp16 */
+  int grad_bytes;   /* its bytes: 4 or 2, each gradient value's on the wire
+                     * when it travels uncompressed, and in buckets and
+                     * sums */
+  double mfu;       /* token models: model FLOPs utilization, 0: device's */
   /* [exchange] */
   char *algorithm;
   char *codec; /* a codec spec, or "none" */
@@ -171,6 +177,9 @@ struct run_shape {
 };
 /* -1 with *ERR when the model or the collective cannot be loaded. */
 int run_shape(const struct point *p, struct run_shape *out, char **err);
+
+/* How P's [model] keys time a model file (models/model.h). */
+struct model_opts point_model_opts(const struct point *p);
 
 /* The SimGrid platform XML of P: generated into DIR, or P's own file.
  * Returns its path (g_free) or NULL with *ERR. */

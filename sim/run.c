@@ -28,6 +28,14 @@ XBT_LOG_NEW_DEFAULT_SUBCATEGORY(gs_run, gradsim, "runs");
 
 /* ---- configuration checks -------------------------------------------- */
 
+struct model_opts point_model_opts(const struct point *p) {
+  return (struct model_opts){.device = p->device,
+                             .precision = p->precision,
+                             .batch = p->batch,
+                             .tokens = p->seq_len,
+                             .mfu = p->mfu};
+}
+
 static struct model *load_model(const struct point *p, char **err) {
   struct model *m;
   char e[512];
@@ -40,7 +48,7 @@ static struct model *load_model(const struct point *p, char **err) {
                                     sizeof e)) != 0)
       model_free(m);
   } else {
-    struct model_opts o = {p->device, p->precision, p->batch, NULL};
+    struct model_opts o = point_model_opts(p);
     rc = model_load(p->model, &o, &m, e, sizeof e);
   }
   if (rc) {
@@ -183,7 +191,7 @@ static bool ff_allowed(const struct point *p) {
 }
 
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
-                                 size_t *count);
+                                 int grad_bytes, size_t *count);
 
 /* The bytes of values a bucket fuses: fusion_bytes, or for a collective
  * that sends csc_ratio of them (csc), fusion_bytes / csc_ratio. */
@@ -207,7 +215,7 @@ static double rounds_of(const struct collective *c, int p) {
     struct formula_in in;
     formula_in_init(&in);
     in.v[FP_P] = p;
-    in.v[FP_N] = 4.0 * p;
+    in.v[FP_N] = 4.0 * p; /* (any size: only the alphas are counted) */
     in.v[FP_ALPHA] = 1 + k;
     in.v[FP_BETA] = 1;
     in.v[FP_GAMMA] = 0;
@@ -249,7 +257,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
     }
   }
   out->hosts = p->nodes + (coll->aggregators ? p->aggregators : 0);
-  struct bucket *b = buckets_of(m, fusion_of(p, coll), &out->buckets);
+  struct bucket *b = buckets_of(m, fusion_of(p, coll), p->grad_bytes, &out->buckets);
   for (size_t i = 0; i < out->buckets; i++)
     out->held_values += (double)payload_held(p, b[i].n);
   g_free(b);
@@ -265,16 +273,18 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
 
 /* ---- setting the run up ------------------------------------------------- */
 
-/* Tensors into buckets of at least FUSION_BYTES (0: one per tensor,
- * INFINITY: one for all), in backward order. */
+/* Tensors into buckets of at least FUSION_BYTES of gradients of
+ * GRAD_BYTES a value (0: one per tensor, INFINITY: one for all), in
+ * backward order. */
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
-                                 size_t *count) {
+                                 int grad_bytes, size_t *count) {
   GArray *bs = g_array_new(FALSE, FALSE, sizeof(struct bucket));
   struct bucket cur = {0, 0, 0};
   for (size_t t = 0; t < m->ntensors; t++) {
     cur.count++;
     cur.n += m->tensors[t].elements;
-    if (4.0 * (double)cur.n >= fusion_bytes || t == m->ntensors - 1) {
+    if ((double)grad_bytes * (double)cur.n >= fusion_bytes ||
+        t == m->ntensors - 1) {
       g_array_append_val(bs, cur);
       cur = (struct bucket){t + 1, 0, 0};
     }
@@ -322,7 +332,8 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
   s->oracle_ok = true;
   s->oracle_msg = g_string_new(NULL);
   s->mb = g_hash_table_new(g_direct_hash, g_direct_equal);
-  s->buckets = buckets_of(s->model, fusion_of(p, s->coll), &s->nbuckets);
+  s->buckets = buckets_of(s->model, fusion_of(p, s->coll), p->grad_bytes,
+                          &s->nbuckets);
   if (s->coll->check && s->coll->check(s, e, sizeof e) != 0) {
     *err = g_strdup(e);
     return -1;

@@ -102,7 +102,8 @@ void sim_gpu(struct worker *w, double seconds) {
 }
 
 void sim_reduce(struct worker *w, struct sim *s, uint64_t values) {
-  sim_cpu(w, 4.0 * (double)values * s->gamma, ST_REDUCE);
+  sim_cpu(w, (double)s->p->grad_bytes * (double)values * s->gamma,
+          ST_REDUCE);
 }
 
 /* The rank of the calling side: workers 0..P-1, aggregators P.. */
@@ -391,9 +392,12 @@ static struct msg *msg_of(const struct vec *v, uint64_t lo, uint64_t hi,
   return m;
 }
 
-static void raw_payload(struct msg *m, const struct vec *v, size_t a) {
+/* M as plain gradient values of GRAD_BYTES each on the wire ([model]
+ * grad_dtype; the values themselves stay floats). */
+static void raw_payload(struct msg *m, const struct vec *v, size_t a,
+                        int grad_bytes) {
   m->raw = true;
-  m->bytes = 4 * m->n;
+  m->bytes = (uint64_t)grad_bytes * m->n;
   if (m->m) {
     m->len = 4 * m->m;
     m->data = g_malloc(m->len);
@@ -405,10 +409,9 @@ static void raw_payload(struct msg *m, const struct vec *v, size_t a) {
 
 struct msg *sim_pack_raw(struct coll_call *c, const struct vec *v,
                          uint64_t lo, uint64_t hi) {
-  (void)c;
   size_t a;
   struct msg *m = msg_of(v, lo, hi, &a);
-  raw_payload(m, v, a);
+  raw_payload(m, v, a, c->sim->p->grad_bytes);
   return m;
 }
 
@@ -418,7 +421,7 @@ struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
   size_t a;
   struct msg *m = msg_of(v, lo, hi, &a);
   if (!s->codec || c->raw) {
-    raw_payload(m, v, a);
+    raw_payload(m, v, a, c->sim->p->grad_bytes);
     return m;
   }
   if (m->m == 0) {

@@ -14,7 +14,8 @@ static const char RUNS_HEADER[] =
     "local_steps,seed,exchange_s,iteration_s,compute_s,codec_s,comm_s,"
     "reduce_s,idle_s,wire_bytes,formula_exchange_s,formula_rel_err,oracle,"
     "fast_forwarded_steps,packets,header_bytes,driver_s,nic_s,nic_busy,"
-    "nic_stall_cycles,fast_forwarded_iterations\n";
+    "nic_stall_cycles,fast_forwarded_iterations,device,precision,"
+    "grad_dtype\n";
 static const char ITER_HEADER[] =
     "point,iteration,worker,start_s,end_s,compute_s,codec_s,comm_s,"
     "reduce_s,idle_s,exchange_s,wire_bytes\n";
@@ -95,7 +96,11 @@ char *results_row(const struct point *p, const struct run_result *r) {
   csv_num(s, r->nic_s);
   csv_num(s, r->nic_busy);
   csv_num(s, r->nic_stall_cycles);
-  g_string_append_printf(s, ",%" G_GUINT64_FORMAT "\n", r->ff_iterations);
+  g_string_append_printf(s, ",%" G_GUINT64_FORMAT ",", r->ff_iterations);
+  csv_text(s, p->device);
+  g_string_append_c(s, ',');
+  csv_text(s, p->precision);
+  g_string_append_printf(s, ",%s\n", p->grad_dtype);
   return g_string_free(s, FALSE);
 }
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 Test(model_catalog, every_model_file) {
-  struct model_opts o = {NULL, NULL, 0, NULL};
+  struct model_opts o = {0};
   char *names = model_list(&o);
   char **list = g_strsplit(names, ", ", -1);
   struct model_catalog c;
@@ -27,7 +27,7 @@ Test(model_catalog, every_model_file) {
 }
 
 Test(model_catalog, options_apply_to_every_model) {
-  struct model_opts o = {"V100", "mixed", 16, NULL};
+  struct model_opts o = {.device = "V100", .precision = "mixed", .batch = 16};
   struct model_catalog c;
   char err[512];
   cr_assert_eq(model_catalog_load(&o, &c, err, sizeof err), 0, "%s", err);
@@ -39,10 +39,10 @@ Test(model_catalog, options_apply_to_every_model) {
 }
 
 Test(model_catalog, bad_device_fails_empty) {
-  struct model_opts o = {"H100", NULL, 0, NULL};
+  struct model_opts o = {.device = "K80"};
   struct model_catalog c;
   char err[512] = "";
   cr_assert_lt(model_catalog_load(&o, &c, err, sizeof err), 0);
-  cr_assert(strstr(err, "H100"), "message: %s", err);
+  cr_assert(strstr(err, "K80"), "message: %s", err);
   cr_assert(c.n == 0 && c.models == NULL);
 }

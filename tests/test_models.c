@@ -616,14 +616,14 @@ Test(model, timing) {
   cr_assert_float_eq(m->backward_s, 2 * m->forward_s, 1e-12);
   cr_assert(strstr(m->timing_source, "measured"));
   model_free(m);
-  struct model_opts o = {"V100", "mixed", 256, NULL};
+  struct model_opts o = {.device = "V100", .precision = "mixed", .batch = 256, .dir = NULL};
   cr_assert_eq(model_load("alexnet", &o, &m, err, sizeof err), 0, "%s", err);
   cr_assert_float_eq(m->forward_s + m->backward_s, 256 / 3692.0, 1e-12);
   model_free(m);
   /* A model without a measurement: efficiency-based, proportional to the
    * batch. */
-  struct model_opts a = {"TitanXp", NULL, 32, NULL};
-  struct model_opts b = {"TitanXp", NULL, 64, NULL};
+  struct model_opts a = {.device = "TitanXp", .precision = NULL, .batch = 32, .dir = NULL};
+  struct model_opts b = {.device = "TitanXp", .precision = NULL, .batch = 64, .dir = NULL};
   struct model *ma, *mb;
   cr_assert_eq(model_load("vgg16", &a, &ma, err, sizeof err), 0, "%s", err);
   cr_assert_eq(model_load("vgg16", &b, &mb, err, sizeof err), 0, "%s", err);
@@ -699,10 +699,10 @@ Test(model, bad_files) {
   char err[512];
   cr_assert_lt(model_load("nonesuch", NULL, &m, err, sizeof err), 0);
   cr_assert(strstr(err, "alexnet") && strstr(err, "vgg16"), "%s", err);
-  struct model_opts o = {"K80", NULL, 0, NULL};
+  struct model_opts o = {.device = "K80", .precision = NULL, .batch = 0, .dir = NULL};
   cr_assert_eq(model_load("alexnet", &o, &m, err, sizeof err), -EINVAL);
   cr_assert(strstr(err, "P100"), "%s", err);
-  struct model_opts q = {NULL, "fp8", 0, NULL};
+  struct model_opts q = {.device = NULL, .precision = "fp8", .batch = 0, .dir = NULL};
   cr_assert_eq(model_load("alexnet", &q, &m, err, sizeof err), -EINVAL);
   cr_assert(strstr(err, "fp32, mixed"), "%s", err);
 }
@@ -1052,7 +1052,7 @@ Test(model, timing_from_a_device_table) {
   char err[512] = "";
   struct model *m;
 
-  struct model_opts d = {"D", NULL, 0, dir};
+  struct model_opts d = {.device = "D", .precision = NULL, .batch = 0, .dir = dir};
   cr_assert_eq(model_load("tiny", &d, &m, err, sizeof err), 0, "%s", err);
   /* Measured: 32 samples at 100 samples/s, a quarter of the FLOPs in
    * each forward, half in b's backward, none in a's. */
@@ -1071,7 +1071,7 @@ Test(model, timing_from_a_device_table) {
   model_free(m);
 
   /* E's own efficiency (0.2): 6e9 FLOPs x 10 samples / (2e12 x 0.2). */
-  struct model_opts e = {"E", NULL, 0, dir};
+  struct model_opts e = {.device = "E", .precision = NULL, .batch = 0, .dir = dir};
   cr_assert_eq(model_load("other", &e, &m, err, sizeof err), 0, "%s", err);
   cr_assert_float_eq(m->forward_s + m->backward_s, 0.15, 1e-12);
   cr_assert(strstr(m->timing_source, "(the mean efficiency of tiny on E)"),
@@ -1079,7 +1079,7 @@ Test(model, timing_from_a_device_table) {
   model_free(m);
 
   /* F measured nothing: every device's mean, (0.4 + 0.2) / 2. */
-  struct model_opts f = {"F", NULL, 0, dir};
+  struct model_opts f = {.device = "F", .precision = NULL, .batch = 0, .dir = dir};
   cr_assert_eq(model_load("other", &f, &m, err, sizeof err), 0, "%s", err);
   cr_assert_float_eq(m->forward_s + m->backward_s, 6e9 * 10 / (1e12 * 0.3),
                      1e-12);
@@ -1087,16 +1087,16 @@ Test(model, timing_from_a_device_table) {
             "%s", m->timing_source);
   model_free(m);
 
-  struct model_opts fm = {"F", "mixed", 0, dir};
+  struct model_opts fm = {.device = "F", .precision = "mixed", .batch = 0, .dir = dir};
   cr_assert_eq(model_load("other", &fm, &m, err, sizeof err), -EINVAL);
   cr_assert_null(m);
-  cr_assert_str_eq(err, "device F has no peak mixed rate or memory "
-                        "bandwidth in devices.conf");
-  struct model_opts gm = {"G", "mixed", 0, dir};
+  cr_assert_str_eq(err, "device F has no mixed peak in devices.conf (it "
+                        "lists fp32)");
+  struct model_opts gm = {.device = "G", .precision = "mixed", .batch = 0, .dir = dir};
   cr_assert_eq(model_load("other", &gm, &m, err, sizeof err), -EINVAL);
   cr_assert_str_eq(err, "devices.conf has no measurement at precision mixed "
                         "to calibrate device G");
-  struct model_opts x = {"X", NULL, 0, dir};
+  struct model_opts x = {.device = "X", .precision = NULL, .batch = 0, .dir = dir};
   cr_assert_eq(model_load("other", &x, &m, err, sizeof err), -EINVAL);
   cr_assert_str_eq(err, "unknown device 'X' (valid: D, E, F, G)");
   rm_dir(dir);
@@ -1110,8 +1110,14 @@ Test(model, bad_device_tables) {
     const char *text, *want;
   } cases[] = {
       {"peak fp32 1e12 \"s\"\n", "devices.conf:1: 'peak' before any 'device'"},
-      {"\n# c\ndevice D \"d\"\npeak fp16 1e12 \"s\"\n",
-       "devices.conf:4: expected 'peak fp32|mixed FLOPS \"SOURCE\"'"},
+      {"\n# c\ndevice D \"d\"\npeak fp12 1e12 \"s\"\n",
+       "devices.conf:4: expected 'peak PRECISION FLOPS \"SOURCE\"', "
+       "PRECISION one of fp32, tf32, bf16, fp16, fp8, mixed"},
+      {"device D \"d\"\nmfu bf16 1.5 \"s\"\n",
+       "devices.conf:2: expected 'mfu PRECISION FRACTION \"SOURCE\"', "
+       "FRACTION in (0, 1]"},
+      {"device D \"d\"\nnvlink x \"s\"\n",
+       "devices.conf:2: expected 'nvlink BYTES_PER_S \"SOURCE\"'"},
       {"device D \"d\"\npeak fp32 0 \"s\"\n", "devices.conf:2: expected 'peak"},
       {"device D \"d\"\nmemory -1 \"s\"\n",
        "devices.conf:2: expected 'memory BYTES_PER_S \"SOURCE\"'"},
@@ -1123,7 +1129,8 @@ Test(model, bad_device_tables) {
       {"device D\n", "devices.conf:1: 'device' before any 'device'"},
       {"device D \"d\"\ndevice E\n",
        "devices.conf:2: unknown or malformed line starting 'device' "
-       "(expected device, peak, memory or measured)"},
+       "(expected device, peak, memory, mfu, nvlink, capacity or "
+       "measured)"},
       {"device D \"d\"\nspeed 5\n", "devices.conf:2: unknown or malformed "
                                     "line starting 'speed'"},
       {"device D \"d\n", "devices.conf:1: unterminated quote"},
@@ -1132,7 +1139,7 @@ Test(model, bad_device_tables) {
     const char *names[] = {"tiny.model", "devices.conf", NULL};
     const char *texts[] = {TINY, cases[i].text};
     char *dir = make_dir(names, texts);
-    struct model_opts o = {"D", NULL, 0, dir};
+    struct model_opts o = {.device = "D", .precision = NULL, .batch = 0, .dir = dir};
     struct model *m = (struct model *)1;
     char err[512] = "";
     cr_assert_eq(model_load("tiny", &o, &m, err, sizeof err), -EINVAL,
@@ -1201,4 +1208,381 @@ Test(model, bad_model_lines) {
   cr_assert_eq(m->layers[0].backward_s, 0);
   cr_assert_gt(m->layers[1].backward_s, 0);
   model_free(m);
+}
+
+/* ---- gradsim model import (models/model_import.h) ------------------------ */
+
+#include "model_import.h"
+
+#include <glib/gstdio.h>
+
+static char *tmp_file(const char *name, const void *data, size_t len) {
+  char *dir = g_dir_make_tmp("gsimport-XXXXXX", NULL);
+  cr_assert_not_null(dir);
+  char *path = g_build_filename(dir, name, NULL);
+  cr_assert(g_file_set_contents(path, data, (gssize)len, NULL));
+  g_free(dir);
+  return path;
+}
+
+static void rm_tmp(char *path) {
+  char *dir = g_path_get_dirname(path);
+  g_unlink(path);
+  g_rmdir(dir);
+  g_free(dir);
+  g_free(path);
+}
+
+static gint cmp_tensor_names(gconstpointer a, gconstpointer b) {
+  const struct import_tensor *x = *(const struct import_tensor *const *)a,
+                             *y = *(const struct import_tensor *const *)b;
+  return strcmp(x->name, y->name);
+}
+
+static uint64_t sum_elements(const GPtrArray *t) {
+  uint64_t n = 0;
+  for (guint i = 0; i < t->len; i++) {
+    const struct import_tensor *x = t->pdata[i];
+    uint64_t e = 1;
+    for (size_t d = 0; d < x->ndims; d++)
+      e *= x->dims[d];
+    n += e;
+  }
+  return n;
+}
+
+/* A safetensors file: the 8-byte little-endian length, then HEADER. */
+static char *safetensors_file(const char *header, uint64_t claimed,
+                              size_t extra) {
+  size_t n = strlen(header);
+  GByteArray *b = g_byte_array_new();
+  uint64_t len = claimed ? claimed : n;
+  for (int i = 0; i < 8; i++) {
+    guint8 c = (guint8)(len >> (8 * i));
+    g_byte_array_append(b, &c, 1);
+  }
+  g_byte_array_append(b, (const guint8 *)header, (guint)n);
+  for (size_t i = 0; i < extra; i++) {
+    guint8 z = 0;
+    g_byte_array_append(b, &z, 1);
+  }
+  char *path = tmp_file("m.safetensors", b->data, b->len);
+  g_byte_array_free(b, TRUE);
+  return path;
+}
+
+static const char GPT2_CONFIG[] =
+    "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, "
+    "\"n_head\": 12, \"n_positions\": 1024, \"vocab_size\": 50257, "
+    "\"architectures\": [\"GPT2LMHeadModel\"]}";
+
+/* GPT-2 small and Llama-2-7B have their published parameter counts,
+ * derived here by hand from the configs' fields. */
+Test(import, published_parameter_counts) {
+  /* GPT-2: wte 50257 x 768, wpe 1024 x 768, ln_f 2 x 768, and per block
+   * ln_1 and ln_2 (2 x 768 each), c_attn 768 x 2304 + 2304, c_proj 768 x
+   * 768 + 768, c_fc 768 x 3072 + 3072, mlp.c_proj 3072 x 768 + 768. */
+  uint64_t block = 4 * 768 + 768 * 2304 + 2304 + 768 * 768 + 768 +
+                   768 * 3072 + 3072 + 3072 * 768 + 768;
+  uint64_t gpt2 = 50257 * 768 + 1024 * 768 + 2 * 768 + 12 * block;
+  cr_assert_eq(gpt2, 124439808);
+  char *path = tmp_file("config.json", GPT2_CONFIG, strlen(GPT2_CONFIG));
+  GPtrArray *t = g_ptr_array_new_with_free_func(import_tensor_free);
+  struct import_info info = {.name = g_strdup("gpt2")};
+  char err[512];
+  cr_assert_eq(import_config(path, t, &info, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(sum_elements(t), gpt2);
+  cr_assert_eq(t->len, 4 + 12 * 12);
+  cr_assert_eq(info.seq_len, 1024);
+  g_ptr_array_set_size(t, 0);
+  rm_tmp(path);
+  /* Llama-2-7B: embed and lm_head 32000 x 4096 each, the final norm 4096,
+   * and per layer q, k, v, o 4096 x 4096, gate, up and down 4096 x 11008,
+   * two norms of 4096. */
+  const char *llama =
+      "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+      "\"intermediate_size\": 11008, \"num_hidden_layers\": 32, "
+      "\"num_attention_heads\": 32, \"num_key_value_heads\": 32, "
+      "\"vocab_size\": 32000, \"max_position_embeddings\": 4096, "
+      "\"tie_word_embeddings\": false, \"torch_dtype\": \"float16\"}";
+  uint64_t layer = 4ull * 4096 * 4096 + 3ull * 4096 * 11008 + 2 * 4096;
+  uint64_t l7b = 2ull * 32000 * 4096 + 4096 + 32 * layer;
+  cr_assert_eq(l7b, 6738415616ull);
+  path = tmp_file("config.json", llama, strlen(llama));
+  cr_assert_eq(import_config(path, t, &info, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(sum_elements(t), l7b);
+  cr_assert_eq(t->len, 2 + 1 + 32 * 9);
+  cr_assert_str_eq(((struct import_tensor *)t->pdata[0])->dtype, "fp16");
+  /* Grouped-query attention: 8 key-value heads narrow k and v. */
+  g_ptr_array_set_size(t, 0);
+  rm_tmp(path);
+  const char *gqa =
+      "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+      "\"intermediate_size\": 14336, \"num_hidden_layers\": 32, "
+      "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+      "\"vocab_size\": 128256}";
+  path = tmp_file("config.json", gqa, strlen(gqa));
+  cr_assert_eq(import_config(path, t, &info, err, sizeof err), 0, "%s", err);
+  uint64_t l3 = 2ull * 128256 * 4096 + 4096 +
+                32 * (2ull * 4096 * 4096 + 2ull * 1024 * 4096 +
+                      3ull * 4096 * 14336 + 2 * 4096);
+  cr_assert_eq(sum_elements(t), l3);
+  cr_assert_eq(l3, 8030261248ull);
+  rm_tmp(path);
+  g_ptr_array_free(t, TRUE);
+  import_info_clear(&info);
+}
+
+/* The model file without its comments and source lines: what the three
+ * routes must agree on. */
+static char *body_of(const char *text) {
+  GString *o = g_string_new(NULL);
+  char **lines = g_strsplit(text, "\n", -1);
+  for (char **l = lines; *l; l++)
+    if (**l != '#' && !g_str_has_prefix(*l, "source "))
+      g_string_append_printf(o, "%s\n", *l);
+  g_strfreev(lines);
+  return g_string_free(o, FALSE);
+}
+
+/* GPT-2 imported from its config, from a safetensors header (tensors by
+ * name, as the safetensors library writes them, with the causal-mask
+ * buffers the old checkpoints carry) and from a parameter list (in
+ * named_parameters() order): the same model file. */
+Test(import, three_routes_one_model) {
+  char *cpath = tmp_file("config.json", GPT2_CONFIG, strlen(GPT2_CONFIG));
+  GPtrArray *t = g_ptr_array_new_with_free_func(import_tensor_free);
+  struct import_info ci = {.name = g_strdup("gpt2")};
+  char err[512];
+  cr_assert_eq(import_config(cpath, t, &ci, err, sizeof err), 0, "%s", err);
+  char *from_config = import_model_text(t, &ci, err, sizeof err);
+  cr_assert_not_null(from_config, "%s", err);
+  cr_assert(ci.tied_head);
+  cr_assert_str_eq(ci.family, "gpt2");
+  /* The same tensors as a list and as a header. */
+  GString *list = g_string_new("# from named_parameters()\n");
+  GPtrArray *sorted = g_ptr_array_new();
+  for (guint i = 0; i < t->len; i++) {
+    const struct import_tensor *x = t->pdata[i];
+    GString *sh = g_string_new(NULL);
+    for (size_t d = 0; d < x->ndims; d++)
+      g_string_append_printf(sh, "%s%llu", d ? "x" : "",
+                             (unsigned long long)x->dims[d]);
+    g_string_append_printf(list, "%s %s float32\n", x->name, sh->str);
+    g_string_free(sh, TRUE);
+    g_ptr_array_add(sorted, t->pdata[i]);
+  }
+  g_ptr_array_sort(sorted, cmp_tensor_names);
+  GString *hdr = g_string_new("{\"__metadata__\": {\"format\": \"pt\"}");
+  uint64_t off = 0;
+  for (guint i = 0; i < sorted->len; i++) {
+    const struct import_tensor *x = sorted->pdata[i];
+    uint64_t e = 1;
+    g_string_append_printf(hdr, ", \"%s\": {\"dtype\": \"F32\", \"shape\": [",
+                           x->name);
+    for (size_t d = 0; d < x->ndims; d++) {
+      g_string_append_printf(hdr, "%s%llu", d ? ", " : "",
+                             (unsigned long long)x->dims[d]);
+      e *= x->dims[d];
+    }
+    g_string_append_printf(hdr, "], \"data_offsets\": [%llu, %llu]}",
+                           (unsigned long long)off,
+                           (unsigned long long)(off + 4 * e));
+    off += 4 * e;
+  }
+  /* A buffer: the causal mask of block 0, stored as a bool tensor. */
+  g_string_append(hdr, ", \"h.0.attn.bias\": {\"dtype\": \"BOOL\", "
+                       "\"shape\": [1, 1, 1024, 1024], \"data_offsets\": "
+                       "[0, 1048576]}}");
+  char *spath = safetensors_file(hdr->str, 0, 16);
+  char *lpath = tmp_file("params.txt", list->str, list->len);
+  GPtrArray *ts = g_ptr_array_new_with_free_func(import_tensor_free);
+  GPtrArray *tl = g_ptr_array_new_with_free_func(import_tensor_free);
+  size_t skipped;
+  const char *paths[] = {spath};
+  cr_assert_eq(import_safetensors(paths, 1, ts, &skipped, err, sizeof err), 0,
+               "%s", err);
+  cr_assert_eq(skipped, 1, "the mask is no parameter");
+  cr_assert_eq(import_list(lpath, tl, err, sizeof err), 0, "%s", err);
+  struct import_info si = {.name = g_strdup("gpt2")},
+                     li = {.name = g_strdup("gpt2")};
+  char *from_st = import_model_text(ts, &si, err, sizeof err);
+  cr_assert_not_null(from_st, "%s", err);
+  char *from_list = import_model_text(tl, &li, err, sizeof err);
+  cr_assert_not_null(from_list, "%s", err);
+  char *a = body_of(from_config), *b = body_of(from_st), *c = body_of(from_list);
+  cr_assert_str_eq(a, b, "config and safetensors differ");
+  cr_assert_str_eq(a, c, "config and list differ");
+  /* And it loads: 124,439,808 parameters, the forward FLOPs per sample
+   * of 1024 tokens: 2 x the 85,054,464 block and 2,304 x... as the file
+   * says; here just that the tied head's 2 V d per token is in. */
+  struct model *m;
+  cr_assert_eq(model_load_data("gpt2.model", from_config,
+                               strlen(from_config), NULL, &m, err,
+                               sizeof err),
+               0, "%s", err);
+  cr_assert_eq(m->params, 124439808);
+  cr_assert_eq(m->file_tokens, 1024);
+  size_t head = m->nlayers - 1;
+  cr_assert_str_eq(m->layers[head].name, "lm_head");
+  cr_assert_float_eq(m->layers[head].flops, 2.0 * 1024 * 50257 * 768, 1);
+  model_free(m);
+  g_free(a);
+  g_free(b);
+  g_free(c);
+  g_free(from_config);
+  g_free(from_st);
+  g_free(from_list);
+  import_info_clear(&ci);
+  import_info_clear(&si);
+  import_info_clear(&li);
+  g_ptr_array_free(sorted, TRUE);
+  g_ptr_array_free(t, TRUE);
+  g_ptr_array_free(ts, TRUE);
+  g_ptr_array_free(tl, TRUE);
+  g_string_free(hdr, TRUE);
+  g_string_free(list, TRUE);
+  rm_tmp(cpath);
+  rm_tmp(spath);
+  rm_tmp(lpath);
+}
+
+/* Transformer timing: the layers' FLOPs scale with the sequence, the
+ * attention part with its square; the time is FLOPs at the device's peak
+ * times its model FLOPs utilization, or the one given. */
+Test(import, transformer_compute) {
+  const char *text =
+      "model t\nbatch 2\ntokens_per_sample 100\n"
+      "layer w 1000000\nlayer core 4000000\nattention core 100\n"
+      "tensor w.weight 5000 w 50x100 bf16\n";
+  const char *dev = "device D \"d\"\npeak bf16 1e12 \"s\"\n"
+                    "memory 1e11 \"s\"\nmfu bf16 0.5 \"measured\"\n";
+  const char *names[] = {"t.model", "devices.conf", NULL};
+  const char *texts[] = {text, dev};
+  char *dir = make_dir(names, texts);
+  char err[512];
+  struct model *m;
+  struct model_opts o = {.device = "D", .precision = "bf16", .dir = dir};
+  cr_assert_eq(model_load("t", &o, &m, err, sizeof err), 0, "%s", err);
+  /* 3 x (1e6 + 4e6) FLOPs x 2 samples / (1e12 x 0.5). */
+  cr_assert_float_eq(m->forward_s + m->backward_s, 3 * 5e6 * 2 / 5e11, 1e-15);
+  cr_assert(strstr(m->timing_source, "0.5 of D's bf16") &&
+                strstr(m->timing_source, "measured"),
+            "%s", m->timing_source);
+  cr_assert_str_eq(m->tensors[0].dtype, "bf16");
+  model_free(m);
+  /* Twice the tokens: the product doubles, attention (4 s^2 d = 4e6 at
+   * s = 100, d = 100) quadruples; [model] mfu replaces the device's. */
+  o.tokens = 200;
+  o.mfu = 0.25;
+  cr_assert_eq(model_load("t", &o, &m, err, sizeof err), 0, "%s", err);
+  cr_assert_float_eq(m->layers[0].flops, 2e6, 1e-6);
+  cr_assert_float_eq(m->layers[1].flops, 16e6, 1e-6);
+  cr_assert_float_eq(m->forward_s + m->backward_s,
+                     3 * 18e6 * 2 / (1e12 * 0.25), 1e-15);
+  cr_assert(strstr(m->timing_source, "[model] mfu"), "%s",
+            m->timing_source);
+  model_free(m);
+  rm_dir(dir);
+  g_free(dir);
+}
+
+/* Bad input, each with one message naming the file and what is allowed. */
+Test(import, bad_input) {
+  char err[512];
+  size_t skipped;
+  GPtrArray *t = g_ptr_array_new_with_free_func(import_tensor_free);
+  static const struct {
+    const char *header;
+    uint64_t claimed;
+    size_t extra;
+    const char *want;
+  } st[] = {
+      {"{", 0, 0, "malformed JSON"},
+      {"{\"a\": {\"dtype\": \"F12\", \"shape\": [2], \"data_offsets\": [0, "
+       "8]}}",
+       0, 0, "unknown dtype 'F12'"},
+      {"{\"a\": {\"dtype\": \"F32\", \"shape\": [4294967296, 4294967296], "
+       "\"data_offsets\": [0, 8]}}",
+       0, 0, "shape's product passes"},
+      {"{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}, "
+       "\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}}",
+       0, 0, "'a' appears twice"},
+      {"{\"a\": {\"dtype\": \"F32\", \"shape\": [2, -1]}}", 0, 0,
+       "shape must be"},
+      {"{\"a\": 5}", 0, 0, "must be an object"},
+      {"[1]", 0, 0, "not an object"},
+      {"{}", 64, 0, "past the end of the file"},
+      {"{}", (uint64_t)200 << 20, 0, "at most 100 MB"},
+  };
+  for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+    char *path = safetensors_file(st[i].header, st[i].claimed, st[i].extra);
+    const char *paths[] = {path};
+    cr_assert_eq(import_safetensors(paths, 1, t, &skipped, err, sizeof err),
+                 -EINVAL, "case %zu: %s", i, err);
+    cr_assert(strstr(err, st[i].want), "case %zu: %s", i, err);
+    cr_assert(strstr(err, "m.safetensors"), "case %zu names the file: %s", i,
+              err);
+    rm_tmp(path);
+  }
+  /* Fewer than the 8 bytes of the length. */
+  char *shortf = tmp_file("s.safetensors", "abc", 3);
+  const char *sp[] = {shortf};
+  cr_assert_eq(import_safetensors(sp, 1, t, &skipped, err, sizeof err),
+               -EINVAL);
+  cr_assert(strstr(err, "truncated"), "%s", err);
+  rm_tmp(shortf);
+  /* Configs: a missing field, an unknown family. */
+  static const struct {
+    const char *text, *want;
+  } cf[] = {
+      {"{\"model_type\": \"gpt2\", \"n_layer\": 2}", "no 'n_embd'"},
+      {"{\"model_type\": \"t5\"}", "model_type 't5' is not a family"},
+      {"{\"model_type\": \"llama\", \"hidden_size\": 10, \"num_hidden_layers\": "
+       "1, \"vocab_size\": 5, \"num_attention_heads\": 3, "
+       "\"intermediate_size\": 4}",
+       "not a multiple"},
+      {"{\"n_embd\": 2}", "no string 'model_type'"},
+      {"{\"model_type\": \"gpt2\", \"n_embd\": 2.5}", "'n_embd' must be"},
+  };
+  for (size_t i = 0; i < sizeof cf / sizeof cf[0]; i++) {
+    char *path = tmp_file("config.json", cf[i].text, strlen(cf[i].text));
+    struct import_info info = {.name = g_strdup("x")};
+    cr_assert_eq(import_config(path, t, &info, err, sizeof err), -EINVAL,
+                 "case %zu", i);
+    cr_assert(strstr(err, cf[i].want), "case %zu: %s", i, err);
+    import_info_clear(&info);
+    rm_tmp(path);
+  }
+  /* Lists: a bad line, a repeated name; the line is named. */
+  static const struct {
+    const char *text, *want;
+  } lf[] = {
+      {"a 3x4 float32\nb 3x4\n", "params.txt:2: expected 'NAME SHAPE DTYPE'"},
+      {"a 3x4 float32\na 4 float32\n", "params.txt:2: tensor 'a' is listed "
+                                       "twice"},
+      {"a 3x4 int64\n", "params.txt:1: expected"},
+      {"# nothing\n", "no 'NAME SHAPE DTYPE' lines"},
+  };
+  for (size_t i = 0; i < sizeof lf / sizeof lf[0]; i++) {
+    char *path = tmp_file("params.txt", lf[i].text, strlen(lf[i].text));
+    cr_assert_eq(import_list(path, t, err, sizeof err), -EINVAL, "case %zu",
+                 i);
+    cr_assert(strstr(err, lf[i].want), "case %zu: %s", i, err);
+    rm_tmp(path);
+  }
+  /* A model whose length no tensor gives needs it from the user. */
+  g_ptr_array_set_size(t, 0);
+  char *path = tmp_file("params.txt", "w 4x4 bf16\n", 11);
+  cr_assert_eq(import_list(path, t, err, sizeof err), 0, "%s", err);
+  struct import_info info = {.name = g_strdup("x")};
+  cr_assert_null(import_model_text(t, &info, err, sizeof err));
+  cr_assert(strstr(err, "--seq-len"), "%s", err);
+  info.seq_len = 16;
+  char *text = import_model_text(t, &info, err, sizeof err);
+  cr_assert_not_null(text, "%s", err);
+  g_free(text);
+  import_info_clear(&info);
+  rm_tmp(path);
+  g_ptr_array_free(t, TRUE);
 }

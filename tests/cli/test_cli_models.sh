@@ -320,7 +320,8 @@ done
 # ---- model ----------------------------------------------------------------
 
 MODELS="alexnet cifar100-cnn cifar100-convex hdc lstm-ptb lstm-wiki2 mnist-mlp
-resnet110 resnet18 resnet44 resnet50 vgg16 vgg16-cifar"
+resnet110 resnet18 resnet44 resnet50 vgg16 vgg16-cifar
+bert-large gpt2 gpt2-xl llama-2-7b llama-2-13b llama-3-8b"
 num_re='^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$'
 
 if run_ok "model list exits 0" model list; then
@@ -328,7 +329,7 @@ if run_ok "model list exits 0" model list; then
   got=$(awk 'NR > 1 && NF == 0 { exit } NR > 1 { print $1 }' "$L/out" | sort | tr '\n' ' ')
   want=$(printf '%s\n' $MODELS | sort | tr '\n' ' ')
   [ "$got" = "$want" ]
-  check "model list lists exactly the 13 models" $? "want: $want" "got:  $got"
+  check "model list lists exactly the 19 models" $? "want: $want" "got:  $got"
 fi
 if run_ok "model list --format csv exits 0" model list --format csv; then
   cp "$L/out" "$L/list.csv"
@@ -339,7 +340,7 @@ if run_ok "model list --format csv exits 0" model list --format csv; then
       if (!ok) print NR ": " $0 }' "$L/list.csv" | head -3)
   got=$(awk -F ',' 'NR > 1 { print $1 }' "$L/list.csv" | sort | tr '\n' ' ')
   [ "$(head -1 "$L/list.csv")" = "$H" ] && [ "$got" = "$want" ] && [ -z "$bad" ]
-  check "model list csv: header, 13 rows of 9 fields (names, then numbers)" $? \
+  check "model list csv: header, 19 rows of 9 fields (names, then numbers)" $? \
     "header: $(head -1 "$L/list.csv")" "models: $got" "bad rows: $bad"
   bad=
   for m in $MODELS; do
@@ -773,8 +774,8 @@ fi
 bad_msg "model show: unknown model" "nosuch" model show nosuch
 bad "model show: a name with a slash-free odd character" model show 'alex*net'
 bad_msg "gradients: unknown model" "nosuch" gradients --model nosuch --out "$B/g.npy"
-bad_msg "model show: unknown --device" "H100" model show alexnet --device H100
-bad "model list: unknown --device" model list --device H100
+bad_msg "model show: unknown --device" "K80" model show alexnet --device K80
+bad "model list: unknown --device" model list --device K80
 bad "model show: --precision fp8" model show alexnet --precision fp8
 bad "model list: --precision fp8" model list --precision fp8
 bad "model show: --batch -1" model show alexnet --batch -1
@@ -822,6 +823,55 @@ for spec in $BADFILES; do
   bad_msg "gradients: malformed model file ($f), message names file:line" "$IN/$f.model:$ln:" \
     gradients --model "$IN/$f.model" --out "$B/g.f32"
 done
+
+# ---- model import ------------------------------------------------------------
+
+# The shipped transformers are what their configs import to, byte for byte
+# (tools/import_catalog.sh wrote them).
+miss=
+for c in "$SRC"/models/configs/*.json; do
+  name=$(basename "$c" .json)
+  run model import --config "$c" --out "$W/ok/$name.model"
+  if [ "$RC" -ne 0 ] || ! diff -q <(grep -v '^source ' "$W/ok/$name.model") \
+      <(grep -v '^source ' "$SRC/models/$name.model") >/dev/null; then
+    miss+=" $name"
+  fi
+done
+check "model import --config of every shipped config gives its shipped model file (but the source line)" \
+  "$(isempty "$miss")" "differ or fail:$miss"
+run model show llama-2-7b --device H100 --precision bf16
+grep -q "6738415616 parameters" "$L/out" && grep -q "0.464 of H100's bf16 peak" "$L/out" &&
+  grep -q "MosaicML" "$L/out"
+check "model show llama-2-7b on H100: 6,738,415,616 parameters, timed at the measured MFU with its source" $? \
+  "$(head -3 "$L/out")"
+# A list as the README's PyTorch loop prints it.
+printf 'wte.weight 50257x768 float32\nwpe.weight 1024x768 float32\n' >"$IN/list.txt"
+for i in 0 1; do
+  printf 'h.%d.ln_1.weight 768 float32\nh.%d.attn.c_attn.weight 768x2304 float32\nh.%d.mlp.c_fc.weight 768x3072 float32\n' $i $i $i >>"$IN/list.txt"
+done
+if run_ok "model import --list exits 0" model import --list "$IN/list.txt" --out "$W/ok/tiny.model"; then
+  grep -q "^family gpt2" "$W/ok/tiny.model" && grep -q "^tokens_per_sample 1024" "$W/ok/tiny.model" &&
+    grep -q "^layer lm_head " "$W/ok/tiny.model" && grep -q "head tied" "$L/out"
+  check "model import --list: the GPT-2 family recognised, 1024 tokens from wpe, a tied head" $? "$(cat "$L/out")"
+fi
+printf 'w 4x4 bf16\n' >"$IN/noseq.txt"
+printf 'a 3x4 float32\na 4 float32\n' >"$IN/dup.txt"
+printf '{"model_type": "gpt2", "n_layer": 2}' >"$IN/noembd.json"
+printf 'abc' >"$IN/short.safetensors"
+printf '\100\0\0\0\0\0\0\0{}' >"$IN/long.safetensors"
+printf '\002\0\0\0\0\0\0\0{x' >"$IN/badjson.safetensors"
+bad_msg "model import: no route" "exactly one of" model import --out "$B/m.model"
+bad_msg "model import: two routes" "exactly one of" model import --config "$IN/noembd.json" --list "$IN/dup.txt" --out "$B/m.model"
+bad_msg "model import: --out not .model" "--out FILE.model" model import --list "$IN/dup.txt" --out "$B/m.txt"
+bad_msg "model import: a repeated tensor, the line named" "dup.txt:2: tensor 'a' is listed twice" model import --list "$IN/dup.txt" --out "$B/m.model"
+bad_msg "model import: no sequence length" "--seq-len" model import --list "$IN/noseq.txt" --out "$B/m.model"
+bad_msg "model import: a config without n_embd" "no 'n_embd'" model import --config "$IN/noembd.json" --out "$B/m.model"
+bad_msg "model import: a truncated safetensors file" "truncated" model import --safetensors "$IN/short.safetensors" --out "$B/m.model"
+bad_msg "model import: a header past the end" "past the end" model import --safetensors "$IN/long.safetensors" --out "$B/m.model"
+bad_msg "model import: malformed JSON" "malformed JSON" model import --safetensors "$IN/badjson.safetensors" --out "$B/m.model"
+bad_msg "model import: a missing file" "noexist" model import --config "$IN/noexist.json" --out "$B/m.model"
+bad_msg "model import: a bad --seq-len" "--seq-len" model import --list "$IN/noseq.txt" --seq-len -3 --out "$B/m.model"
+bad_msg "model: import options on show" "belong to 'model import'" model show gpt2 --config x
 
 bad "no command at all"
 bad "unknown command" frobnicate

@@ -38,10 +38,11 @@ const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "intercept_strstr=0"; }
 
 static const struct model_opts OPTS[] = {
-    {"P100", "fp32", 0, NULL},
-    {"V100", "mixed", 0, NULL},
-    {"TitanXp", "fp32", 32, NULL},
-    {"GTX980", "mixed", 0, NULL},
+    {.device = "P100", .precision = "fp32"},
+    {.device = "V100", .precision = "mixed"},
+    {.device = "TitanXp", .precision = "fp32", .batch = 32},
+    {.device = "GTX980", .precision = "mixed"},
+    {.device = "H100", .precision = "bf16"},
 };
 enum { NOPTS = sizeof OPTS / sizeof OPTS[0] };
 

@@ -19,7 +19,7 @@ src=$1
 out=$2
 seconds=${FUZZ_SECONDS:-15}
 cc=${CC_FUZZ:-clang}
-harnesses="decode container npy roundtrip experiment model"
+harnesses="decode container npy roundtrip experiment model import"
 
 if ! command -v "$cc" >/dev/null 2>&1; then
   echo "fuzz: skipped: '$cc' not found (the harnesses need clang with libFuzzer)"
@@ -59,9 +59,9 @@ flags="-g -O1 -fsanitize=fuzzer-no-link,address,undefined
 
 # The experiment and model readers need GLib (and GSL: config/experiment.c
 # takes the gradient distributions' names from models/gradgen.c).
-if ! glib_cflags=$(pkg-config --cflags glib-2.0 gsl 2>"$out/pkg-config.log") ||
-  ! glib_libs=$(pkg-config --libs glib-2.0 gsl 2>>"$out/pkg-config.log"); then
-  echo "fuzz: FAILED: pkg-config finds no glib-2.0 or gsl:"
+if ! glib_cflags=$(pkg-config --cflags glib-2.0 gsl json-glib-1.0 2>"$out/pkg-config.log") ||
+  ! glib_libs=$(pkg-config --libs glib-2.0 gsl json-glib-1.0 2>>"$out/pkg-config.log"); then
+  echo "fuzz: FAILED: pkg-config finds no glib-2.0, gsl or json-glib-1.0:"
   cat "$out/pkg-config.log"
   exit 1
 fi
@@ -94,9 +94,11 @@ done
 # shellcheck disable=SC2086
 compile config models/model.c $glib_cflags \
   "-DGRADSIM_MODELS_DIR=\"$src/models\""
+# shellcheck disable=SC2086
+compile config models/model_import.c $glib_cflags
 for h in $harnesses; do
   case $h in
-    experiment | model)
+    experiment | model | import)
       objs="$out/obj/config/*.o" extra="-Iconfig -Isim $glib_cflags $glib_libs" ;;
     *) objs="" extra="" ;;
   esac
@@ -135,6 +137,11 @@ for h in $harnesses; do
   case $h in
     experiment) cp "$src"/experiments/*.ini "$corpus"/ ;;
     model) cp "$src"/models/*.model "$corpus"/ ;;
+    import)
+      # The shipped configs, as route 1 (byte 0 = 1).
+      for c in "$src"/models/configs/*.json; do
+        { printf '\001'; cat "$c"; } >"$corpus/config-$(basename "$c")"
+      done ;;
     *) ;;
   esac
   # Reproducers of bugs found earlier (tests/fuzz/regress/<harness>/), each
