@@ -339,6 +339,10 @@ static int k_precision(struct point *p, const char *v, char *e, size_t l) {
 static int k_batch(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 0, 1000000, &p->batch, e, l);
 }
+static int k_micro_batch(struct point *p, const char *v, char *e,
+                         size_t l) {
+  return int_in(v, 0, 1000000, &p->micro_batch, e, l);
+}
 static int k_seq_len(struct point *p, const char *v, char *e, size_t l) {
   int x = 0;
   int rc = int_in(v, 0, 100000000, &x, e, l);
@@ -649,6 +653,7 @@ static const struct key keys[] = {
     {"model", "device", "P100", k_device},
     {"model", "precision", "fp32", k_precision},
     {"model", "batch", "0", k_batch},
+    {"model", "micro_batch", "0", k_micro_batch},
     {"model", "seq_len", "0", k_seq_len},
     {"model", "mfu", "device", k_mfu},
     {"model", "grad_dtype", "fp32", k_grad_dtype},

@@ -78,6 +78,8 @@ struct point {
   char *device, *precision;
   int batch; /* 0: the model file's */
   uint64_t seq_len; /* token models: tokens per sample, 0: the file's */
+  int micro_batch;  /* samples per forward and backward pass, 0: the
+                     * batch (no gradient accumulation) */
   const char *grad_dtype; /* [model] grad_dtype (static): fp32, bf16, fp16 */
   int grad_bytes;   /* its bytes: 4 or 2, each gradient value's on the wire
                      * when it travels uncompressed, and in buckets and

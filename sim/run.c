@@ -173,9 +173,17 @@ int run_check(const struct point *p, char **err) {
   if (check_collective(p, coll, err) != 0 || check_codec(p, coll, &c, err) != 0)
     return -1;
   struct model *m = load_model(p, err);
+  int rc = m ? 0 : -1;
+  if (m && p->micro_batch > 0 &&
+      (p->micro_batch > m->batch || m->batch % p->micro_batch != 0)) {
+    *err = g_strdup_printf("[model] micro_batch = %d must divide the batch "
+                           "of %d samples per worker and iteration",
+                           p->micro_batch, m->batch);
+    rc = -1;
+  }
   model_free(m);
   codec_free(c);
-  return m ? 0 : -1;
+  return rc;
 }
 
 /* Fast-forward (fastforward.c) is allowed when every step of a sequence

@@ -14,6 +14,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Simulate the one point of the experiment TEXT. */
 static void simulate(const char *text, struct run_result *r) {
@@ -373,6 +375,56 @@ ParameterizedTest(struct fault *c, oracle, catches_faults) {
   cr_expect_str_eq(r.oracle, c->expect, "%s with %s on %d workers: %s",
                    c->algorithm, c->codec, c->p, r.note ? r.note : "");
   g_free(ini);
+}
+
+/* Gradient accumulation ([model] micro_batch): only the last of the A
+ * micro-batches' backward overlaps the exchange. With the network far
+ * slower than backward, the iteration grows by the (A - 1) / A of
+ * backward that no longer hides it. */
+/* The iteration time of TEXT, simulated in a child process (SimGrid
+ * starts once per process). */
+static double iteration_in_child(const char *text) {
+  int fd[2];
+  cr_assert_eq(pipe(fd), 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    struct run_result r;
+    simulate(text, &r);
+    ssize_t w = write(fd[1], &r.iteration_s, sizeof r.iteration_s);
+    _exit(w == sizeof r.iteration_s ? 0 : 1);
+  }
+  double t = NAN;
+  cr_assert_eq(read(fd[0], &t, sizeof t), (ssize_t)sizeof t);
+  int status;
+  waitpid(pid, &status, 0);
+  close(fd[0]);
+  close(fd[1]);
+  return t;
+}
+
+Test(sim, micro_batches_overlap_only_the_last_backward) {
+  char *ini[2];
+  double it[2];
+  for (int k = 0; k < 2; k++) {
+    ini[k] = g_strdup_printf(
+        "[platform]\nnodes = 4\nbandwidth = 1Gbps\nlatency = 5us\n"
+        "ideal = true\n[model]\nname = resnet18\nmicro_batch = %d\n"
+        "[exchange]\nalgorithm = ring\npayload = none\n[training]\n"
+        "mode = overlap\niterations = 1\nfusion_bytes = 4000000\n",
+        k ? 16 : 0);
+    it[k] = iteration_in_child(ini[k]);
+  }
+  struct model *m;
+  char err[256];
+  struct model_opts o = {0};
+  cr_assert_eq(model_load("resnet18", &o, &m, err, sizeof err), 0, "%s", err);
+  double want = 0.75 * m->backward_s, got = it[1] - it[0];
+  cr_expect(fabs(got - want) <= 0.1 * want,
+            "accumulating over 4 adds %.6g s, want about %.6g s", got, want);
+  model_free(m);
+  for (int k = 0; k < 2; k++)
+    g_free(ini[k]);
 }
 
 /* A sampled payload has no exact sum to check against: na, not pass. */
