@@ -4,6 +4,7 @@
 
 #include "codec.h"
 #include "estimate.h"
+#include "presets.h"
 #include "units.h"
 
 #include <errno.h>
@@ -99,10 +100,6 @@ static int seconds(const char *v, double *out, char *err, size_t errlen) {
 
 /* One function per key. */
 static int k_topology(struct point *p, const char *v, char *e, size_t l) {
-  static const char *const names[] = {"star", "fat-tree", "dragonfly",
-                                      "gpu-cluster", "torus"};
-  static const enum topology topos[] = {TOPO_STAR, TOPO_FAT_TREE,
-                                        TOPO_DRAGONFLY, TOPO_GPU, TOPO_TORUS};
   if (g_str_has_prefix(v, "file:")) {
     if (!v[5])
       return bad(e, l, "file: needs a path to a SimGrid platform XML");
@@ -111,11 +108,12 @@ static int k_topology(struct point *p, const char *v, char *e, size_t l) {
     p->platform_file = g_strdup(v + 5);
     return 0;
   }
-  int t;
-  if (choice(v, names, 5, &t, e, l) != 0)
-    return bad(e, l, "must be star, fat-tree, dragonfly, gpu-cluster, torus "
-                     "or file:PATH");
-  p->topology = topos[t];
+  if (topology_find(v, &p->topology) != 0) {
+    char *names = topology_names();
+    bad(e, l, "must be one of %s, or file:PATH", names);
+    g_free(names);
+    return -EINVAL;
+  }
   return 0;
 }
 static int k_nodes(struct point *p, const char *v, char *e, size_t l) {
@@ -154,6 +152,33 @@ static int k_pcie_bw(struct point *p, const char *v, char *e, size_t l) {
 }
 static int k_pcie_lat(struct point *p, const char *v, char *e, size_t l) {
   return seconds(v, &p->pcie_latency_s, e, l);
+}
+static int k_nics(struct point *p, const char *v, char *e, size_t l) {
+  return int_in(v, 1, 1024, &p->nics_per_node, e, l);
+}
+static int k_nvlink_bw(struct point *p, const char *v, char *e, size_t l) {
+  return rate(v, &p->nvlink_Bps, e, l);
+}
+static int k_nvlink_lat(struct point *p, const char *v, char *e, size_t l) {
+  return seconds(v, &p->nvlink_latency_s, e, l);
+}
+static int k_fabric(struct point *p, const char *v, char *e, size_t l) {
+  static const char *const names[] = {"rail", "fat-tree"};
+  int t;
+  int rc = choice(v, names, 2, &t, e, l);
+  p->fabric = t == 1 ? FABRIC_FAT_TREE : FABRIC_RAIL;
+  return rc;
+}
+/* preset: applied before the point is parsed (expand()); here only its
+ * name is checked. */
+static int k_preset(struct point *p, const char *v, char *e, size_t l) {
+  (void)p;
+  if (!strcmp(v, "none") || preset_find(v))
+    return 0;
+  char *names = preset_names();
+  bad(e, l, "must be none or one of %s", names);
+  g_free(names);
+  return -EINVAL;
 }
 static int k_leaf(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 1, 4096, &p->leaf, e, l);
@@ -396,8 +421,17 @@ static int k_placement(struct point *p, const char *v, char *e, size_t l) {
   p->placement = (enum placement)t;
   return rc;
 }
+/* reduce_rate: a rate, or "fused": the sum streams with the transfer
+ * (NCCL's kernels add what they receive as they copy it), no time of its
+ * own. */
 static int k_reduce(struct point *p, const char *v, char *e, size_t l) {
-  return rate(v, &p->reduce_Bps, e, l);
+  if (!strcmp(v, "fused")) {
+    p->reduce_Bps = INFINITY;
+    return 0;
+  }
+  if (rate(v, &p->reduce_Bps, e, l) != 0)
+    return bad(e, l, "is not a rate (e.g. 5GBps) or fused");
+  return 0;
 }
 static int k_payload(struct point *p, const char *v, char *e, size_t l) {
   static const char *const names[] = {"full", "sampled", "none"};
@@ -432,6 +466,26 @@ static int k_group(struct point *p, const char *v, char *e, size_t l) {
 }
 static int k_chunk(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 1, 1 << 26, &p->chunk, e, l);
+}
+/* channels: "auto" (0) or a count. */
+static int k_channels(struct point *p, const char *v, char *e, size_t l) {
+  if (!strcmp(v, "auto")) {
+    p->channels = 0;
+    return 0;
+  }
+  if (int_in(v, 1, 64, &p->channels, e, l) != 0)
+    return bad(e, l, "must be auto (one per NIC) or a whole number in 1..64 "
+                     "(NCCL's MAXCHANNELS)");
+  return 0;
+}
+static int k_tree_chunk(struct point *p, const char *v, char *e, size_t l) {
+  char msg[256];
+  double b;
+  if (units_size(v, &b, msg, sizeof msg) != 0 || !(b >= 4) || b > 1e12 ||
+      b != floor(b))
+    return bad(e, l, "must be a size in bytes, 4 B to 1 TB (e.g. 512KiB)");
+  p->tree_chunk = b;
+  return 0;
 }
 static int k_csc_ratio(struct point *p, const char *v, char *e, size_t l) {
   int rc = num_in(v, 0, 1, &p->csc_ratio, e, l);
@@ -642,6 +696,11 @@ static const struct key keys[] = {
     {"platform", "gpus_per_switch", "4", k_gpus_switch},
     {"platform", "pcie_bandwidth", "12GBps", k_pcie_bw},
     {"platform", "pcie_latency", "1us", k_pcie_lat},
+    {"platform", "nics_per_node", "1", k_nics},
+    {"platform", "nvlink_bandwidth", "370.8GBps", k_nvlink_bw},
+    {"platform", "nvlink_latency", "1us", k_nvlink_lat},
+    {"platform", "fabric", "rail", k_fabric},
+    {"platform", "preset", "none", k_preset},
     {"model", "name", NULL, k_model},
     {"model", "params", "25000000", k_params},
     {"model", "tensors", "1", k_tensors},
@@ -670,6 +729,8 @@ static const struct key keys[] = {
     {"exchange", "group", "0", k_group},
     {"exchange", "chunk", "32000", k_chunk},
     {"exchange", "csc_ratio", "0.1", k_csc_ratio},
+    {"exchange", "channels", "auto", k_channels},
+    {"exchange", "tree_chunk", "512KiB", k_tree_chunk},
     {"exchange", "fast_forward", "auto", k_fast_forward},
     {"exchange", "eager_bytes", "0", k_eager},
     {"exchange", "envelope_bytes", "0", k_envelope},
@@ -845,16 +906,8 @@ static int validate_point(struct point *p, char *e, size_t l) {
                  " values needs params = tensors x that = %g, not %" G_GUINT64_FORMAT,
                  prod, (double)prod * p->tensors, p->params);
   }
-  if (p->topology == TOPO_GPU && p->gpus_per_node % p->gpus_per_switch)
-    return bad(e, l,
-               "[platform] gpus_per_node = %d must be a multiple of "
-               "gpus_per_switch = %d",
-               p->gpus_per_node, p->gpus_per_switch);
-  if (p->topology == TOPO_GPU && p->nodes % p->gpus_per_node)
-    return bad(e, l,
-               "[platform] nodes = %d (workers, one per GPU) must be a "
-               "multiple of gpus_per_node = %d on gpu-cluster",
-               p->nodes, p->gpus_per_node);
+  if (topology_check(p, e, l) != 0)
+    return -EINVAL;
   if (p->hosts && g_strv_length(p->hosts) < (guint)(p->nodes + p->aggregators))
     return bad(e, l,
                "[platform] hosts = %s names %u hosts; nodes = %d and "
@@ -896,7 +949,7 @@ static int validate_point(struct point *p, char *e, size_t l) {
 }
 
 /* Parse the values of one point (VALS[i] for keys[i]). */
-static struct point *make_point(char **vals, const char *path,
+static struct point *make_point(const char **vals, const char *path,
                                 const char *text, const bool *is_set, char *e,
                                 size_t l) {
   struct point *p = g_new0(struct point, 1);
@@ -959,10 +1012,12 @@ struct experiment *experiment_load(const char *path, char **sets,
 
 /* The values of the keys of a loaded experiment: defaults, then the
  * file's, then --set's (IS_SET: the value came from --set, so messages
- * name it rather than a line of the file). */
+ * name it rather than a line of the file; GIVEN: by the file or --set,
+ * so that a preset leaves it alone). */
 struct values {
   char *v[NKEYS];
   bool is_set[NKEYS];
+  bool given[NKEYS];
 };
 
 static bool known_section(const char *name) {
@@ -992,6 +1047,7 @@ static char *read_section(GKeyFile *kf, const char *group, const char *path,
     g_free(vals->v[idx]);
     vals->v[idx] = g_key_file_get_value(kf, group, *k, NULL);
     g_strstrip(vals->v[idx]);
+    vals->given[idx] = true;
   }
   g_strfreev(ks);
   return err;
@@ -1047,10 +1103,27 @@ static char *apply_set(const char *set, struct values *vals) {
     g_free(vals->v[idx]);
     vals->v[idx] = g_strstrip(g_strdup(eq + 1));
     vals->is_set[idx] = true;
+    vals->given[idx] = true;
   }
   g_free(section);
   g_free(name);
   return err;
+}
+
+/* The values of the preset PV[IPRESET] names (if any) for every key it
+ * has that the experiment does not give itself (GIVEN). An unknown name
+ * is left to make_point(), which says so. */
+static void apply_preset(const char **pv, const bool *given,
+                         size_t ipreset) {
+  const struct preset *ps = preset_find(pv[ipreset]);
+  for (const struct preset_value *pr = ps ? ps->values : NULL;
+       pr && pr->section; pr++) {
+    const struct key *k = find_key(pr->section, pr->key);
+    g_assert(k); /* the preset table names known keys (tested) */
+    size_t i = (size_t)(k - keys);
+    if (!given[i])
+      pv[i] = pr->value;
+  }
 }
 
 /* Every combination of VALS' swept values into EX's points, the first
@@ -1077,10 +1150,13 @@ static char *expand(struct experiment *ex, const struct values *vals,
                             path, max_points);
   }
   size_t idx[NKEYS] = {0};
+  size_t ipreset = (size_t)(find_key("platform", "preset") - keys);
   for (uint64_t n = 0; n < total && !err; n++) {
-    char *pv[NKEYS], e[1024];
+    const char *pv[NKEYS];
+    char e[1024];
     for (size_t i = 0; i < NKEYS; i++)
       pv[i] = g_ptr_array_index(items[i], idx[i]);
+    apply_preset(pv, vals->given, ipreset);
     struct point *p = make_point(pv, path, text, vals->is_set, e, sizeof e);
     if (!p) {
       err = g_strdup(e);

@@ -40,6 +40,10 @@ static const struct {
     [FP_SYNC] = {"sync", "s", "global synchronisation time S"},
     [FP_T_COMP] = {"t-comp", "s", "forward + backward time per iteration"},
     [FP_T_COMM] = {"t-comm", "s", "communication time per iteration"},
+    [FP_NICS] = {"nics", "", "NICs per node K (nccl-*)"},
+    [FP_CHANNELS] = {"channels", "",
+                     "channels C: rings, or pairs of trees (nccl-*)"},
+    [FP_CHUNK] = {"chunk", "B", "bytes a tree channel pipelines per step"},
 };
 
 void formula_in_init(struct formula_in *in) {
@@ -192,6 +196,79 @@ static void hierarchical(const struct formula_in *in, struct formula_out *o) {
        clg(g) * (ai + N * bi));
 }
 
+/* ---- NCCL's algorithms on machines of G GPUs (nccl.c in sim/) ---------
+ * N = p/G machines of K NICs; alpha, beta through one NIC, alpha_i,
+ * beta_i over a GPU's NVLink; C channels. These are the models of what
+ * the simulator runs, and what the `nccl` collective's tuner compares
+ * (as NCCL's tuner compares its own: NVIDIA/nccl src/graph/tuning.cc). */
+
+/* The machines' parameters. */
+#define NG in->v[FP_GROUP]
+#define NA_IN in->v[FP_ALPHA_IN]
+#define NB_IN in->v[FP_BETA_IN]
+#define NK in->v[FP_NICS]
+#define NC in->v[FP_CHANNELS]
+
+/* C rings over all p GPUs in lockstep, each carrying n/C: every step
+ * moves a block of n/(C p) bytes on every ring, C of them through each
+ * GPU's NVLink and ceil(C/K) through each NIC; the step lasts as long as
+ * its slowest hop. */
+static void nccl_ring(const struct formula_in *in, struct formula_out *o) {
+  double nodes = P / NG, step_in = NA_IN + N / P * NB_IN;
+  double step_net = A + ceil(NC / NK) * N / (NC * P) * B;
+  double step = nodes > 1 ? fmax(step_in, step_net) : step_in;
+  term(o, "steps", "2(p - 1) max(alpha_i + (n/p) beta_i, alpha + "
+                   "ceil(C/K) n/(C p) beta)",
+       2 * (P - 1) * step);
+  term(o, "reduction", "((p - 1)/p) n gamma", (P - 1) / P * N * G);
+}
+
+/* The depth of NCCL's binary tree over M ranks (ncclGetBtree: the root's
+ * one child is the highest power of two below M, and so on down). */
+static double btree_depth(double m) {
+  double d = 0;
+  for (double w = 1; w < m; w *= 2)
+    d++;
+  return d;
+}
+
+/* 2C trees (C channels, each on a tree and its mirror), a chain of G
+ * GPUs in each machine under the machine's head and NCCL's binary tree
+ * of the N heads, R = (G - 1) + D deep; each tree carries d = n/(2C) in
+ * m = ceil(d/c) chunks of c' = min(c, d) bytes, up and down at once.
+ * The first chunk goes down the 2R hops and back: their latencies, and on
+ * each the time of the W = 4 chunks that share its links in flight (the
+ * simulator's window); the rest follow at the rate of the busiest link: a
+ * GPU inside a chain sends up to two of every tree's chunks over its
+ * NVLink, a NIC four of each of its channels' (the head of a machine
+ * inside one tree and a leaf of its mirror). */
+static void nccl_tree(const struct formula_in *in, struct formula_out *o) {
+  double c = in->v[FP_CHUNK], nodes = P / NG, d = N / (2 * NC);
+  double m = ceil(d / c), cc = fmin(c, d), dn = btree_depth(nodes);
+  double nv = 2 * NC * fmin(2, NG - 1) * d * NB_IN;
+  double net = nodes > 1 ? 4 * ceil(NC / NK) * d * B : 0;
+  term(o, "latency", "2((G - 1) alpha_i + D alpha)",
+       2 * ((NG - 1) * NA_IN + dn * A));
+  term(o, "fill", "2((G - 1) beta_i + D beta) 4 min(c, n/(2C))",
+       2 * ((NG - 1) * NB_IN + dn * B) * 4 * cc);
+  term(o, "bandwidth",
+       "((m - 1)/m) max(2C min(2, G - 1) beta_i, 4 ceil(C/K) beta) n/(2C)",
+       m > 0 ? (m - 1) / m * fmax(nv, net) : 0);
+  term(o, "reduction", "((p - 1)/p) n gamma", (P - 1) / P * N * G);
+}
+
+/* Reduce-scatter over the G GPUs of each machine, a ring allreduce of
+ * each GPU's n/G bytes across the N machines with the GPUs of its rail
+ * (G/K of them share a NIC), allgather inside. */
+static void nccl_rail(const struct formula_in *in, struct formula_out *o) {
+  double nodes = P / NG, share = NG / NK;
+  term(o, "intra", "2(G - 1)(alpha_i + (n/G) beta_i)",
+       2 * (NG - 1) * (NA_IN + N / NG * NB_IN));
+  term(o, "inter", "2(N - 1)(alpha + (G/K) n/(G N) beta)",
+       2 * (nodes - 1) * (A + share * N / (NG * nodes) * B));
+  term(o, "reduction", "((p - 1)/p) n gamma", (P - 1) / P * N * G);
+}
+
 /* A parameter server with A aggregators holding n/A bytes each: workers
  * push (the p pushes to one aggregator share its link), aggregators sum,
  * and the result goes back down a binomial tree over the p + 1 nodes of
@@ -298,6 +375,9 @@ static void pipe_efficiency(const struct formula_in *in,
 }
 
 #define PIPE (BIT(FP_ITER) | BIT(FP_T_UP))
+#define NODES                                                                 \
+  (NETG | BIT(FP_GROUP) | BIT(FP_ALPHA_IN) | BIT(FP_BETA_IN) |               \
+   BIT(FP_NICS) | BIT(FP_CHANNELS))
 
 static const struct formula formulas[] = {
     {"inceptionn-wa", "INCEPTIONN Section VIII-D",
@@ -349,6 +429,25 @@ static const struct formula formulas[] = {
      "hierarchical ring allreduce over nodes of G workers", "s",
      NETG | BIT(FP_GROUP) | BIT(FP_ALPHA_IN) | BIT(FP_BETA_IN), false,
      hierarchical},
+    {"nccl-rings", "NCCL's rings (src/graph/rings.cc, src/device/all_reduce.h)",
+     "2(p - 1) max(alpha_i + (n/p) beta_i, alpha + ceil(C/K) n/(C p) "
+     "beta) + ((p - 1)/p) n gamma",
+     "the `nccl-ring` collective on machines of G GPUs: C node-aware "
+     "rings in lockstep",
+     "s", NODES, false, nccl_ring},
+    {"nccl-tree", "NCCL's double binary tree (src/graph/trees.cc)",
+     "2((G - 1) alpha_i + D alpha) + 2((G - 1) beta_i + D beta) 4 min(c, "
+     "n/(2C)) + ((m - 1)/m) max(2C min(2, G - 1) beta_i, 4 ceil(C/K) beta) "
+     "n/(2C) + ((p - 1)/p) n gamma",
+     "the `nccl-tree` collective: chains in the machines, binary trees "
+     "and their mirrors across, pipelined in chunks",
+     "s", NODES | BIT(FP_CHUNK), false, nccl_tree},
+    {"nccl-rail", "hierarchical allreduce on rails",
+     "2(G - 1)(alpha_i + (n/G) beta_i) + 2(N - 1)(alpha + (G/K) n/(G N) "
+     "beta) + ((p - 1)/p) n gamma",
+     "the `nccl-rail` collective: reduce-scatter in the machine, a ring "
+     "per rail across, allgather in the machine",
+     "s", NODES, false, nccl_rail},
     {"ps", "INCEPTIONN Section VIII-D, generalised to A aggregators",
      "alpha + max(p/A, 1) n beta + (p - 1)(n/A) gamma + ceil(lg(p + 1))"
      "(alpha + n beta)",
@@ -445,8 +544,8 @@ int formula_eval(const struct formula *f, const struct formula_in *in,
                f->name, p);
   if ((f->needs & BIT(FP_BETA)) && !(in->v[FP_BETA] > 0))
     return bad(err, errlen, "the bandwidth must be positive");
-  static const enum formula_param counts[] = {FP_AGGR, FP_GROUP, FP_ITER,
-                                              FP_K, FP_SEGMENTS};
+  static const enum formula_param counts[] = {
+      FP_AGGR, FP_GROUP, FP_ITER, FP_K, FP_SEGMENTS, FP_NICS, FP_CHANNELS};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
     if ((f->needs & BIT(counts[i])) && !is_count(in->v[counts[i]]))
       return bad(err, errlen, "--%s %g must be a whole number >= 1",
@@ -455,6 +554,12 @@ int formula_eval(const struct formula *f, const struct formula_in *in,
       fmod(p, in->v[FP_GROUP]) != 0)
     return bad(err, errlen, "--p %g must be a multiple of --group %g", p,
                in->v[FP_GROUP]);
+  if ((f->needs & BIT(FP_NICS)) &&
+      fmod(in->v[FP_GROUP], in->v[FP_NICS]) != 0)
+    return bad(err, errlen, "--nics %g must divide --group %g",
+               in->v[FP_NICS], in->v[FP_GROUP]);
+  if ((f->needs & BIT(FP_CHUNK)) && !(in->v[FP_CHUNK] > 0))
+    return bad(err, errlen, "--chunk %g must be positive", in->v[FP_CHUNK]);
   if ((f->needs & BIT(FP_DENSITY)) &&
       !(in->v[FP_DENSITY] > 0 && in->v[FP_DENSITY] <= 1))
     return bad(err, errlen, "--density %g must be in (0, 1]",

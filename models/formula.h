@@ -38,6 +38,9 @@ enum formula_param {
   FP_SYNC,       /* S, global synchronisation */
   FP_T_COMP,     /* forward + backward */
   FP_T_COMM,     /* communication */
+  FP_NICS,       /* nccl-*: NICs per node K */
+  FP_CHANNELS,   /* nccl-*: channels C (rings, or pairs of trees) */
+  FP_CHUNK,      /* nccl-tree: bytes a channel pipelines per step */
   FP_COUNT
 };
 

@@ -70,14 +70,16 @@ void account_track_links(int argc, char **argv) {
 /* The analytic model of the collective, summed over the buckets, on the
  * point's network: NAN where none applies (a codec, another topology). */
 static double formula_of(const struct sim *s) {
-  if (!s->coll->formula || s->codec || s->p->topology == TOPO_FILE ||
-      s->p->topology == TOPO_FAT_TREE || s->p->topology == TOPO_DRAGONFLY ||
-      s->p->topology == TOPO_TORUS ||
-      (s->p->topology == TOPO_GPU && strcmp(s->coll->name, "hierarchical") != 0))
+  const char *name = NULL;
+  if (topology_flat(s->p))
+    name = s->p->pull_direct && s->coll->formula_direct
+               ? s->coll->formula_direct
+               : s->coll->formula;
+  else if (topology_node_size(s->p) > 0)
+    name = s->coll->formula_nodes;
+  if (!name || s->codec)
     return NAN;
-  const struct formula *f = formula_find(
-      s->p->pull_direct && s->coll->formula_direct ? s->coll->formula_direct
-                                                   : s->coll->formula);
+  const struct formula *f = formula_find(name);
   double total = 0;
   for (size_t b = 0; b < s->nbuckets; b++) {
     struct formula_in in;

@@ -35,9 +35,15 @@
 #include "model.h"
 #include "nic.h"
 
+/* Generated topologies, in the order of their registry
+ * (sim/platforms/registry.c: topology_name() and topology_find() are the
+ * one table of their names), and platform files. */
 enum topology {
-  TOPO_STAR, TOPO_FAT_TREE, TOPO_DRAGONFLY, TOPO_GPU, TOPO_FILE, TOPO_TORUS
+  TOPO_STAR, TOPO_FAT_TREE, TOPO_DRAGONFLY, TOPO_GPU, TOPO_TORUS,
+  TOPO_NVSWITCH, TOPO_FILE
 };
+/* nvswitch: how the NICs of the nodes meet (README, "Topologies"). */
+enum fabric { FABRIC_RAIL, FABRIC_FAT_TREE };
 enum payload { PAYLOAD_FULL, PAYLOAD_SAMPLED, PAYLOAD_NONE };
 enum placement { PLACE_CPU, PLACE_GPU, PLACE_NIC };
 enum mode { MODE_SYNC, MODE_OVERLAP, MODE_PIPE };
@@ -53,9 +59,14 @@ struct point {
   double bandwidth_Bps; /* bytes per second */
   double latency_s;     /* one-way, worker to worker */
   bool ideal;
-  int gpus_per_node, gpus_per_switch; /* gpu-cluster */
+  int gpus_per_node, gpus_per_switch; /* gpu-cluster, nvswitch */
   double pcie_Bps, pcie_latency_s;
-  int leaf;                 /* fat-tree: hosts per leaf switch */
+  int nics_per_node;        /* nvswitch: NICs per node, GPU i on NIC i K/G */
+  double nvlink_Bps;        /* nvswitch: each GPU's NVLink, each way */
+  double nvlink_latency_s;  /* nvswitch: GPU to GPU inside a node */
+  enum fabric fabric;       /* nvswitch */
+  int leaf;                 /* fat-tree: hosts per leaf switch; nvswitch:
+                             * NIC ports per leaf switch */
   double oversubscription;  /* fat-tree: leaf down/up bandwidth ratio */
   int group_size;           /* dragonfly: hosts per router */
   int torus_dims[3];        /* torus: hosts along each axis (0: none) */
@@ -98,6 +109,8 @@ struct point {
   double server_momentum; /* ps, ps-shared: the pull is v = m v + sum */
   int group;         /* hierarchical: workers per node (0: topology's) */
   int chunk;         /* csc: values per chunk */
+  int channels;      /* nccl-*: rings or trees at once (0: one per NIC) */
+  double tree_chunk; /* nccl-tree: bytes a channel pipelines per step */
   double csc_ratio;  /* csc: fraction of chunks exchanged */
   bool fast_forward;
   double eager_bytes; /* messages below this are sent eagerly (detached) */
@@ -200,5 +213,21 @@ int platform_host_names(const struct point *p, char ***names, char **err);
  * aborts on a platform it rejects). Sets *HOSTS to its host count.
  * Returns 0, or -1 with *ERR. */
 int platform_file_check(const char *path, size_t *hosts, char **err);
+
+/* ---- topologies (sim/platforms/registry.c) ------------------------------
+ * The one table of the topologies' names: [platform] topology = NAME
+ * (file:PATH aside). */
+const char *topology_name(enum topology t);
+/* 0 with *OUT, or -1 for a name no generator has. */
+int topology_find(const char *name, enum topology *out);
+/* Every generated topology's name, comma-separated (g_free). */
+char *topology_names(void);
+/* What P's topology cannot build (nodes that do not fill whole machines,
+ * NICs that do not divide the GPUs, ...): 0, or -1 with a message naming
+ * the keys in ERR. */
+int topology_check(const struct point *p, char *err, size_t errlen);
+/* Workers per machine on P's topology (the GPUs of a gpu-cluster or
+ * nvswitch node), 0 where the topology has no machines of several. */
+int topology_node_size(const struct point *p);
 
 #endif

@@ -252,15 +252,25 @@ struct msg *sim_recv(struct coll_call *c, int src) {
   return m;
 }
 
-void sim_recv_all(struct coll_call *c, const int *srcs, int n,
-                  struct msg **out) {
-  double t0 = sim_now();
-  sg_comm_t *gets = g_new(sg_comm_t, n);
+void sim_recv_post(struct coll_call *c, const int *srcs, int n,
+                   struct msg **out, sg_comm_t *gets) {
   for (int i = 0; i < n; i++)
     gets[i] = sg_mailbox_get_async(sim_mailbox(c->sim, srcs[i], c->rank),
                                    (void **)&out[i]);
-  sg_comm_wait_all(gets, (size_t)n);
+}
+
+void sim_recv_all(struct coll_call *c, const int *srcs, int n,
+                  struct msg **out) {
+  sg_comm_t *gets = g_new(sg_comm_t, n);
+  sim_recv_post(c, srcs, n, out, gets);
+  sim_recv_wait(c, gets, n, out);
   g_free(gets);
+}
+
+void sim_recv_wait(struct coll_call *c, sg_comm_t *gets, int n,
+                   struct msg **out) {
+  double t0 = sim_now();
+  sg_comm_wait_all(gets, (size_t)n);
   double t1 = sim_now(), first = t1;
   for (int i = 0; i < n; i++) {
     first = out[i]->posted < first ? out[i]->posted : first;

@@ -221,6 +221,24 @@ void sim_trace(struct sim *s, int worker, int side, double t0, double t1,
 /* Write the recorded intervals to PATH as a Paje trace. */
 int sim_trace_write(const struct sim *s, const char *path);
 
+/* The machines of a topology that has machines of several workers
+ * (gpu-cluster, nvswitch), for the node-aware collectives and their
+ * formulas. */
+struct node_net {
+  int size;        /* workers per machine (0: the topology has none) */
+  int nics;        /* NICs per machine: worker i of a machine on NIC
+                    * i nics / size */
+  double alpha_in; /* worker to worker inside a machine: latency */
+  double beta_in;  /* and seconds per byte */
+  double alpha;    /* worker to worker across machines through one NIC */
+  double beta;     /* and seconds per byte through it */
+};
+/* P's machines (size 0 when its topology has none). */
+struct node_net topology_node_net(const struct point *p);
+/* The analytic formulas' network (one alpha and beta between any two
+ * workers) is P's: a flat topology. */
+bool topology_flat(const struct point *p);
+
 /* ---- primitives for collectives ---------------------------------------- */
 
 struct coll_call;
@@ -256,6 +274,16 @@ struct msg *sim_recv(struct coll_call *c, int src);
  * transfers share the links), into OUT[i]. */
 void sim_recv_all(struct coll_call *c, const int *srcs, int n,
                   struct msg **out);
+/* Receives posted ahead (MPI_Irecv): one message from each of the N
+ * ranks SRCS, the comms into GETS (each released by sim_recv_wait), the
+ * messages into OUT as they arrive. A message's transfer starts when both
+ * its send and its receive are posted. */
+void sim_recv_post(struct coll_call *c, const int *srcs, int n,
+                   struct msg **out, sg_comm_t *gets);
+/* Wait for the N receives GETS of sim_recv_post, logged as sim_recv_all
+ * logs its own from now. */
+void sim_recv_wait(struct coll_call *c, sg_comm_t *gets, int n,
+                   struct msg **out);
 /* Send to DST and receive from SRC at once (the send is posted first). */
 struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
                          int src);
@@ -336,6 +364,11 @@ struct collective {
    * the collective cannot allreduce other vectors under the bucket's
    * number: a linear codec's factors. */
   bool bucket_state;
+  /* The formula.h model on topologies of machines (gpu-cluster,
+   * nvswitch), whose formula_params gives the machines' network (the
+   * inside's and a NIC's alpha and beta); NULL: none there. FORMULA
+   * applies on flat topologies (star). */
+  const char *formula_nodes;
 };
 
 const struct collective *coll_find(const char *name);

@@ -23,9 +23,7 @@ static const char LINKS_HEADER[] =
     "point,link,bytes,mean_bytes_per_s,utilisation\n";
 
 static const char *topo_name(const struct point *p) {
-  static const char *const names[] = {"star",        "fat-tree", "dragonfly",
-                                      "gpu-cluster", "file",     "torus"};
-  return names[p->topology];
+  return topology_name(p->topology);
 }
 
 void csv_text(GString *s, const char *v) {

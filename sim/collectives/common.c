@@ -6,14 +6,17 @@
 #include <xbt/asserts.h>
 
 /* Fast-forward of ring legs (fastforward.c): a leg over all workers with
- * equal blocks, in a run where fast-forward is allowed (payload none, no
- * packets or NIC engines, the sync or overlap schedule: see run.c), moves
- * the same bytes between the same neighbours in every step with nothing
- * else in flight; once its steps are periodic, the rest are skipped. */
+ * equal blocks on every channel, in a run where fast-forward is allowed
+ * (payload none, no packets or NIC engines, the sync or overlap
+ * schedule: see run.c), moves the same bytes between the same neighbours
+ * in every step with nothing else in flight; once its steps are
+ * periodic, the rest are skipped. */
 static void ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
-                         uint64_t lo, uint64_t hi) {
-  bool eligible = c->sim->ff_ok && c->w && g == c->sim->nworkers &&
-                  (hi - lo) % (uint64_t)g == 0;
+                         const struct ring_chan *ch, int nc) {
+  bool eligible = c->sim->ff_ok && c->w && g == c->sim->nworkers;
+  for (int k = 0; k < nc && eligible; k++)
+    eligible = (ch[k].hi - ch[k].lo) % (uint64_t)g == 0 &&
+               ch[k].hi - ch[k].lo == ch[0].hi - ch[0].lo;
   /* Only eligible legs are counted: every worker enters the same ones in
    * the same order, so that their counts name the same leg. */
   uint64_t key = eligible ? FF_KEY_LEGS + ++c->w->ff_legs : 0;
@@ -69,56 +72,108 @@ static bool ff_ring_step(struct coll_call *c, struct ff_cursor *ff,
   return false;
 }
 
-void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
-                         uint64_t lo, uint64_t hi) {
-  int next = group[(me + 1) % g], prev = group[(me + g - 1) % g];
+/* One step of NC rings at once: OUT[k] to channel k's next member, the
+ * channels' messages from their previous members into IN. One ring:
+ * sim_sendrecv (send posted first, then the receive). */
+static void rings_step(struct coll_call *c, const struct ring_chan *ch,
+                       int nc, struct msg **out, struct msg **in) {
+  if (nc == 1) {
+    in[0] = sim_sendrecv(c, ch[0].next, out[0], ch[0].prev);
+    return;
+  }
+  sg_comm_t comms[RING_CHANNELS_MAX];
+  int prevs[RING_CHANNELS_MAX] = {0};
+  for (int k = 0; k < nc; k++) {
+    comms[k] = sim_send(c, ch[k].next, out[k]);
+    prevs[k] = ch[k].prev;
+  }
+  sim_recv_all(c, prevs, nc, in);
+  for (int k = 0; k < nc; k++)
+    sim_wait_send(c, comms[k]);
+}
+
+void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
+                          int nc, int g) {
   struct ff_cursor ff;
-  ff_ring_join(c, &ff, g, lo, hi);
+  struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
+  ff_ring_join(c, &ff, g, ch, nc);
   for (int s = 1; s < g; s++) {
     if (ff_ring_step(c, &ff, s))
       break;
-    int sb = (me - s + 1 + g) % g, rb = (me - s + g) % g;
-    struct msg *out =
-        sim_pack(c, c->v, block_lo(lo, hi, g, sb), block_lo(lo, hi, g, sb + 1),
-                 NULL);
-    struct msg *in = sim_sendrecv(c, next, out, prev);
-    uint64_t a = block_lo(lo, hi, g, rb), b = block_lo(lo, hi, g, rb + 1);
-    sim_unpack(c, in, c->v, a, b, true);
-    sim_reduce(c->w, c->sim, b - a);
-    msg_free(in);
+    for (int k = 0; k < nc; k++) {
+      int sb = (ch[k].me - s + 1 + g) % g;
+      out[k] = sim_pack(c, c->v, block_lo(ch[k].lo, ch[k].hi, g, sb),
+                        block_lo(ch[k].lo, ch[k].hi, g, sb + 1), NULL);
+    }
+    rings_step(c, ch, nc, out, in);
+    uint64_t summed = 0;
+    for (int k = 0; k < nc; k++) {
+      int rb = (ch[k].me - s + g) % g;
+      uint64_t a = block_lo(ch[k].lo, ch[k].hi, g, rb),
+               b = block_lo(ch[k].lo, ch[k].hi, g, rb + 1);
+      sim_unpack(c, in[k], c->v, a, b, true);
+      msg_free(in[k]);
+      summed += b - a;
+    }
+    sim_reduce(c->w, c->sim, summed);
   }
   ff_leave(c->sim, &ff);
 }
 
-void ring_allgather(struct coll_call *c, const int *group, int g, int me,
-                    uint64_t lo, uint64_t hi, enum ring_codec mode) {
-  int next = group[(me + 1) % g], prev = group[(me + g - 1) % g];
-  struct msg *carry = NULL; /* RING_ENCODE_ONCE: what to pass on */
+void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
+                     int g, enum ring_codec mode) {
+  /* RING_ENCODE_ONCE: what each channel passes on. */
+  struct msg *carry[RING_CHANNELS_MAX] = {NULL};
+  struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
   struct ff_cursor ff;
-  ff_ring_join(c, &ff, g, lo, hi);
+  ff_ring_join(c, &ff, g, ch, nc);
   for (int s = g; s <= 2 * g - 2; s++) {
     if (ff_ring_step(c, &ff, s - g + 1))
       break;
-    int sb = (me - s + 1 + 2 * g) % g, rb = (me - s + 2 * g) % g;
-    struct msg *out;
-    if (carry) {
-      out = sim_forward(carry);
-      msg_free(carry);
-      carry = NULL;
-    } else {
-      out = sim_pack(c, c->v, block_lo(lo, hi, g, sb),
-                     block_lo(lo, hi, g, sb + 1), NULL);
+    for (int k = 0; k < nc; k++) {
+      int sb = (ch[k].me - s + 1 + 2 * g) % g;
+      if (carry[k]) {
+        out[k] = sim_forward(carry[k]);
+        msg_free(carry[k]);
+        carry[k] = NULL;
+      } else {
+        out[k] = sim_pack(c, c->v, block_lo(ch[k].lo, ch[k].hi, g, sb),
+                          block_lo(ch[k].lo, ch[k].hi, g, sb + 1), NULL);
+      }
     }
-    struct msg *in = sim_sendrecv(c, next, out, prev);
-    sim_unpack(c, in, c->v, block_lo(lo, hi, g, rb),
-               block_lo(lo, hi, g, rb + 1), false);
-    if (mode == RING_ENCODE_ONCE && c->sim->codec && s < 2 * g - 2)
-      carry = in;
-    else
-      msg_free(in);
+    rings_step(c, ch, nc, out, in);
+    for (int k = 0; k < nc; k++) {
+      int rb = (ch[k].me - s + 2 * g) % g;
+      sim_unpack(c, in[k], c->v, block_lo(ch[k].lo, ch[k].hi, g, rb),
+                 block_lo(ch[k].lo, ch[k].hi, g, rb + 1), false);
+      if (mode == RING_ENCODE_ONCE && c->sim->codec && s < 2 * g - 2)
+        carry[k] = in[k];
+      else
+        msg_free(in[k]);
+    }
   }
-  msg_free(carry);
+  for (int k = 0; k < nc; k++)
+    msg_free(carry[k]);
   ff_leave(c->sim, &ff);
+}
+
+/* One ring over GROUP (ME my index): its channel. */
+static struct ring_chan group_chan(const int *group, int g, int me,
+                                   uint64_t lo, uint64_t hi) {
+  return (struct ring_chan){lo, hi, me, group[(me + 1) % g],
+                            group[(me + g - 1) % g]};
+}
+
+void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
+                         uint64_t lo, uint64_t hi) {
+  struct ring_chan ch = group_chan(group, g, me, lo, hi);
+  rings_reduce_scatter(c, &ch, 1, g);
+}
+
+void ring_allgather(struct coll_call *c, const int *group, int g, int me,
+                    uint64_t lo, uint64_t hi, enum ring_codec mode) {
+  struct ring_chan ch = group_chan(group, g, me, lo, hi);
+  rings_allgather(c, &ch, 1, g, mode);
 }
 
 void tree_broadcast(struct coll_call *c, const int *group, int g, int me,

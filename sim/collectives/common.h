@@ -19,6 +19,22 @@ enum ring_codec {
   RING_EVERY_HOP,   /* decode and re-encode on every hop (INCEPTIONN) */
 };
 
+/* Several rings at once (NCCL's channels), in lockstep: ring K moves
+ * [lo, hi) of the vector in G blocks, its members in ring order, the
+ * caller at index ME between NEXT and PREV (ranks). */
+#define RING_CHANNELS_MAX 64
+struct ring_chan {
+  uint64_t lo, hi;
+  int me, next, prev;
+};
+/* The reduce-scatter and allgather below on NC rings of G members each
+ * (NC <= RING_CHANNELS_MAX): every step sends one block on every ring at
+ * once and sums what arrives (NC = 1: exactly the functions below). */
+void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
+                          int nc, int g);
+void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
+                     int g, enum ring_codec mode);
+
 /* Ring reduce-scatter over GROUP[0..G) (ring order; ME my index) on
  * V[lo, hi): G - 1 steps; afterwards I hold the full sum of block
  * (ME + 1) % G (INCEPTIONN Algorithm 1, lines 9-13). */

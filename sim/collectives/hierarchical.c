@@ -11,7 +11,7 @@
 static int group_size(const struct sim *s) {
   if (s->p->group > 0)
     return s->p->group;
-  return s->p->topology == TOPO_GPU ? s->p->gpus_per_node : 0;
+  return topology_node_size(s->p);
 }
 
 static int hier_check(const struct sim *s, char *err, size_t errlen) {
@@ -19,7 +19,7 @@ static int hier_check(const struct sim *s, char *err, size_t errlen) {
   if (g <= 0) {
     snprintf(err, errlen,
              "[exchange] algorithm = hierarchical needs [exchange] group = "
-             "workers per node (on gpu-cluster it defaults to gpus_per_node)");
+             "workers per node (on gpu-cluster and nvswitch it defaults to gpus_per_node)");
     return -1;
   }
   if (s->nworkers % g) {
@@ -77,10 +77,13 @@ static void hier_worker(struct coll_call *c) {
 
 static void hier_formula(const struct sim *s, struct formula_in *in) {
   in->v[FP_GROUP] = group_size(s);
-  in->v[FP_ALPHA_IN] = s->p->topology == TOPO_GPU ? s->p->pcie_latency_s
-                                                   : s->p->latency_s;
-  in->v[FP_BETA_IN] = s->p->topology == TOPO_GPU ? 1.0 / s->p->pcie_Bps
-                                                  : 1.0 / s->p->bandwidth_Bps;
+  struct node_net nn = topology_node_net(s->p);
+  in->v[FP_ALPHA_IN] = nn.size ? nn.alpha_in : s->p->latency_s;
+  in->v[FP_BETA_IN] = nn.size ? nn.beta_in : 1.0 / s->p->bandwidth_Bps;
+  if (nn.size) {
+    in->v[FP_ALPHA] = nn.alpha;
+    in->v[FP_BETA] = nn.beta;
+  }
 }
 
 const struct collective coll_hierarchical = {
@@ -91,4 +94,5 @@ const struct collective coll_hierarchical = {
     .check = hier_check,
     .worker = hier_worker,
     .formula_params = hier_formula,
+    .formula_nodes = "hierarchical",
 };

@@ -6,12 +6,13 @@
 extern const struct collective coll_ring, coll_nccl_ring, coll_inceptionn,
     coll_rdb,
     coll_rabenseifner, coll_allgather, coll_ps, coll_ps_shared,
-    coll_hierarchical, coll_csc;
+    coll_hierarchical, coll_csc, coll_nccl, coll_nccl_tree, coll_nccl_rail;
 
 static const struct collective *const registry[] = {
     &coll_ring,      &coll_nccl_ring, &coll_inceptionn, &coll_rdb,
     &coll_rabenseifner, &coll_allgather, &coll_ps,
-    &coll_ps_shared, &coll_hierarchical, &coll_csc,
+    &coll_ps_shared, &coll_hierarchical, &coll_csc, &coll_nccl,
+    &coll_nccl_tree, &coll_nccl_rail,
 };
 
 /* Collectives a test program adds (tests/faulty.c: one that loses a

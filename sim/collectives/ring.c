@@ -6,14 +6,13 @@
  * reduce-scatter steps and p - 1 allgather steps in which rank r sends to
  * r + 1 and receives from r - 1; the n mod p values left over (all n when
  * n < p) are then reduced by SMPI's default allreduce, a linear reduce to
- * rank 0 and a binomial broadcast from it. `nccl-ring` differs on purpose:
- * its p blocks differ in size by at most one value, so that every value
- * takes the ring, as NCCL splits a buffer (GradientFlow's rings);
- * `inceptionn` splits likewise, as INCEPTIONN's Algorithm 1 partitions the
- * gradient into N blocks. For n divisible by p all three move the same
- * bytes in the same steps.
+ * rank 0 and a binomial broadcast from it. `inceptionn` differs on
+ * purpose: its p blocks differ in size by at most one value, so that
+ * every value takes the ring, as INCEPTIONN's Algorithm 1 partitions the
+ * gradient into N blocks (and as `nccl-ring` splits a buffer: nccl.c).
+ * For n divisible by p they move the same bytes in the same steps.
  *
- * With a codec, `ring` and `nccl-ring` decode, sum and re-encode on every
+ * With a codec, `ring` decodes, sums and re-encodes on every
  * hop of the reduce-scatter (a partial sum cannot be summed compressed),
  * then encode each reduced block once and forward those bytes unchanged
  * around the allgather; `inceptionn` re-encodes on every allgather hop
@@ -31,17 +30,10 @@ static void lr_worker(struct coll_call *c) {
   default_allreduce(c, c->sim->ranks, p, c->rank, body, n);
 }
 
-static void balanced(struct coll_call *c, enum ring_codec mode) {
+static void inceptionn_worker(struct coll_call *c) {
   int p = c->sim->nworkers;
   ring_reduce_scatter(c, c->sim->ranks, p, c->rank, 0, c->v->n);
-  ring_allgather(c, c->sim->ranks, p, c->rank, 0, c->v->n, mode);
-}
-
-static void nccl_worker(struct coll_call *c) {
-  balanced(c, RING_ENCODE_ONCE);
-}
-static void inceptionn_worker(struct coll_call *c) {
-  balanced(c, RING_EVERY_HOP);
+  ring_allgather(c, c->sim->ranks, p, c->rank, 0, c->v->n, RING_EVERY_HOP);
 }
 
 const struct collective coll_ring = {
@@ -51,15 +43,6 @@ const struct collective coll_ring = {
                    "allreduce (linear reduce, binomial broadcast)",
     .formula = "ring-lr",
     .worker = lr_worker,
-};
-
-const struct collective coll_nccl_ring = {
-    .name = "nccl-ring",
-    .description = "ring reduce-scatter then allgather over p blocks that "
-                   "differ by at most one value (NCCL's split; INCEPTIONN "
-                   "Alg. 1)",
-    .formula = "nccl-ring",
-    .worker = nccl_worker,
 };
 
 const struct collective coll_inceptionn = {

@@ -30,6 +30,7 @@ static int dragonfly_write(FILE *f, const struct point *p, double link_lat_s,
 
 const struct platform_gen platform_dragonfly = {
     .name = "dragonfly",
+    .topology = TOPO_DRAGONFLY,
     .host_count = dragonfly_hosts,
     .host_name = platform_cluster_host,
     .write = dragonfly_write,

@@ -37,6 +37,7 @@ static int fat_tree_write(FILE *f, const struct point *p, double link_lat_s,
 
 const struct platform_gen platform_fat_tree = {
     .name = "fat-tree",
+    .topology = TOPO_FAT_TREE,
     .host_count = fat_tree_hosts,
     .host_name = platform_cluster_host,
     .write = fat_tree_write,

@@ -7,11 +7,21 @@
 #define GRADSIM_SIM_PLATFORMS_GENERATOR_H
 
 #include "../platform.h"
+#include "../sim.h"
 
 #include <stdio.h>
 
 struct platform_gen {
-  const char *name;
+  const char *name; /* [platform] topology = NAME */
+  enum topology topology;
+  /* What P cannot build, beyond each key's own range (NULL: nothing). */
+  int (*check)(const struct point *p, char *err, size_t errlen);
+  /* The machines of several workers, when the topology has them (NULL:
+   * none): their size and network (sim.h, struct node_net). */
+  void (*node_net)(const struct point *p, struct node_net *out);
+  /* Any two workers are one latency and one bandwidth apart, on links of
+   * their own (star): the formulas' network, whatever the collective. */
+  bool flat;
   /* Hosts the platform has for P (at least P's workers and aggregators:
    * some topologies round up to whole switches or groups). */
   int (*host_count)(const struct point *p);

@@ -142,8 +142,41 @@ static void gpu_host(const struct point *p, int i, char *name, size_t len) {
     snprintf(name, len, "a%d", i - p->nodes);
 }
 
+/* Whole machines of whole PCIe switches. */
+static int gpu_check(const struct point *p, char *err, size_t errlen) {
+  if (p->gpus_per_node % p->gpus_per_switch) {
+    snprintf(err, errlen,
+             "[platform] gpus_per_node = %d must be a multiple of "
+             "gpus_per_switch = %d",
+             p->gpus_per_node, p->gpus_per_switch);
+    return -1;
+  }
+  if (p->nodes % p->gpus_per_node) {
+    snprintf(err, errlen,
+             "[platform] nodes = %d (workers, one per GPU) must be a "
+             "multiple of gpus_per_node = %d on gpu-cluster",
+             p->nodes, p->gpus_per_node);
+    return -1;
+  }
+  return 0;
+}
+
+/* GPU to GPU inside a machine through the PCIe switches; across, through
+ * the machine's one NIC. */
+static void gpu_node_net(const struct point *p, struct node_net *n) {
+  n->size = p->gpus_per_node;
+  n->nics = 1;
+  n->alpha_in = p->pcie_latency_s;
+  n->beta_in = 1.0 / p->pcie_Bps;
+  n->alpha = p->latency_s;
+  n->beta = 1.0 / p->bandwidth_Bps;
+}
+
 const struct platform_gen platform_gpu_cluster = {
     .name = "gpu-cluster",
+    .topology = TOPO_GPU,
+    .check = gpu_check,
+    .node_net = gpu_node_net,
     .host_count = gpu_hosts,
     .host_name = gpu_host,
     .write = gpu_write,

@@ -1,24 +1,69 @@
 /* sim/platforms/registry.c: the one list of platform generators, by the
- * [platform] topology that names them. */
+ * [platform] topology that names them, and what the engine asks of a
+ * topology (engine.h, sim.h). */
 #include "generator.h"
 
+#include <string.h>
+
 extern const struct platform_gen platform_star, platform_fat_tree,
-    platform_dragonfly, platform_gpu_cluster, platform_torus;
+    platform_dragonfly, platform_gpu_cluster, platform_torus,
+    platform_nvswitch;
+
+static const struct platform_gen *const registry[] = {
+    &platform_star,  &platform_fat_tree, &platform_dragonfly,
+    &platform_gpu_cluster, &platform_torus, &platform_nvswitch,
+};
+
+static const struct platform_gen *gen_of(enum topology t) {
+  for (size_t i = 0; i < G_N_ELEMENTS(registry); i++)
+    if (registry[i]->topology == t)
+      return registry[i];
+  return NULL;
+}
 
 const struct platform_gen *platform_gen_of(const struct point *p) {
-  switch (p->topology) {
-  case TOPO_STAR:
-    return &platform_star;
-  case TOPO_FAT_TREE:
-    return &platform_fat_tree;
-  case TOPO_DRAGONFLY:
-    return &platform_dragonfly;
-  case TOPO_GPU:
-    return &platform_gpu_cluster;
-  case TOPO_TORUS:
-    return &platform_torus;
-  case TOPO_FILE:
-    return NULL;
-  }
-  return NULL;
+  return gen_of(p->topology);
+}
+
+const char *topology_name(enum topology t) {
+  const struct platform_gen *g = gen_of(t);
+  return g ? g->name : "file";
+}
+
+int topology_find(const char *name, enum topology *out) {
+  for (size_t i = 0; i < G_N_ELEMENTS(registry); i++)
+    if (!strcmp(registry[i]->name, name)) {
+      *out = registry[i]->topology;
+      return 0;
+    }
+  return -1;
+}
+
+char *topology_names(void) {
+  GString *s = g_string_new(NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(registry); i++)
+    g_string_append_printf(s, "%s%s", i ? ", " : "", registry[i]->name);
+  return g_string_free(s, FALSE);
+}
+
+int topology_check(const struct point *p, char *err, size_t errlen) {
+  const struct platform_gen *g = platform_gen_of(p);
+  return g && g->check ? g->check(p, err, errlen) : 0;
+}
+
+struct node_net topology_node_net(const struct point *p) {
+  struct node_net n = {0};
+  const struct platform_gen *g = platform_gen_of(p);
+  if (g && g->node_net)
+    g->node_net(p, &n);
+  return n;
+}
+
+int topology_node_size(const struct point *p) {
+  return topology_node_net(p).size;
+}
+
+bool topology_flat(const struct point *p) {
+  const struct platform_gen *g = platform_gen_of(p);
+  return g && g->flat;
 }

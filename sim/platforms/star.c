@@ -16,6 +16,8 @@ static int star_write(FILE *f, const struct point *p, double link_lat_s,
 
 const struct platform_gen platform_star = {
     .name = "star",
+    .topology = TOPO_STAR,
+    .flat = true,
     .host_count = star_hosts,
     .host_name = platform_cluster_host,
     .write = star_write,

@@ -51,6 +51,7 @@ static int torus_write(FILE *f, const struct point *p, double link_lat_s,
 
 const struct platform_gen platform_torus = {
     .name = "torus",
+    .topology = TOPO_TORUS,
     .host_count = torus_hosts,
     .host_name = platform_cluster_host,
     .write = torus_write,

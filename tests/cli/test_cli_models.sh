@@ -151,7 +151,7 @@ fi
 
 # ---- formula ----------------------------------------------------------------
 
-FORMULAS="inceptionn-wa inceptionn-ring ring-lr nccl-ring ring rdb rabenseifner bcast-binomial
+FORMULAS="inceptionn-wa inceptionn-ring ring-lr nccl-ring nccl-rings nccl-tree nccl-rail ring rdb rabenseifner bcast-binomial
 reduce-binomial allgather-rdb hierarchical ps ps-direct redsync-sparse redsync-dense
 pipesgd-sync pipesgd-ideal pipesgd-pipe pipesgd-seq pipesgd-pipelined
 pipesgd-efficiency"
@@ -160,7 +160,7 @@ if run_ok "formula --list exits 0" formula --list; then
   got=$(grep -o '^[a-z][a-z0-9-]*' "$L/out" | sort | tr '\n' ' ')
   want=$(printf '%s\n' $FORMULAS | sort | tr '\n' ' ')
   [ "$got" = "$want" ]
-  check "formula --list lists exactly the 21 formulas" $? "want: $want" "got:  $got"
+  check "formula --list lists exactly the 24 formulas" $? "want: $want" "got:  $got"
   bad=
   for f in $FORMULAS; do
     awk -v f="$f" '/^[a-z]/ { on = ($1 == f) } on && /needs:/ { ok = 1 } END { exit !ok }' \
@@ -299,11 +299,12 @@ fi
 ALL=(--n 64MB --alpha 5us --bandwidth 10Gbps --gamma 1e-10 --aggregators 2
   --group 4 --alpha-intra 1us --bandwidth-intra 100Gbps --density 0.01
   --t-select 1ms --iterations 100 --k 2 --t-up 1ms --t-for 10ms --t-back 20ms
-  --t-b 5ms --segments 4 --sync 10us --t-comp 30ms --t-comm 25ms)
+  --t-b 5ms --segments 4 --sync 10us --t-comp 30ms --t-comm 25ms
+  --nics 2 --channels 4 --chunk 512KiB)
 for f in $FORMULAS; do
   case $f in
   allgather-rdb) p=1..1024x2 ;;
-  hierarchical) p=4..64x2 ;;
+  hierarchical | nccl-rings | nccl-tree | nccl-rail) p=4..64x2 ;;
   *) p=1..17 ;;
   esac
   fcsv "formula $f --p $p (all parameters)" fall "$f" --p "$p" "${ALL[@]}" || continue

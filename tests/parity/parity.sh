@@ -13,7 +13,9 @@
 # hosts, the same with 12 workers (not a power of two), a dragonfly of two
 # groups (24 workers), a 4x4 torus, and a host order that puts ring
 # neighbours on different leaves, through
-# [platform] hosts on the fat tree. A large vector that p does not divide
+# [platform] hosts on the fat tree; machines of GPUs on NVSwitch with two
+# NICs each on rails, two leaf groups under a 2:1 spine (nvswitch: PXN
+# between rails, its edges weighted by FATPIPE links). A large vector that p does not divide
 # (lr's remainder, rab_rdb's uneven last block) and a tiny one (n < p: the
 # default allreduce, eager sends). gradsim models SMPI's 16-byte message
 # envelope (envelope_bytes = 16) and its eager threshold (eager_bytes =
@@ -110,7 +112,7 @@ run_case() {
   done
 }
 
-seq_hosts() { for i in $(seq 0 $(($1 - 1))); do echo "h$i"; done; }
+seq_hosts() { for i in $(seq 0 $(($1 - 1))); do echo "${2:-h}$i"; done; }
 # Ring neighbours on different leaves of L hosts: worker i on host
 # (i % L) L + i / L (for P = L * L hosts... and any P that L divides).
 mixed_hosts() { for i in $(seq 0 $(($1 - 1))); do
@@ -121,8 +123,10 @@ if [ "${PARITY_LARGE:-0}" = 1 ]; then
   FT="--set platform.topology=fat-tree --set platform.leaf=16 --set platform.oversubscription=4"
   seq_hosts 128 >h-ft; mixed_hosts 128 16 >h-ftmixed; seq_hosts 100 >h-ft100
   seq_hosts 96 >h-df; seq_hosts 128 >h-torus; seq_hosts 65 >h-ps
+  seq_hosts 128 w >h-nv
   CASES="fat-tree:128:h-ft:FT fat-tree-mixed:128:h-ftmixed:FT fat-tree-100:100:h-ft100:FT
-dragonfly:96:h-df:DF torus:128:h-torus:TORUS"
+dragonfly:96:h-df:DF torus:128:h-torus:TORUS nvswitch:128:h-nv:NV"
+  NV="--set platform.topology=nvswitch --set platform.gpus_per_node=8 --set platform.nics_per_node=4 --set platform.leaf=8 --set platform.oversubscription=2 --set platform.nvlink_bandwidth=100Gbps --set platform.nvlink_latency=1us --set platform.pcie_bandwidth=20Gbps"
   DF="--set platform.topology=dragonfly --set platform.hosts_per_router=2"
   TORUS="--set platform.topology=torus --set platform.torus_dims=8x8x2"
   PSN=64
@@ -131,8 +135,10 @@ else
   FT="--set platform.topology=fat-tree --set platform.leaf=4 --set platform.oversubscription=4"
   seq_hosts 16 >h-ft; mixed_hosts 16 4 >h-ftmixed; seq_hosts 12 >h-ft100
   seq_hosts 24 >h-df; seq_hosts 16 >h-torus; seq_hosts 13 >h-ps
+  seq_hosts 16 w >h-nv
   CASES="fat-tree:16:h-ft:FT fat-tree-mixed:16:h-ftmixed:FT fat-tree-12:12:h-ft100:FT
-dragonfly:24:h-df:DF torus:16:h-torus:TORUS"
+dragonfly:24:h-df:DF torus:16:h-torus:TORUS nvswitch:16:h-nv:NV"
+  NV="--set platform.topology=nvswitch --set platform.gpus_per_node=4 --set platform.nics_per_node=2 --set platform.leaf=2 --set platform.oversubscription=2 --set platform.nvlink_bandwidth=40Gbps --set platform.nvlink_latency=2us --set platform.pcie_bandwidth=20Gbps"
   DF="--set platform.topology=dragonfly --set platform.hosts_per_router=1"
   TORUS="--set platform.topology=torus --set platform.torus_dims=4x4"
   PSN=12

@@ -1,0 +1,137 @@
+/* config/presets.c: the machines [platform] preset names (presets.h).
+ *
+ * Link rates are the data rates NCCL's own topology model assigns
+ * (NVIDIA/nccl src/graph/topo.h and topo.cc): an NVLink moves 20.0 GB/s
+ * each way on Volta and Ampere and 20.6 on Hopper (SM70/SM80/SM90_NVLINK_BW;
+ * the datasheets' 25 GB/s is the signalling rate), so an A100's 12 links
+ * give 240 GB/s and an H100's 18 give 370.8; a PCIe x16 link moves
+ * width x speed / 80 GB/s (kvDictPciGen: 12 on Gen3, 24 on Gen4, 48 on
+ * Gen5); a NIC its port speed. Per-step latencies are those of NCCL's
+ * tuning model for its Simple protocol (src/graph/tuning.cc, hwLatencies:
+ * 3.4 us a ring step over NVLink, 14 us over the network): what one step
+ * costs beyond its bytes. InfiniBand and EFA are not TCP, so the network
+ * is SimGrid's ideal one (no TCP calibration). NCCL's kernels add what
+ * they receive as they copy it: reduce_rate = fused. */
+#include "presets.h"
+
+#include <glib.h>
+#include <string.h>
+
+/* Eight GPUs on NVSwitch, one NIC each, rail-optimized leaves. */
+#define EIGHT_GPUS_RAILS                                                      \
+  {"platform", "topology", "nvswitch"}, {"platform", "gpus_per_node", "8"},  \
+      {"platform", "nics_per_node", "8"}, {"platform", "fabric", "rail"},    \
+      {"platform", "oversubscription", "1"}, {"platform", "ideal", "true"},  \
+      {"platform", "nvlink_latency", "3.4us"}, {"platform", "latency", "14us"}, \
+      {"exchange", "reduce_rate", "fused"}
+
+/* DGX A100 (NVIDIA DGX A100 datasheet and System Architecture): 8 A100
+ * SXM4 80GB on six NVSwitches, 12 NVLink3 links per GPU; 8 single-port
+ * ConnectX-6 HDR 200 Gb/s for compute, PCIe Gen4. DGX SuperPOD (A100
+ * reference architecture): scalable units of 20 nodes, each rail a leaf
+ * of 40-port HDR switches, 20 ports down and 20 up. */
+static const struct preset_value dgx_a100[] = {
+    EIGHT_GPUS_RAILS,
+    {"platform", "nvlink_bandwidth", "240GBps"},
+    {"platform", "bandwidth", "200Gbps"},
+    {"platform", "pcie_bandwidth", "24GBps"},
+    {"platform", "leaf", "20"},
+    {"model", "device", "A100-80GB"},
+    {NULL, NULL, NULL}};
+
+/* DGX H100 (NVIDIA DGX H100 datasheet): 8 H100 SXM5 80GB on four
+ * NVSwitches, 18 NVLink4 links per GPU (900 GB/s both ways); 8
+ * single-port ConnectX-7 400 Gb/s NDR, PCIe Gen5. DGX SuperPOD (H100
+ * reference architecture): scalable units of 32 nodes, each rail a leaf
+ * of 64-port NDR switches, 32 ports down and 32 up. HGX H100 servers
+ * built the same way (one 400 Gb/s NIC per GPU: Azure ND H100 v5) take
+ * the same values. */
+static const struct preset_value dgx_h100[] = {
+    EIGHT_GPUS_RAILS,
+    {"platform", "nvlink_bandwidth", "370.8GBps"},
+    {"platform", "bandwidth", "400Gbps"},
+    {"platform", "pcie_bandwidth", "48GBps"},
+    {"platform", "leaf", "32"},
+    {"model", "device", "H100"},
+    {NULL, NULL, NULL}};
+
+/* AWS p4d.24xlarge (AWS EC2 P4 instance page): 8 A100 40GB on NVSwitch,
+ * 400 Gb/s of EFA as four 100 Gb/s adapters, PCIe Gen4. AWS does not
+ * publish its fabric's layout: a plain fat tree, non-blocking. */
+static const struct preset_value p4d[] = {
+    {"platform", "topology", "nvswitch"},
+    {"platform", "gpus_per_node", "8"},
+    {"platform", "nics_per_node", "4"},
+    {"platform", "fabric", "fat-tree"},
+    {"platform", "leaf", "64"},
+    {"platform", "oversubscription", "1"},
+    {"platform", "ideal", "true"},
+    {"platform", "nvlink_bandwidth", "240GBps"},
+    {"platform", "nvlink_latency", "3.4us"},
+    {"platform", "bandwidth", "100Gbps"},
+    {"platform", "latency", "14us"},
+    {"platform", "pcie_bandwidth", "24GBps"},
+    {"exchange", "reduce_rate", "fused"},
+    {"model", "device", "A100-40GB"},
+    {NULL, NULL, NULL}};
+
+/* AWS p3dn.24xlarge (AWS EC2 P3 instance page; Zhang et al. 2020's
+ * machines): 8 V100 32GB on NVLink, one 100 Gb/s adapter, PCIe Gen3.
+ * The V100s are linked as a hybrid cube-mesh, not through an NVSwitch:
+ * modelled as a switch that gives each GPU the 6 links x 20 GB/s NCCL
+ * assigns a V100's NVLink (an approximation of the mesh; across machines
+ * the one 100 Gb/s adapter is the bottleneck). */
+static const struct preset_value p3dn[] = {
+    {"platform", "topology", "nvswitch"},
+    {"platform", "gpus_per_node", "8"},
+    {"platform", "nics_per_node", "1"},
+    {"platform", "fabric", "fat-tree"},
+    {"platform", "leaf", "64"},
+    {"platform", "oversubscription", "1"},
+    {"platform", "ideal", "true"},
+    {"platform", "nvlink_bandwidth", "120GBps"},
+    {"platform", "nvlink_latency", "3.4us"},
+    {"platform", "bandwidth", "100Gbps"},
+    {"platform", "latency", "14us"},
+    {"platform", "pcie_bandwidth", "12GBps"},
+    {"exchange", "reduce_rate", "fused"},
+    {"model", "device", "V100"},
+    {NULL, NULL, NULL}};
+
+static const struct preset presets[] = {
+    {"dgx-a100", "DGX A100: 8 A100 80GB on NVSwitch, 8 x 200 Gb/s HDR, rails",
+     "NVIDIA DGX A100 datasheet; DGX SuperPOD A100 reference architecture; "
+     "NCCL topo.h and tuning.cc",
+     dgx_a100},
+    {"dgx-h100", "DGX H100: 8 H100 SXM5 on NVSwitch, 8 x 400 Gb/s NDR, rails",
+     "NVIDIA DGX H100 datasheet; DGX SuperPOD H100 reference architecture; "
+     "NCCL topo.h and tuning.cc",
+     dgx_h100},
+    {"hgx-h100", "an HGX H100 8-GPU server with one 400 Gb/s NIC per GPU "
+                 "(as Azure ND H100 v5): the values of dgx-h100",
+     "as dgx-h100", dgx_h100},
+    {"p4d", "AWS p4d.24xlarge: 8 A100 40GB on NVSwitch, 4 x 100 Gb/s EFA",
+     "AWS EC2 P4 instance page; NCCL topo.h and tuning.cc", p4d},
+    {"p3dn", "AWS p3dn.24xlarge: 8 V100 on NVLink (as a switch), 100 Gb/s",
+     "AWS EC2 P3 instance page; NCCL topo.h and tuning.cc", p3dn},
+};
+
+const struct preset *preset_find(const char *name) {
+  for (size_t i = 0; i < G_N_ELEMENTS(presets); i++)
+    if (!strcmp(presets[i].name, name))
+      return &presets[i];
+  return NULL;
+}
+
+unsigned preset_count(void) { return G_N_ELEMENTS(presets); }
+
+const struct preset *preset_at(unsigned i) {
+  return i < G_N_ELEMENTS(presets) ? &presets[i] : NULL;
+}
+
+char *preset_names(void) {
+  GString *s = g_string_new(NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS(presets); i++)
+    g_string_append_printf(s, "%s%s", i ? ", " : "", presets[i].name);
+  return g_string_free(s, FALSE);
+}

@@ -1,0 +1,267 @@
+/* sim/platforms/nvswitch.c: GPU machines of today (README, "Topologies"):
+ * G GPUs per machine on an NVSwitch (each GPU its NVLink, each way at
+ * nvlink_bandwidth), K NICs per machine, GPU i reaching NIC i K / G
+ * through PCIe (its own x16 link and the NIC's: GPUDirect RDMA, no host
+ * memory), and the NICs on leaf switches: rail-optimized (fabric = rail:
+ * NIC k of `leaf` machines on the leaf of rail k) or a plain fat tree
+ * (fabric = fat-tree: every NIC of leaf / K machines on one leaf). Each
+ * leaf has one uplink of leaf x bandwidth / oversubscription to a core
+ * that stands for the spines; aggregators hang off the core.
+ *
+ * Routing: SimGrid's Dijkstra over the graph of GPUs, switches and NICs
+ * (cached per source), where a route's cost is its count of links. Two
+ * kinds of zero-latency links of unbounded rate (FATPIPE) weigh edges
+ * so that the cheapest routes are the ones NCCL takes:
+ *   - GPU to GPU inside a machine over NVLink (cost 4), never through a
+ *     shared NIC's PCIe (6);
+ *   - across machines on one rail through the rail's NICs (8);
+ *   - across machines between rails, PXN (NCCL 2.12's "PCI x NVLink"):
+ *     over NVLink to the GPU of the destination's rail, which hands the
+ *     data to its NIC (10), rather than through the destination machine's
+ *     NVLink or the spines (12 each): a GPU's transit vertex (px) takes
+ *     the NVSwitch's side of its NVLink and its PCIe to the NIC, so that
+ *     its own, padded edges are only ever a route's ends.
+ * `latency` is GPU to GPU across machines on one leaf: half the PCIe
+ * latency on each GPU's link and the rest split over the two NIC ports;
+ * `nvlink_latency` is GPU to GPU inside, half on each NVLink. Switch
+ * hops add no latency. */
+#include "generator.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Machines per leaf group: on a rail fabric each leaf takes one NIC of
+ * `leaf` machines, on a fat tree all K NICs of leaf / K. */
+static int group_nodes(const struct point *p) {
+  if (p->fabric == FABRIC_RAIL)
+    return p->leaf;
+  return p->leaf / p->nics_per_node;
+}
+
+static int machines(const struct point *p) {
+  return p->nodes / p->gpus_per_node;
+}
+
+static int nv_check(const struct point *p, char *err, size_t errlen) {
+  int g = p->gpus_per_node, k = p->nics_per_node;
+  if (p->nodes % g) {
+    snprintf(err, errlen,
+             "[platform] nodes = %d (workers, one per GPU) must be a "
+             "multiple of gpus_per_node = %d on nvswitch",
+             p->nodes, g);
+    return -1;
+  }
+  if (g % k) {
+    snprintf(err, errlen,
+             "[platform] nics_per_node = %d must divide gpus_per_node = %d "
+             "(GPU i uses NIC i x nics / gpus)",
+             k, g);
+    return -1;
+  }
+  if (p->fabric == FABRIC_FAT_TREE && p->leaf < k) {
+    snprintf(err, errlen,
+             "[platform] leaf = %d ports cannot take a machine's %d NICs "
+             "(fabric = fat-tree puts a machine's NICs on one leaf)",
+             p->leaf, k);
+    return -1;
+  }
+  return 0;
+}
+
+static void nv_node_net(const struct point *p, struct node_net *n) {
+  n->size = p->gpus_per_node;
+  n->nics = p->nics_per_node;
+  n->alpha_in = p->nvlink_latency_s;
+  n->beta_in = 1.0 / p->nvlink_Bps;
+  n->alpha = p->latency_s;
+  n->beta = 1.0 / fmin(p->bandwidth_Bps, p->pcie_Bps);
+}
+
+static void link(FILE *f, const char *id, double bw, double lat) {
+  fprintf(f,
+          "    <link id=\"%s\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
+          "sharing_policy=\"SPLITDUPLEX\"/>\n",
+          id, bw, lat);
+}
+
+static void pad(FILE *f, const char *id) {
+  fprintf(f,
+          "    <link id=\"%s\" bandwidth=\"1e18Bps\" latency=\"0s\" "
+          "sharing_policy=\"FATPIPE\"/>\n",
+          id);
+}
+
+/* An edge SRC -> DST over the links of LINKS ("id:UP id:DOWN id", a
+ * missing direction for a FATPIPE). */
+static void edge(FILE *f, const char *src, const char *dst,
+                 const char *links) {
+  fprintf(f, "    <route src=\"%s\" dst=\"%s\" symmetrical=\"NO\">", src,
+          dst);
+  char **ls = g_strsplit(links, " ", -1);
+  for (char **l = ls; *l; l++) {
+    char *colon = strchr(*l, ':');
+    if (colon) {
+      *colon = '\0';
+      fprintf(f, "<link_ctn id=\"%s\" direction=\"%s\"/>", *l, colon + 1);
+    } else {
+      fprintf(f, "<link_ctn id=\"%s\"/>", *l);
+    }
+  }
+  g_strfreev(ls);
+  fprintf(f, "</route>\n");
+}
+
+/* Machine N's GPUs, NVSwitch, transit vertices and NICs, and their
+ * links (SimGrid wants a zone's routes after all of these). */
+static void write_machine(FILE *f, const struct point *p, int n) {
+  int g = p->gpus_per_node, k = p->nics_per_node;
+  double nvl = p->nvlink_latency_s / 2, pl = p->pcie_latency_s / 2;
+  char a[64];
+  for (int i = 0; i < g; i++)
+    fprintf(f, "    <host id=\"w%d\" speed=\"%df\"/>\n", n * g + i,
+            PLATFORM_SPEED);
+  fprintf(f, "    <router id=\"n%d-sw\"/>\n", n);
+  for (int i = 0; i < g; i++)
+    fprintf(f, "    <router id=\"n%d-px%d\"/>\n", n, i);
+  for (int j = 0; j < k; j++)
+    fprintf(f, "    <router id=\"n%d-nic%d\"/>\n", n, j);
+  for (int i = 0; i < g; i++) {
+    snprintf(a, sizeof a, "n%d-nv%d", n, i);
+    link(f, a, p->nvlink_Bps, nvl);
+    snprintf(a, sizeof a, "n%d-pcie%d", n, i);
+    link(f, a, p->pcie_Bps, pl);
+    snprintf(a, sizeof a, "n%d-pad%d", n, i);
+    pad(f, a);
+  }
+  for (int j = 0; j < k; j++) {
+    snprintf(a, sizeof a, "n%d-pcienic%d", n, j);
+    link(f, a, p->pcie_Bps, 0);
+  }
+}
+
+/* Machine N's edges. */
+static void write_machine_edges(FILE *f, const struct point *p, int n) {
+  int g = p->gpus_per_node, k = p->nics_per_node;
+  char a[64], b[64], l[256];
+  for (int i = 0; i < g; i++) {
+    int j = i * k / g;
+    snprintf(a, sizeof a, "w%d", n * g + i);
+    snprintf(b, sizeof b, "n%d-sw", n);
+    snprintf(l, sizeof l, "n%d-nv%d:UP n%d-pad%d", n, i, n, i);
+    edge(f, a, b, l);
+    snprintf(l, sizeof l, "n%d-nv%d:DOWN n%d-pad%d", n, i, n, i);
+    edge(f, b, a, l);
+    snprintf(b, sizeof b, "n%d-nic%d", n, j);
+    snprintf(l, sizeof l, "n%d-pcie%d:UP n%d-pcienic%d:UP n%d-pad%d", n, i,
+             n, j, n, i);
+    edge(f, a, b, l);
+    snprintf(l, sizeof l, "n%d-pcienic%d:DOWN n%d-pcie%d:DOWN n%d-pad%d", n,
+             j, n, i, n, i);
+    edge(f, b, a, l);
+    /* PXN: the NVSwitch's side of GPU i's NVLink, then its PCIe. */
+    snprintf(a, sizeof a, "n%d-sw", n);
+    snprintf(b, sizeof b, "n%d-px%d", n, i);
+    snprintf(l, sizeof l, "n%d-nv%d:DOWN", n, i);
+    edge(f, a, b, l);
+    snprintf(a, sizeof a, "n%d-nic%d", n, j);
+    snprintf(l, sizeof l, "n%d-pcie%d:UP n%d-pcienic%d:UP", n, i, n, j);
+    edge(f, b, a, l);
+  }
+}
+
+/* Leaf R-GRP's (or GRP's) name. */
+static void leaf_name(const struct point *p, int r, int grp, char *name,
+                      size_t len) {
+  if (p->fabric == FABRIC_RAIL)
+    snprintf(name, len, "leaf%d-%d", r, grp);
+  else
+    snprintf(name, len, "leaf%d", grp);
+}
+
+static int nv_write(FILE *f, const struct point *p, double link_lat_s,
+                    char **err) {
+  (void)link_lat_s;
+  (void)err;
+  int nm = machines(p), k = p->nics_per_node;
+  int per = group_nodes(p), groups = (nm + per - 1) / per;
+  int rails = p->fabric == FABRIC_RAIL ? k : 1;
+  double nic_lat = fmax((p->latency_s - p->pcie_latency_s) / 2, 0);
+  double up_bw = p->leaf * p->bandwidth_Bps / p->oversubscription;
+  char a[48], b[64], l[256];
+  fprintf(f, "  <zone id=\"fabric\" routing=\"DijkstraCache\">\n");
+  /* Vertices and links. */
+  for (int n = 0; n < nm; n++)
+    write_machine(f, p, n);
+  for (int i = 0; i < p->aggregators; i++) {
+    fprintf(f, "    <host id=\"a%d\" speed=\"%df\"/>\n", i, PLATFORM_SPEED);
+    snprintf(a, sizeof a, "a%d-net", i);
+    link(f, a, p->bandwidth_Bps, nic_lat);
+  }
+  fprintf(f, "    <router id=\"core\"/>\n");
+  for (int r = 0; r < rails; r++)
+    for (int grp = 0; grp < groups; grp++) {
+      leaf_name(p, r, grp, a, sizeof a);
+      fprintf(f, "    <router id=\"%s\"/>\n", a);
+      snprintf(b, sizeof b, "%s-up", a);
+      link(f, b, up_bw, 0);
+      snprintf(b, sizeof b, "%s-uppad", a);
+      pad(f, b);
+    }
+  for (int n = 0; n < nm; n++)
+    for (int j = 0; j < k; j++) {
+      snprintf(a, sizeof a, "n%d-net%d", n, j);
+      link(f, a, p->bandwidth_Bps, nic_lat);
+    }
+  /* Edges. */
+  for (int n = 0; n < nm; n++)
+    write_machine_edges(f, p, n);
+  for (int r = 0; r < rails; r++)
+    for (int grp = 0; grp < groups; grp++) {
+      leaf_name(p, r, grp, a, sizeof a);
+      snprintf(l, sizeof l, "%s-up:UP %s-uppad", a, a);
+      edge(f, a, "core", l);
+      snprintf(l, sizeof l, "%s-up:DOWN %s-uppad", a, a);
+      edge(f, "core", a, l);
+    }
+  for (int n = 0; n < nm; n++)
+    for (int j = 0; j < k; j++) {
+      snprintf(a, sizeof a, "n%d-nic%d", n, j);
+      leaf_name(p, p->fabric == FABRIC_RAIL ? j : 0, n / per, b, sizeof b);
+      snprintf(l, sizeof l, "n%d-net%d:UP", n, j);
+      edge(f, a, b, l);
+      snprintf(l, sizeof l, "n%d-net%d:DOWN", n, j);
+      edge(f, b, a, l);
+    }
+  for (int i = 0; i < p->aggregators; i++) {
+    snprintf(a, sizeof a, "a%d", i);
+    snprintf(l, sizeof l, "a%d-net:UP", i);
+    edge(f, a, "core", l);
+    snprintf(l, sizeof l, "a%d-net:DOWN", i);
+    edge(f, "core", a, l);
+  }
+  fprintf(f, "  </zone>\n");
+  return 0;
+}
+
+static int nv_hosts(const struct point *p) {
+  return p->nodes + p->aggregators;
+}
+
+/* The GPUs w0..w(N-1), machine by machine, then the aggregators a0.. */
+static void nv_host(const struct point *p, int i, char *name, size_t len) {
+  if (i < p->nodes)
+    snprintf(name, len, "w%d", i);
+  else
+    snprintf(name, len, "a%d", i - p->nodes);
+}
+
+const struct platform_gen platform_nvswitch = {
+    .name = "nvswitch",
+    .topology = TOPO_NVSWITCH,
+    .check = nv_check,
+    .node_net = nv_node_net,
+    .host_count = nv_hosts,
+    .host_name = nv_host,
+    .write = nv_write,
+    .links = -1,
+};
