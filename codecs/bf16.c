@@ -125,6 +125,7 @@ const struct codec_ops codec_bf16_ops = {
     .configure = bf16_configure,
     .describe = bf16_describe,
     .bound = bf16_bound,
+    .encode_passes = 1,
     .error_bounds = bf16_error_bounds,
     .encode = bf16_encode,
     .decode = bf16_decode,

@@ -469,6 +469,7 @@ const struct codec_ops codec_inceptionn_ops = {
     .configure = inc_configure,
     .describe = inc_describe,
     .bound = inc_bound,
+    .encode_passes = 1,
     .size_varies = true,
     .error_bounds = inc_error_bounds,
     .nclasses = 4,

@@ -225,6 +225,7 @@ const struct codec_ops codec_onebit_ops = {
     .configure = ob_configure,
     .describe = ob_describe,
     .bound = ob_bound,
+    .encode_passes = 2, /* the means of b + x, then the bits and b -= out */
     .has_residual = true,
     .error_bounds = kern_feedback_bounds,
     .encode = ob_encode,

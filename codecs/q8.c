@@ -162,6 +162,7 @@ const struct codec_ops codec_q8_ops = {
     .configure = q8_configure,
     .describe = q8_describe,
     .bound = q8_bound,
+    .encode_passes = 2, /* the max, then the codes */
     .error_bounds = q8_error_bounds,
     .encode = q8_encode,
     .decode = q8_decode,

@@ -213,6 +213,7 @@ const struct codec_ops codec_3lc_ops = {
     .configure = tlc_configure,
     .describe = tlc_describe,
     .bound = tlc_bound,
+    .encode_passes = 2, /* max|b + x|, then quantize and b -= out */
     .has_residual = true,
     .size_fixed = tlc_size_fixed,
     .error_bounds = kern_feedback_bounds,

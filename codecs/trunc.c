@@ -315,6 +315,7 @@ const struct codec_ops codec_trunc_ops = {
     .configure = trunc_configure,
     .describe = trunc_describe,
     .bound = trunc_bound,
+    .encode_passes = 1,
     .error_bounds = trunc_error_bounds,
     .encode = trunc_encode,
     .decode = trunc_decode,

@@ -536,6 +536,49 @@ Test(properties, sparse_families_and_classes) {
   free(x);
 }
 
+/* The encoder's passes over memory (codec.h): streaming codecs 1, a
+ * whole-vector statistic first 2, selections and factorisations 0; qsgd
+ * by its bucket. */
+Test(properties, encode_passes) {
+  static const struct {
+    const char *spec;
+    unsigned passes;
+  } t[] = {
+      {"fp32", 1},
+      {"fp16", 1},
+      {"bf16", 1},
+      {"trunc:bits=22", 1},
+      {"inceptionn", 1},
+      {"q8", 2},
+      {"terngrad", 2},
+      {"3lc", 2},
+      {"3lc:s=1.9,zre=0", 2},
+      {"onebit", 2},
+      {"qsgd", 1},
+      {"qsgd:bucket=8192", 1},
+      {"qsgd:bucket=8193", 2},
+      {"topk", 0},
+      {"rgc", 0},
+      {"powersgd", 0},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    codec_t *c = mk(t[i].spec);
+    cr_assert_eq(codec_encode_passes(c), t[i].passes, "%s: %u", t[i].spec,
+                 codec_encode_passes(c));
+    codec_free(c);
+  }
+  /* Every registered codec is in the table above. */
+  for (size_t k = 0; k < codec_count(); k++) {
+    bool found = false;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+      size_t len = strcspn(t[i].spec, ":");
+      found |= strlen(codec_info(k)->name) == len &&
+               strncmp(t[i].spec, codec_info(k)->name, len) == 0;
+    }
+    cr_assert(found, "%s has no expected passes", codec_info(k)->name);
+  }
+}
+
 /* The settings the benchmarks measure: every codec, its paper settings. */
 Test(properties, settings_cover_every_codec) {
   size_t k = codec_setting_count();
