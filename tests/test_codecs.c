@@ -1509,6 +1509,59 @@ Test(q8, zeros_and_scale) {
   free(p);
 }
 
+/* Values whose quotient x / scale lies within a few ulps of a
+ * half-integer, where a quantizer that multiplies by 1 / scale could round
+ * the other way (codecs/q8.c keeps the division for them), and a scale
+ * below the normal range, whose reciprocal overflows: the reference's
+ * bytes, from the default (SIMD) and the portable kernels. */
+Test(q8, near_halves_and_tiny_scales_match_reference) {
+  struct rng r = {8};
+  enum { N = 4099 };
+  float *x = xmalloc(N * sizeof *x);
+  unsigned char *want = xmalloc(N + 4);
+  static const float maxima[] = {1.7f, 127.0f, 3e-3f, 0x1p-130f, 1e-44f, 3e38f};
+  for (size_t t = 0; t < sizeof maxima / sizeof maxima[0]; t++) {
+    float m = maxima[t], scale = m / 127.0f;
+    x[0] = -m;
+    for (size_t i = 1; i < N; i++) {
+      /* k + 1/2 times the scale, moved by up to 4 ulps; or random. */
+      float k = (float)rng_below(&r, 127) + 0.5f;
+      float v = k * scale;
+      int ulps = (int)rng_below(&r, 9) - 4;
+      for (; ulps > 0; ulps--)
+        v = nextafterf(v, INFINITY);
+      for (; ulps < 0; ulps++)
+        v = nextafterf(v, 0.0f);
+      if (rng_below(&r, 4) == 0)
+        v = (float)rng_below(&r, 1u << 20) * 0x1p-20f * m;
+      v = fabsf(v) > m ? m : v;
+      x[i] = rng_below(&r, 2) ? -v : v;
+    }
+    memset(x + 32, 0, 32 * sizeof *x); /* 0 times an infinite 1 / scale */
+    putf(want, scale);
+    for (size_t i = 0; i < N; i++) {
+      /* 1e-44 / 127 rounds to a zero scale: every code 0. */
+      float q = scale > 0 ? roundf(x[i] / scale) : 0.0f;
+      q = q > 127 ? 127 : q < -127 ? -127 : q;
+      want[4 + i] = (unsigned char)(signed char)q;
+    }
+    for (int portable = 0; portable < 2; portable++) {
+      codec_t *c = mk_mode("q8", portable);
+      codec_state_t *s = mkstate(c, N, 0);
+      size_t len;
+      unsigned char *p = enc(s, x, N, &len);
+      char what[64];
+      snprintf(what, sizeof what, "q8 max %a portable=%d", (double)m, portable);
+      assert_bytes(p, len, want, N + 4, what);
+      free(p);
+      codec_state_free(s);
+      codec_free(c);
+    }
+  }
+  free(x);
+  free(want);
+}
+
 Test(q8, random_matches_reference) {
   struct rng r = {7};
   codec_t *c = mk("q8");
