@@ -457,16 +457,28 @@ static char **bench_specs(const char *spec, const char *where) {
   return specs;
 }
 
+/* One row; the bound columns are empty (csv) or "-" (table) for a codec
+ * that states fewer than two passes (codec_encode_passes). */
 static void bench_print(bool csv, const struct codec_bench_result *r) {
+  bool bound = r->passes >= 2;
   if (csv) {
     csv_field(stdout, r->spec);
-    printf(",%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f\n", r->n, r->encode_gbps,
+    printf(",%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f", r->n, r->encode_gbps,
            r->decode_gbps, r->memcpy_gbps, r->encode_x_memcpy,
            r->decode_x_memcpy, r->bits_per_value);
-  } else
-    printf("%-38s %12.2f %12.2f %12.2f %8.2f %8.2f %8.3f\n", r->spec,
+    if (bound)
+      printf(",%.3f,%.3f\n", r->bound_gbps, r->encode_x_bound);
+    else
+      printf(",,\n");
+  } else {
+    printf("%-38s %12.2f %12.2f %12.2f %8.2f %8.2f %8.3f", r->spec,
            r->encode_gbps, r->decode_gbps, r->memcpy_gbps, r->encode_x_memcpy,
            r->decode_x_memcpy, r->bits_per_value);
+    if (bound)
+      printf(" %11.2f %8.2f\n", r->bound_gbps, r->encode_x_bound);
+    else
+      printf(" %11s %8s\n", "-", "-");
+  }
   fflush(stdout);
 }
 
@@ -475,6 +487,7 @@ static int cmd_bench(int argc, char **argv) {
   struct codec_bench_config cfg;
   codec_bench_defaults(&cfg);
   gint64 n64 = (gint64)cfg.n, runs = (gint64)cfg.runs, seed = 1;
+  gboolean warm = FALSE;
   GOptionEntry opts[] = {
       {"codec", 'c', 0, G_OPTION_ARG_STRING, &spec,
        "codec spec, or 'all' for the settings of the seed papers (default)",
@@ -488,11 +501,17 @@ static int cmd_bench(int argc, char **argv) {
       {"format", 'f', 0, G_OPTION_ARG_STRING, &format, "table (default) or csv",
        "FORMAT"},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "data seed (default 1)", "N"},
+      {"warm", 0, 0, G_OPTION_ARG_NONE, &warm,
+       "from the caches: each operation's data is read just before it "
+       "instead of flushing the caches (with a small --n: compute rates)",
+       NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   cli_parse(&argc, &argv, "",
             "Encode and decode throughput (GB/s of float32) on synthetic "
             "gradients, beside memcpy measured in the same process: median "
-            "of R runs, each on fresh data and from cold caches.",
+            "of R runs, each on fresh data and from cold caches. For a codec "
+            "whose encoder must pass over memory twice, the bound that "
+            "traffic sets, measured the same way.",
             opts);
   const char *where = "codec bench";
   cli_no_extra_args(argc, argv, where);
@@ -506,6 +525,7 @@ static int cmd_bench(int argc, char **argv) {
   cfg.n = (size_t)n64;
   cfg.runs = (size_t)runs;
   cfg.seed = (uint64_t)seed;
+  cfg.warm = warm;
   char **specs = bench_specs(spec, where);
   codec_bench_t *b;
   if (codec_bench_create(&cfg, &b) != 0)
@@ -513,10 +533,11 @@ static int cmd_bench(int argc, char **argv) {
 
   if (csv)
     printf("codec,n,encode_gbps,decode_gbps,memcpy_gbps,encode_x_memcpy,"
-           "decode_x_memcpy,bits_per_value\n");
+           "decode_x_memcpy,bits_per_value,bound_gbps,encode_x_bound\n");
   else
-    printf("%-38s %12s %12s %12s %8s %8s %8s\n", "codec", "encode GB/s",
-           "decode GB/s", "memcpy GB/s", "enc/mcp", "dec/mcp", "bits/val");
+    printf("%-38s %12s %12s %12s %8s %8s %8s %11s %8s\n", "codec",
+           "encode GB/s", "decode GB/s", "memcpy GB/s", "enc/mcp", "dec/mcp",
+           "bits/val", "bound GB/s", "enc/bnd");
   GString *kernels = g_string_new(NULL);
   for (char **s = specs; *s; s++) {
     struct codec_bench_result r;
@@ -533,7 +554,9 @@ static int cmd_bench(int argc, char **argv) {
     /* Which machine and which kernels: a table is read against them. */
     char cpu[256];
     codec_bench_cpu_name(cpu, sizeof cpu);
-    printf("\nprocessor: %s; codec kernels: %s\n", cpu, kernels->str);
+    printf("\nprocessor: %s; codec kernels: %s; %s\n", cpu, kernels->str,
+           warm ? "warm: data read just before each operation"
+                : "cold: caches flushed before each operation");
   }
   g_string_free(kernels, TRUE);
   codec_bench_free(b);
@@ -704,8 +727,8 @@ static int cmd_calibrate(int argc, char **argv) {
   if (runs < 5 || runs > 1000)
     cli_bad_input("%s: --runs %" G_GINT64_FORMAT " must be in [5, 1000]",
                   where, runs);
-  struct codec_bench_config cfg = {(size_t)n64, (size_t)runs, (uint64_t)seed,
-                                   0};
+  struct codec_bench_config cfg = {(size_t)n64, (size_t)runs, (uint64_t)seed, 0,
+                                   false};
   char **specs = bench_specs(NULL, where);
   size_t count = g_strv_length(specs);
   codec_bench_t *b;

@@ -202,6 +202,11 @@ bool codec_size_is_fixed(const codec_t *c) {
 
 bool codec_is_sparse(const codec_t *c) { return c->ops->sparse; }
 
+unsigned codec_encode_passes(const codec_t *c) {
+  return c->ops->encode_passes_of ? c->ops->encode_passes_of(c)
+                                  : c->ops->encode_passes;
+}
+
 bool codec_cost_family(const codec_t *c, char *buf, size_t len) {
   if (len)
     buf[0] = '\0';

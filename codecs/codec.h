@@ -69,6 +69,24 @@ bool codec_size_is_fixed(const codec_t *c);
  * positions (topk, rgc): decoding costs in proportion to the payload,
  * not to N. */
 bool codec_is_sparse(const codec_t *c);
+/* The encoder's passes over memory: how many times an encode of N values
+ * must read its input, and its residual when it keeps one
+ * (codec_is_stateful), whatever the implementation, when the N values do
+ * not fit in the caches; the last pass also writes the payload and the
+ * residual, the passes before it only read (a failed encode leaves the
+ * state untouched).
+ *   1  the codec streams: a value's code depends on it and on a few
+ *      neighbours (fp16, trunc, inceptionn; qsgd's buckets of up to 32 KB
+ *      are read again from the L1 cache).
+ *   2  a statistic of the whole vector comes before the first code: q8's
+ *      and terngrad's max|x|, and with error feedback 3lc's max|b + x| and
+ *      onebit's means of b + x (read b and x, then read both again and
+ *      write b).
+ *   0  the codec states no figure: a selection or a factorisation whose
+ *      passes depend on its algorithm (topk, rgc, powersgd).
+ * `gradsim codec bench` measures the bound this traffic sets
+ * (models/codec_bench.h). */
+unsigned codec_encode_passes(const codec_t *c);
 /* The family a cost table may list C under between its canonical spec
  * and its name ("rgc/trimmed": every rgc ratio with that selection), in
  * BUF (LEN bytes); false, with BUF empty, when C has none. */

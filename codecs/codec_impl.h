@@ -70,6 +70,10 @@ struct codec_ops {
   bool size_varies;
   bool (*size_fixed)(const codec_t *c);
   bool sparse;
+  /* codec_encode_passes(): 1 or 2, or 0 for none stated; ENCODE_PASSES_OF,
+   * when not NULL, answers per parameters instead. */
+  unsigned encode_passes;
+  unsigned (*encode_passes_of)(const codec_t *c);
   /* The cost-table family between the spec and the name; may be NULL. */
   void (*cost_family)(const codec_t *c, char *buf, size_t len);
   /* codec_error_bounds(); NULL: zeros for a lossless codec. Every lossy

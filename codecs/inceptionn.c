@@ -134,71 +134,65 @@ static unsigned char *pack_portable(const float *in, size_t m, int lo, int hi16,
 #include <immintrin.h>
 
 /* The same as pack_portable, eight values at a time: Algorithm 2 on eight
- * lanes, the tag word from two sign masks, and each half's kept bytes
- * gathered by one byte shuffle (tables generated from inceptionn.h's
- * layout) and written with one 16-byte store; the same worst-case argument
- * bounds the stores. */
-/* Longer than 60 lines on purpose: one loop body that keeps the eight
- * lanes in registers from the load to the last store; split into helper
- * functions it reads no better (each step is commented) and relies on
- * inlining to stay as fast. */
+ * lanes, the tag bytes from the tests' masks, and each half's kept bytes
+ * gathered by one byte shuffle (tables from tools/gen_inceptionn_tables.py)
+ * and written with one 16-byte store; the same worst-case argument bounds
+ * the stores.
+ *
+ * A lane holds its 16-bit field, sign in bit 15 and floor(|x| 2^15) below
+ * it, or for tag 3 the whole pattern: the 8-bit field is the 16-bit one's
+ * high byte (floor(|x| 2^7) = floor(|x| 2^15) >> 8, the sign moving from
+ * bit 15 to bit 7), which the tables take for tag 1. */
 CODEC_AVX2 static unsigned char *pack_avx2(const float *in, size_t m, int lo,
                                            int hi16, unsigned char *p) {
   const __m256i absm = _mm256_set1_epi32(0x7fffffff);
-  const __m256i signm = _mm256_set1_epi32((int)0x80000000u);
-  const __m256 s15 = _mm256_set1_ps(0x1p15f), s7 = _mm256_set1_ps(0x1p7f);
+  const __m256i k8000 = _mm256_set1_epi32(0x8000);
+  const __m256 s15 = _mm256_set1_ps(0x1p15f);
   /* e >= E is |x| >= E << 23 on the bit patterns. */
   const __m256i ge127 = _mm256_set1_epi32((127 << 23) - 1);
   const __m256i gelo = _mm256_set1_epi32((lo << 23) - 1);
   const __m256i ge16 = _mm256_set1_epi32((hi16 << 23) - 1);
-  const __m256i k0080 = _mm256_set1_epi32(0x80);
-  const __m256i k8000 = _mm256_set1_epi32(0x8000);
+  /* Bytes 0 and 2 of each lane, in lane order, in each 128-bit half. */
+  const __m256i pick = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1,
+                                        -1, -1, -1, -1, -1, 0, 2, 4, 6, 8, 10,
+                                        12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
   for (size_t i = 0; i < m; i += 8) {
     __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));
     __m256i a = _mm256_and_si256(u, absm);
-    __m256i sign = _mm256_and_si256(u, signm);
-    /* floor(|x| 2^15) and floor(|x| 2^7): scaling by a power of two is
-     * exact and truncation floors, so these equal Algorithm 2's shifted
-     * mantissa bits [22:8] and [22:16] for every |x| < 1 (the other
-     * classes do not use them). */
-    __m256 af = _mm256_castsi256_ps(a);
-    __m256i f16 = _mm256_or_si256(_mm256_srli_epi32(sign, 16),
-                                  _mm256_cvttps_epi32(_mm256_mul_ps(af, s15)));
-    __m256i f8 = _mm256_or_si256(_mm256_srli_epi32(sign, 24),
-                                 _mm256_cvttps_epi32(_mm256_mul_ps(af, s7)));
+    /* floor(|x| 2^15): scaling by a power of two is exact and truncation
+     * floors, so for every |x| < 1 (the only values whose 8 or 16-bit
+     * field is kept) this is Algorithm 2's shifted mantissa. */
+    __m256i f16 = _mm256_or_si256(
+        _mm256_and_si256(_mm256_srli_epi32(u, 16), k8000),
+        _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_castsi256_ps(a), s15)));
     /* 127 >= hi16 >= lo, so the three tests nest and the tag is the
-     * number that hold (field below). */
+     * number that hold. */
     __m256i c127 = _mm256_cmpgt_epi32(a, ge127);
     __m256i clo = _mm256_cmpgt_epi32(a, gelo);
     __m256i c16 = _mm256_cmpgt_epi32(a, ge16);
-    __m256i field = _mm256_and_si256(clo, f8);
-    field = _mm256_blendv_epi8(field, f16, c16);
-    field = _mm256_blendv_epi8(field, u, c127);
+    __m256i field = _mm256_blendv_epi8(f16, u, c127);
     /* The tag's low bit is the parity of the tests that hold, its high
-     * bit the 16-bit test. Put them at bits 7 and 15 of each lane, narrow
-     * the lanes to 16 bits (in order), and one byte mask is the tag word:
-     * value j's bits at 2j and 2j + 1. */
-    __m256i bits = _mm256_or_si256(
-        _mm256_and_si256(_mm256_xor_si256(_mm256_xor_si256(clo, c16), c127),
-                         k0080),
-        _mm256_and_si256(c16, k8000));
-    unsigned w = (unsigned)_mm_movemask_epi8(_mm_packus_epi32(
-        _mm256_castsi256_si128(bits), _mm256_extracti128_si256(bits, 1)));
-    unsigned h0 = w & 0xffu, h1 = w >> 8;
+     * bit the 16-bit test: the parity in each lane's low word, the test
+     * in its high word, bytes 0 and 2 of every lane picked in order, and
+     * the byte mask of each 128-bit half is the tag byte of its values. */
+    __m256i bits = _mm256_shuffle_epi8(
+        _mm256_blend_epi16(_mm256_xor_si256(_mm256_xor_si256(clo, c16), c127),
+                           c16, 0xaa),
+        pick);
+    unsigned w = (unsigned)_mm256_movemask_epi8(bits);
+    unsigned h0 = w & 0xffu, h1 = (w >> 16) & 0xffu;
     p[0] = (unsigned char)h0;
     p[1] = (unsigned char)h1;
-    __m128i lo4 = _mm256_castsi256_si128(field);
-    __m128i hi4 = _mm256_extracti128_si256(field, 1);
     _mm_storeu_si128(
         (__m128i *)(void *)(p + 2),
         _mm_shuffle_epi8(
-            lo4,
+            _mm256_castsi256_si128(field),
             _mm_loadu_si128((const __m128i *)(const void *)inc_pack_shuf[h0])));
     unsigned char *q = p + 2 + inc_half_len[h0];
     _mm_storeu_si128(
         (__m128i *)(void *)q,
         _mm_shuffle_epi8(
-            hi4,
+            _mm256_extracti128_si256(field, 1),
             _mm_loadu_si128((const __m128i *)(const void *)inc_pack_shuf[h1])));
     p = q + inc_half_len[h1];
   }
@@ -312,19 +306,30 @@ static int unpack(const unsigned char **pp, size_t *lenp, size_t m,
 #if CODEC_X86
 /* Whole groups while 34 bytes remain (so the 16-byte loads stay inside the
  * payload): unpack with two byte shuffles and expand on eight lanes, as
- * expand() does. Returns the number of values done. */
+ * expand() does. The shuffles put an 8-bit field in its lane's byte 1,
+ * which makes it the 16-bit field of the same value (pack_avx2), so tags
+ * 1 and 2 decode alike, sign(bit 15) (bits 0..14) 2^-15, and tag 0's zero
+ * lane decodes to +0; tag 3 lanes keep their pattern. Returns the number
+ * of values done. */
 CODEC_AVX2 static size_t unpack_expand_avx2(const unsigned char **pp,
                                             size_t *lenp, size_t m, float *out,
                                             bool add) {
   const unsigned char *p = *pp;
   size_t left = *lenp, i = 0;
-  const __m256i shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
-  const __m256i k3 = _mm256_set1_epi32(3), k2 = _mm256_set1_epi32(2);
-  const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
-  const __m256i m15 = _mm256_set1_epi32(0x7fff), m7 = _mm256_set1_epi32(0x7f);
-  const __m256 s15 = _mm256_set1_ps(0x1p-15f), s7 = _mm256_set1_ps(0x1p-7f);
+  const __m256i m15 = _mm256_set1_epi32(0x7fff);
+  const __m256i sgn = _mm256_set1_epi32((int)0x80000000u);
+  const __m256 s15 = _mm256_set1_ps(0x1p-15f);
   for (; i + 8 <= m && left >= 34; i += 8) {
-    unsigned h0 = p[0], h1 = p[1];
+    /* The next group's position depends on this one's tags: the loop's
+     * critical path is this load and the group's length, computed from
+     * the tag word by counting bits (tag t keeps t bytes, 4 for t = 3)
+     * rather than by a dependent load from a table. */
+    unsigned w = (unsigned)p[0] | (unsigned)p[1] << 8;
+    unsigned h0 = w & 0xffu, h1 = w >> 8;
+    unsigned hi = w & 0xaaaau; /* the tags' high bits */
+    size_t used = 2 + (size_t)__builtin_popcount(w) +
+                  (size_t)__builtin_popcount(hi) +
+                  (size_t)__builtin_popcount(hi & (w << 1));
     __m128i a = _mm_shuffle_epi8(
         _mm_loadu_si128((const __m128i *)(const void *)(p + 2)),
         _mm_loadu_si128((const __m128i *)(const void *)inc_unpack_shuf[h0]));
@@ -332,26 +337,17 @@ CODEC_AVX2 static size_t unpack_expand_avx2(const unsigned char **pp,
     __m128i b = _mm_shuffle_epi8(
         _mm_loadu_si128((const __m128i *)(const void *)q),
         _mm_loadu_si128((const __m128i *)(const void *)inc_unpack_shuf[h1]));
-    size_t used = 2 + (size_t)inc_half_len[h0] + inc_half_len[h1];
     p += used;
     left -= used;
     __m256i raw = _mm256_set_m128i(b, a);
-    __m256i t = _mm256_and_si256(
-        _mm256_srlv_epi32(_mm256_set1_epi32((int)(h0 | h1 << 8)), shifts), k3);
-    __m256i is2 = _mm256_cmpeq_epi32(t, k2);
-    __m256i is3 = _mm256_cmpeq_epi32(t, k3);
-    __m256i is0 = _mm256_cmpeq_epi32(t, zero);
-    __m256i mag = _mm256_blendv_epi8(_mm256_and_si256(raw, m7),
-                                     _mm256_and_si256(raw, m15), is2);
-    __m256i sgn = _mm256_blendv_epi8(
-        _mm256_and_si256(_mm256_srli_epi32(raw, 7), one),
-        _mm256_and_si256(_mm256_srli_epi32(raw, 15), one), is2);
-    __m256 scale = _mm256_blendv_ps(s7, s15, _mm256_castsi256_ps(is2));
-    __m256i v = _mm256_or_si256(
-        _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(mag), scale)),
-        _mm256_slli_epi32(sgn, 31));
-    v = _mm256_andnot_si256(is0, _mm256_blendv_epi8(v, raw, is3));
-    __m256 f = _mm256_castsi256_ps(v);
+    __m256 is3 = _mm256_castsi256_ps(
+        _mm256_loadu2_m128i((const __m128i *)(const void *)inc_unpack_is3[h1],
+                            (const __m128i *)(const void *)inc_unpack_is3[h0]));
+    __m256 v =
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(raw, m15)), s15);
+    v = _mm256_or_ps(v, _mm256_castsi256_ps(
+                            _mm256_and_si256(_mm256_slli_epi32(raw, 16), sgn)));
+    __m256 f = _mm256_blendv_ps(v, _mm256_castsi256_ps(raw), is3);
     if (add)
       f = _mm256_add_ps(_mm256_loadu_ps(out + i), f);
     _mm256_storeu_ps(out + i, f);
@@ -469,6 +465,7 @@ const struct codec_ops codec_inceptionn_ops = {
     .configure = inc_configure,
     .describe = inc_describe,
     .bound = inc_bound,
+    .encode_passes = 1,
     .size_varies = true,
     .error_bounds = inc_error_bounds,
     .nclasses = 4,

@@ -33,14 +33,14 @@ static size_t ob_bound(const codec_t *c, size_t n) {
 
 enum { LANES = 8 };
 
-/* Sums and counts of the non-negative and negative parts of b + x, and
- * the largest magnitude as bits (for the NaN/infinity check). Element i
- * goes to lane i % 8 (the tail to lane 0) and the lanes are summed in
- * order, so the AVX2 twin gets the same doubles. */
+/* Sums of the non-negative and negative parts of b + x and the count of
+ * the non-negative ones. Element i goes to lane i % 8 (the tail to lane 0)
+ * and the lanes are summed in order, so the AVX2 twin gets the same
+ * doubles. A sum of finite floats cannot overflow a double (n < 2^900), so
+ * b + x holds NaN or infinity if and only if a sum is not finite. */
 struct moments {
   double lp[LANES], ln[LANES];
   size_t cp;
-  uint32_t amax;
 };
 
 static void moments_tail(const float *b, const float *x, size_t i, size_t n,
@@ -51,8 +51,6 @@ static void moments_tail(const float *b, const float *x, size_t i, size_t n,
     m->lp[0] += pos ? (double)v : 0.0;
     m->ln[0] += pos ? 0.0 : (double)v;
     m->cp += (size_t)pos;
-    uint32_t u = kern_float_to_bits(v) & 0x7fffffffu;
-    m->amax = u > m->amax ? u : m->amax;
   }
 }
 
@@ -66,8 +64,6 @@ static void moments_portable(const float *b, const float *x, size_t n,
       m->lp[j] += pos ? (double)v : 0.0;
       m->ln[j] += pos ? 0.0 : (double)v;
       m->cp += (size_t)pos;
-      uint32_t u = kern_float_to_bits(v) & 0x7fffffffu;
-      m->amax = u > m->amax ? u : m->amax;
     }
   moments_tail(b, x, i, n, m);
 }
@@ -89,35 +85,44 @@ static void quantize_portable(float *b, const float *x, size_t n, float mp,
 #if CODEC_X86
 #include <immintrin.h>
 
+/* The count of non-negative values is kept in eight 32-bit lanes (each
+ * lane's mask, -1, subtracted), added up every 2^28 groups of eight, before
+ * a lane could wrap. */
 CODEC_AVX2 static void moments_avx2(const float *b, const float *x, size_t n,
                                     struct moments *m) {
   __m256d p0 = _mm256_setzero_pd(), p1 = p0, q0 = p0, q1 = p0;
-  __m256i amax = _mm256_setzero_si256();
-  const __m256i abs = _mm256_set1_epi32(0x7fffffff);
   const __m256 zero = _mm256_setzero_ps();
+  const __m256d dzero = _mm256_setzero_pd();
   size_t cp = 0, i = 0;
-  for (; i + LANES <= n; i += LANES) {
-    __m256 v = _mm256_add_ps(_mm256_loadu_ps(b + i), _mm256_loadu_ps(x + i));
-    __m256 pos = _mm256_cmp_ps(v, zero, _CMP_GE_OQ);
-    __m256 vp = _mm256_and_ps(v, pos), vn = _mm256_andnot_ps(pos, v);
-    p0 = _mm256_add_pd(p0, _mm256_cvtps_pd(_mm256_castps256_ps128(vp)));
-    p1 = _mm256_add_pd(p1, _mm256_cvtps_pd(_mm256_extractf128_ps(vp, 1)));
-    q0 = _mm256_add_pd(q0, _mm256_cvtps_pd(_mm256_castps256_ps128(vn)));
-    q1 = _mm256_add_pd(q1, _mm256_cvtps_pd(_mm256_extractf128_ps(vn, 1)));
-    cp += (size_t)__builtin_popcount((unsigned)_mm256_movemask_ps(pos));
-    amax =
-        _mm256_max_epu32(amax, _mm256_and_si256(_mm256_castps_si256(v), abs));
+  while (i + LANES <= n) {
+    size_t end = n - i < ((size_t)LANES << 28) ? n : i + ((size_t)LANES << 28);
+    __m256i cnt = _mm256_setzero_si256();
+    for (; i + LANES <= end; i += LANES) {
+      __m256 v = _mm256_add_ps(_mm256_loadu_ps(b + i), _mm256_loadu_ps(x + i));
+      cnt = _mm256_sub_epi32(
+          cnt, _mm256_castps_si256(_mm256_cmp_ps(v, zero, _CMP_GE_OQ)));
+      /* Converted once and split in double: the double of v compares
+       * with zero as v does (the sign and NaN kept), and the lane that is
+       * not added gets +0.0 either way. */
+      __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+      __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+      __m256d pos0 = _mm256_cmp_pd(d0, dzero, _CMP_GE_OQ);
+      __m256d pos1 = _mm256_cmp_pd(d1, dzero, _CMP_GE_OQ);
+      p0 = _mm256_add_pd(p0, _mm256_and_pd(d0, pos0));
+      p1 = _mm256_add_pd(p1, _mm256_and_pd(d1, pos1));
+      q0 = _mm256_add_pd(q0, _mm256_andnot_pd(pos0, d0));
+      q1 = _mm256_add_pd(q1, _mm256_andnot_pd(pos1, d1));
+    }
+    uint32_t c[8];
+    _mm256_storeu_si256((__m256i *)(void *)c, cnt);
+    for (int j = 0; j < 8; j++)
+      cp += c[j];
   }
   _mm256_storeu_pd(m->lp, p0);
   _mm256_storeu_pd(m->lp + 4, p1);
   _mm256_storeu_pd(m->ln, q0);
   _mm256_storeu_pd(m->ln + 4, q1);
-  uint32_t a[8];
-  _mm256_storeu_si256((__m256i *)(void *)a, amax);
   m->cp = cp;
-  m->amax = 0;
-  for (int j = 0; j < 8; j++)
-    m->amax = a[j] > m->amax ? a[j] : m->amax;
   moments_tail(b, x, i, n, m);
 }
 
@@ -157,20 +162,20 @@ static ptrdiff_t ob_encode(codec_state_t *s, const float *in,
                            unsigned char *out) {
   size_t n = s->n;
   bool avx2 = codec_use_avx2(s->codec);
-  struct moments m = {{0}, {0}, 0, 0};
+  struct moments m = {{0}, {0}, 0};
 #if CODEC_X86
   if (avx2)
     moments_avx2(s->residual, in, n, &m);
   else
 #endif
     moments_portable(s->residual, in, n, &m);
-  if (m.amax >= 0x7f800000u)
-    return -EDOM;
   double sp = 0, sn = 0;
   for (int j = 0; j < LANES; j++) {
     sp += m.lp[j];
     sn += m.ln[j];
   }
+  if (!isfinite(sp) || !isfinite(sn))
+    return -EDOM;
   size_t cp = m.cp, cn = n - cp;
   float mp = cp ? (float)(sp / (double)cp) : 0.0f;
   float mn = cn ? (float)(sn / (double)cn) : 0.0f;
@@ -225,6 +230,7 @@ const struct codec_ops codec_onebit_ops = {
     .configure = ob_configure,
     .describe = ob_describe,
     .bound = ob_bound,
+    .encode_passes = 2, /* the means of b + x, then the bits and b -= out */
     .has_residual = true,
     .error_bounds = kern_feedback_bounds,
     .encode = ob_encode,

@@ -650,6 +650,7 @@ const struct codec_ops codec_powersgd_ops = {
     .configure = psgd_configure,
     .describe = psgd_describe,
     .bound = psgd_bound,
+    .encode_passes = 0, /* a factorisation: M Q, then M^T P, then b */
     .has_residual = true,
     .size_varies = true,
     .error_bounds = kern_feedback_bounds,

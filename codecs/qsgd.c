@@ -113,6 +113,14 @@ static size_t qsgd_bound(const codec_t *c, size_t n) {
                        field_bits(c));
 }
 
+/* Each bucket is read for its norm, then again to quantize it. A bucket
+ * of up to 32 KB (8192 values; D = 512 is 2 KB) is still in the caches the
+ * second time, so the vector is read from memory once; a larger one may
+ * not be, and counts as read twice. */
+static unsigned qsgd_encode_passes(const codec_t *c) {
+  return CODEC_CPARAMS(c, struct qsgd_params)->bucket <= 8192 ? 1u : 2u;
+}
+
 /* ---- the bucket's scale ---------------------------------------------- */
 
 /* The sum of the squares of X[0, M) in double: 16 partial sums, value i
@@ -464,6 +472,7 @@ const struct codec_ops codec_qsgd_ops = {
     .configure = qsgd_configure,
     .describe = qsgd_describe,
     .bound = qsgd_bound,
+    .encode_passes_of = qsgd_encode_passes,
     .error_bounds = qsgd_error_bounds,
     .encode = qsgd_encode,
     .decode = qsgd_decode,

@@ -22,6 +22,25 @@ static inline size_t quartic_len(size_t n) { return n / 5 + (n % 5 != 0); }
  * (never more than LEN). */
 size_t zre_encode_inplace(unsigned char *buf, size_t len);
 
+/* The same a block at a time, so that an encoder can compact each block of
+ * quartic bytes while it is in the cache: zre_begin(), then zre_feed() on
+ * consecutive ranges [R0, R1) of BUF (the bytes from R0 on not yet fed,
+ * written or not), then zre_end(), which returns the encoded length. The
+ * encoded bytes go to the front of BUF, never past the bytes fed: an
+ * encoder may write the next block's bytes after R1 between feeds. A run
+ * of 121 that reaches the end of a block is carried, so the result is
+ * zre_encode_inplace()'s, byte for byte, however the bytes are cut. */
+struct zre_stream {
+  size_t w;   /* encoded bytes so far */
+  size_t run; /* bytes 121 just before the next byte to feed, not encoded */
+  bool simd;  /* use the AVX2 kernel (same bytes) */
+};
+/* SIMD: use the AVX2 kernel, which the caller has checked the processor
+ * has (codec_use_avx2). */
+void zre_begin(struct zre_stream *z, bool simd);
+void zre_feed(unsigned char *buf, size_t r0, size_t r1, struct zre_stream *z);
+size_t zre_end(unsigned char *buf, struct zre_stream *z);
+
 /* Decode a quartic payload (zero-run encoded when ZRE) of LEN bytes into N
  * values M * (d - 1), or add them to OUT when ADD (a zero is added as
  * -0.0, which changes nothing). Validates that the stream expands to

@@ -457,6 +457,7 @@ const struct codec_ops codec_rgc_ops = {
     .finish = rgc_finish,
     .describe = rgc_describe,
     .bound = rgc_bound,
+    .encode_passes = 0, /* a selection: passes depend on its algorithm */
     .max_n = UINT32_MAX,
     .has_residual = true,
     .size_fixed = rgc_size_fixed,

@@ -182,6 +182,7 @@ const struct codec_ops codec_terngrad_ops = {
     .configure = tg_configure,
     .describe = tg_describe,
     .bound = tg_bound,
+    .encode_passes = 2, /* the max, then the draws */
     .error_bounds = tg_error_bounds,
     .encode = tg_encode,
     .decode = tg_decode,

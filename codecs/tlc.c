@@ -81,12 +81,14 @@ static inline unsigned quant(float *b, const float *x, size_t i, float m,
 }
 
 /* Quantize and quartic-encode all five partitions at once, column by
- * column from column J0; columns j < FULL have no padding digit. */
+ * column, the columns [J0, J1); columns j < FULL have no padding digit. */
 static CODEC_HOT void quantize_quartic(float *b, const float *x, size_t n,
-                                       float m, unsigned char *out, size_t j0) {
+                                       float m, unsigned char *out, size_t j0,
+                                       size_t j1) {
   size_t L = quartic_len(n);
   float t = half_threshold(m);
   size_t full = n > 4 * L ? n - 4 * L : 0;
+  full = full < j1 ? full : j1;
   for (size_t j = j0; j < full; j++) {
     unsigned d0 = quant(b, x, j, m, t);
     unsigned d1 = quant(b, x, L + j, m, t);
@@ -95,7 +97,7 @@ static CODEC_HOT void quantize_quartic(float *b, const float *x, size_t n,
     unsigned d4 = quant(b, x, 4 * L + j, m, t);
     out[j] = (unsigned char)(81 * d0 + 27 * d1 + 9 * d2 + 3 * d3 + d4);
   }
-  for (size_t j = full > j0 ? full : j0; j < L; j++) {
+  for (size_t j = full > j0 ? full : j0; j < j1; j++) {
     unsigned byte = 0;
     for (size_t k = 0; k < 5; k++) {
       size_t i = k * L + j;
@@ -108,36 +110,64 @@ static CODEC_HOT void quantize_quartic(float *b, const float *x, size_t n,
 #if CODEC_X86
 #include <immintrin.h>
 
-/* quantize_quartic for the columns j < FULL, eight at a time: the same
- * float operations as quant() on eight lanes per partition. Returns the
- * number of columns done. */
+/* One column group's digits of partition K: b + x at B and X, quantized as
+ * quant() does, b updated, the byte ACC built up (Horner on small
+ * integers from 0: exact in float). */
+CODEC_AVX2 static inline __m256 quant8(float *b, const float *x, __m256 acc,
+                                       __m256 vm, __m256 vt, __m256 vnt) {
+  const __m256 one = _mm256_set1_ps(1.0f), three = _mm256_set1_ps(3.0f);
+  __m256 v = _mm256_add_ps(_mm256_loadu_ps(b), _mm256_loadu_ps(x));
+  __m256 q =
+      _mm256_sub_ps(_mm256_and_ps(_mm256_cmp_ps(v, vt, _CMP_GE_OQ), one),
+                    _mm256_and_ps(_mm256_cmp_ps(v, vnt, _CMP_LE_OQ), one));
+  _mm256_storeu_ps(b, _mm256_sub_ps(v, _mm256_mul_ps(vm, q)));
+  return _mm256_add_ps(_mm256_mul_ps(acc, three), _mm256_add_ps(q, one));
+}
+
+/* The bytes of eight columns from their Horner sums. */
+CODEC_AVX2 static inline void store8(unsigned char *out, __m256 acc) {
+  __m256i i32 = _mm256_cvttps_epi32(acc);
+  __m128i w16 = _mm_packus_epi32(_mm256_castsi256_si128(i32),
+                                 _mm256_extracti128_si256(i32, 1));
+  _mm_storel_epi64((__m128i *)(void *)out, _mm_packus_epi16(w16, w16));
+}
+
+/* quantize_quartic for the columns [J0, J1) below FULL: the same float
+ * operations as quant(), on eight lanes. 128 columns at a time, each of the
+ * ten streams (b and x of five partitions) read 512 bytes in order at a
+ * visit: on this machine (AMD EPYC) that pass runs about 12% faster than
+ * with 32 bytes a visit, and than one pass in order over b and x (the
+ * first pass left the partitions' ends in the last-level cache, which
+ * they reach early). Returns the column it stopped at. */
 CODEC_AVX2 static size_t quantize_quartic_avx2(float *b, const float *x,
                                                size_t n, float m,
-                                               unsigned char *out) {
+                                               unsigned char *out, size_t j0,
+                                               size_t j1) {
+  enum { COLS = 128 };
   size_t L = quartic_len(n);
   size_t full = n > 4 * L ? n - 4 * L : 0;
+  full = full < j1 ? full : j1;
   const float t = half_threshold(m);
   const __m256 vm = _mm256_set1_ps(m), vt = _mm256_set1_ps(t);
-  const __m256 vnt = _mm256_set1_ps(-t), one = _mm256_set1_ps(1.0f);
-  const __m256 three = _mm256_set1_ps(3.0f);
-  size_t j = 0;
+  const __m256 vnt = _mm256_set1_ps(-t);
+  size_t j = j0;
+  for (; j + COLS <= full; j += COLS) {
+    __m256 acc[COLS / 8];
+    for (int u = 0; u < COLS / 8; u++)
+      acc[u] = _mm256_setzero_ps();
+    for (size_t k = 0; k < 5; k++)
+      for (int u = 0; u < COLS / 8; u++) {
+        size_t i = k * L + j + 8 * (size_t)u;
+        acc[u] = quant8(b + i, x + i, acc[u], vm, vt, vnt);
+      }
+    for (int u = 0; u < COLS / 8; u++)
+      store8(out + j + 8 * (size_t)u, acc[u]);
+  }
   for (; j + 8 <= full; j += 8) {
-    __m256 byte = _mm256_setzero_ps();
-    for (size_t k = 0; k < 5; k++) {
-      float *bk = b + k * L + j;
-      __m256 v =
-          _mm256_add_ps(_mm256_loadu_ps(bk), _mm256_loadu_ps(x + k * L + j));
-      __m256 q = _mm256_sub_ps(
-          _mm256_and_ps(_mm256_cmp_ps(v, vt, _CMP_GE_OQ), one),
-          _mm256_and_ps(_mm256_cmp_ps(v, vnt, _CMP_LE_OQ), one));
-      _mm256_storeu_ps(bk, _mm256_sub_ps(v, _mm256_mul_ps(vm, q)));
-      /* Horner on small integers: exact in float. */
-      byte = _mm256_add_ps(_mm256_mul_ps(byte, three), _mm256_add_ps(q, one));
-    }
-    __m256i i32 = _mm256_cvttps_epi32(byte);
-    __m128i w16 = _mm_packus_epi32(_mm256_castsi256_si128(i32),
-                                   _mm256_extracti128_si256(i32, 1));
-    _mm_storel_epi64((__m128i *)(void *)(out + j), _mm_packus_epi16(w16, w16));
+    __m256 acc = _mm256_setzero_ps();
+    for (size_t k = 0; k < 5; k++)
+      acc = quant8(b + k * L + j, x + k * L + j, acc, vm, vt, vnt);
+    store8(out + j, acc);
   }
   return j;
 }
@@ -164,12 +194,26 @@ static ptrdiff_t tlc_encode(codec_state_t *st, const float *in,
   size_t L = quartic_len(n);
   kern_storef(out, m);
   if (m > 0.0f) {
-    size_t done = 0;
+    /* Blocks of 4096 columns (20 KB of b and of x, 4 KB of payload), each
+     * zero-run encoded while its bytes are in the L1 cache. */
+    enum { BLOCK = 4096 };
+    bool avx2 = codec_use_avx2(st->codec);
+    struct zre_stream z;
+    zre_begin(&z, avx2);
+    for (size_t j0 = 0; j0 < L; j0 += BLOCK) {
+      size_t j1 = L - j0 < BLOCK ? L : j0 + BLOCK, j = j0;
 #if CODEC_X86
-    if (codec_use_avx2(st->codec))
-      done = quantize_quartic_avx2(b, in, n, m, out + 4);
+      if (avx2)
+        j = quantize_quartic_avx2(b, in, n, m, out + 4, j0, j1);
+#else
+      (void)avx2;
 #endif
-    quantize_quartic(b, in, n, m, out + 4, done);
+      quantize_quartic(b, in, n, m, out + 4, j, j1);
+      if (p->zre)
+        zre_feed(out + 4, j0, j1, &z);
+    }
+    size_t len = p->zre ? zre_end(out + 4, &z) : L;
+    return (ptrdiff_t)(4 + len);
   } else {
     /* All of b + x is zero: q = 0 everywhere (digit 1), b stays zero. */
     accumulate(b, in, n);
@@ -213,6 +257,7 @@ const struct codec_ops codec_3lc_ops = {
     .configure = tlc_configure,
     .describe = tlc_describe,
     .bound = tlc_bound,
+    .encode_passes = 2, /* max|b + x|, then quantize and b -= out */
     .has_residual = true,
     .size_fixed = tlc_size_fixed,
     .error_bounds = kern_feedback_bounds,

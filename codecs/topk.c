@@ -144,6 +144,7 @@ const struct codec_ops codec_topk_ops = {
     .configure = topk_configure,
     .describe = topk_describe,
     .bound = topk_bound,
+    .encode_passes = 0, /* a selection: passes depend on its algorithm */
     .has_residual = true,
     .sparse = true,
     .error_bounds = kern_feedback_bounds,

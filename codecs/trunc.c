@@ -124,6 +124,44 @@ static size_t pack_narrow(const float *in, unsigned char *out, size_t n,
   return i;
 }
 
+#if CODEC_X86
+#include <immintrin.h>
+
+/* pack_narrow on eight lanes: the W high bits of each pattern; each pair
+ * of lanes (one 64-bit lane) merged into 2W bits, each pair of pairs into
+ * 4W bits at the bottom of its 128-bit half, the two halves spliced into
+ * 8W bits and stored as 16 bytes, as pack_narrow stores them. */
+CODEC_AVX2 static size_t pack_narrow_avx2(const float *in, unsigned char *out,
+                                          size_t n, unsigned w) {
+  const __m128i sh_top = _mm_cvtsi32_si128((int)(32 - w));
+  const __m128i sh_w = _mm_cvtsi32_si128((int)w);
+  const __m128i sh_2w = _mm_cvtsi32_si128((int)(2 * w));
+  const __m128i sh_4w = _mm_cvtsi32_si128((int)(4 * w));
+  const __m128i sh_rest = _mm_cvtsi32_si128((int)(64 - 4 * w));
+  const __m256i low32 = _mm256_set1_epi64x(0xffffffff);
+  size_t total = payload_bytes(n, w), i = 0;
+  for (size_t pos = 0; i + 8 <= n && pos + 16 <= total; i += 8, pos += w) {
+    __m256i v = _mm256_srl_epi32(
+        _mm256_loadu_si256((const __m256i *)(const void *)(in + i)), sh_top);
+    /* Odd lane's bits after the even lane's: the odd one shifted down
+     * from bit 32 to bit W (the even lane, below 2^W, shifts out). */
+    __m256i pair = _mm256_or_si256(
+        _mm256_and_si256(v, low32),
+        _mm256_srl_epi64(v, _mm_sub_epi64(_mm_cvtsi32_si128(32), sh_w)));
+    __m256i quad = _mm256_or_si256(
+        pair, _mm256_sll_epi64(_mm256_bsrli_epi128(pair, 8), sh_2w));
+    __m128i a = _mm256_castsi256_si128(quad);
+    __m128i b = _mm256_extracti128_si256(quad, 1);
+    /* 8W bits: A's 4W, then B's from bit 4W on, over the 64-bit halves. */
+    __m128i lo = _mm_or_si128(a, _mm_sll_epi64(b, sh_4w));
+    __m128i hi = _mm_bslli_si128(_mm_srl_epi64(b, sh_rest), 8);
+    _mm_storeu_si128((__m128i *)(void *)(out + pos),
+                     _mm_or_si128(_mm_move_epi64(lo), hi));
+  }
+  return i;
+}
+#endif
+
 static ptrdiff_t trunc_encode(codec_state_t *s, const float *in,
                               unsigned char *out) {
   unsigned w =
@@ -134,7 +172,14 @@ static ptrdiff_t trunc_encode(codec_state_t *s, const float *in,
   } else if (w == 8) {
     pack8(in, out, n);
   } else {
-    size_t done = w < 16 ? pack_narrow(in, out, n, w) : 0;
+    size_t done = 0;
+#if CODEC_X86
+    if (w < 16 && codec_use_avx2(s->codec))
+      done = pack_narrow_avx2(in, out, n, w);
+    else
+#endif
+        if (w < 16)
+      done = pack_narrow(in, out, n, w);
     pack_any(in + done, out + done / 8 * w, n - done, w);
   }
   return (ptrdiff_t)payload_bytes(n, w);
@@ -315,6 +360,7 @@ const struct codec_ops codec_trunc_ops = {
     .configure = trunc_configure,
     .describe = trunc_describe,
     .bound = trunc_bound,
+    .encode_passes = 1,
     .error_bounds = trunc_error_bounds,
     .encode = trunc_encode,
     .decode = trunc_decode,

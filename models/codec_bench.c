@@ -30,15 +30,21 @@ void codec_bench_defaults(struct codec_bench_config *cfg) {
   cfg->runs = 5;
   cfg->seed = 1;
   cfg->flush_bytes = (size_t)256 << 20;
+  cfg->warm = false;
 }
+
+/* The timed operations of a run. */
+enum { T_ENCODE, T_DECODE, T_MEMCPY, T_BOUND, T_COUNT };
 
 struct codec_bench {
   struct codec_bench_config cfg;
   float **pool;         /* runs + 1 vectors of n values */
   float *dec;           /* decode target, n values */
   float *copy;          /* memcpy target, n values */
+  float *resid;         /* the traffic bound's residual, n values */
   unsigned char *flush; /* cfg.flush_bytes, or NULL */
-  double *t[3];         /* per-run times: encode, decode, memcpy */
+  double *t[T_COUNT];   /* per-run times of each operation */
+  uint32_t sink;        /* what the warm reads and the bound computed */
 };
 
 void codec_bench_free(codec_bench_t *b) {
@@ -49,8 +55,9 @@ void codec_bench_free(codec_bench_t *b) {
   g_free(b->pool);
   g_free(b->dec);
   g_free(b->copy);
+  g_free(b->resid);
   g_free(b->flush);
-  for (int k = 0; k < 3; k++)
+  for (int k = 0; k < T_COUNT; k++)
     g_free(b->t[k]);
   g_free(b);
 }
@@ -79,9 +86,11 @@ int codec_bench_create(const struct codec_bench_config *cfg,
   for (size_t r = 0; ok && r <= R; r++)
     ok = (b->pool[r] = g_try_malloc(bytes)) != NULL &&
          gradgen_fill(&gp, 0, 0, r, 1.0, 0, b->pool[r], cfg->n) == 0;
-  ok = ok && (b->dec = touched(bytes)) && (b->copy = touched(bytes));
-  ok = ok && (!cfg->flush_bytes || (b->flush = touched(cfg->flush_bytes)));
-  for (int k = 0; ok && k < 3; k++)
+  ok = ok && (b->dec = touched(bytes)) && (b->copy = touched(bytes)) &&
+       (b->resid = touched(bytes));
+  ok = ok && (cfg->warm || !cfg->flush_bytes ||
+              (b->flush = touched(cfg->flush_bytes)));
+  for (int k = 0; ok && k < T_COUNT; k++)
     ok = (b->t[k] = g_try_new(double, R)) != NULL;
   if (!ok) {
     codec_bench_free(b);
@@ -113,6 +122,88 @@ double codec_bench_median(double *v, size_t n) {
 static void flush_caches(codec_bench_t *b, unsigned round) {
   if (b->flush)
     memset(b->flush, (int)(round & 0xffu), b->cfg.flush_bytes);
+}
+
+/* One byte of every 64 of P[0, BYTES): every cache line read. */
+static uint32_t read_lines(const void *p, size_t bytes) {
+  const unsigned char *c = p;
+  uint32_t s = 0;
+  for (size_t i = 0; i < bytes; i += 64)
+    s += c[i];
+  return s;
+}
+
+/* Before a timed operation that reads IN (and IN2, may be NULL) and writes
+ * OUT: flush the caches, or, warm, read the inputs and write the output so
+ * that the operation finds them in the caches. */
+static void prepare(codec_bench_t *b, unsigned round, const void *in,
+                    const void *in2, size_t in_bytes, void *out,
+                    size_t out_bytes) {
+  if (!b->cfg.warm) {
+    flush_caches(b, round);
+    return;
+  }
+  b->sink += read_lines(in, in_bytes);
+  if (in2)
+    b->sink += read_lines(in2, in_bytes);
+  memset(out, (int)(round & 0xffu), out_bytes);
+}
+
+/* The bound's loops are compiled for x86-64-v3 too, as the codecs' hot
+ * loops are (codecs/codec_impl.h, CODEC_HOT), so that the bound is not
+ * held back by baseline code where the encoders run AVX2. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
+    !defined(__SANITIZE_ADDRESS__)
+#define BENCH_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define BENCH_HOT
+#endif
+
+/* The largest |X[i] + B[i]| (|X[i]| without B) as bits: one read of each
+ * array, as 3lc's first pass. */
+static BENCH_HOT uint32_t traffic_read(const float *x, const float *b,
+                                       size_t n) {
+  uint32_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    float f = b ? x[i] + b[i] : x[i];
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u &= 0x7fffffffu;
+    m = u > m ? u : m;
+  }
+  return m;
+}
+
+/* B += X, the last pass's read and write. */
+static BENCH_HOT void traffic_add(const float *x, float *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    b[i] += x[i];
+}
+
+uint32_t codec_bench_traffic(unsigned passes, const float *x, float *b,
+                             size_t n, unsigned char *out,
+                             size_t payload_bytes) {
+  uint32_t m = 0;
+  for (unsigned p = 1; p < passes; p++)
+    m |= traffic_read(x, b, n);
+  /* The last pass in blocks of 4096 values (16 KB), each followed by its
+   * share of the payload, as an encoder writes it along the way. */
+  enum { BLOCK = 4096 };
+  size_t w = 0;
+  for (size_t i = 0; i < n; i += BLOCK) {
+    size_t k = n - i < BLOCK ? n - i : BLOCK;
+    if (b)
+      traffic_add(x + i, b + i, k);
+    else
+      m |= traffic_read(x + i, NULL, k);
+    size_t e =
+        i + k == n
+            ? payload_bytes
+            : (size_t)((double)payload_bytes * (double)(i + k) / (double)n);
+    memset(out + w, (int)(m & 0xffu), e - w);
+    w = e;
+  }
+  return m;
 }
 
 /* SPEC parsed, and a stream state and a payload buffer for B's vectors;
@@ -169,14 +260,16 @@ static int coding_failed(const codec_t *c, int rc, bool encode, char *err,
   return encode ? rc : -EBADMSG;
 }
 
-/* Run R of a bench: flush, encode, flush, decode, flush, memcpy; the
- * three times go to B->t[k][R - 1] (R = 0 is the warm-up). A failure's
- * error, with *DECODING telling whose it is. */
+/* Run R of a bench: flush, encode, flush, decode, flush, memcpy, and for a
+ * codec of two or more passes flush, its traffic bound; the times go to
+ * B->t[k][R - 1] (R = 0 is the warm-up). A failure's error, with
+ * *DECODING telling whose it is. */
 static int bench_run(codec_bench_t *b, codec_state_t *st, unsigned char *buf,
                      size_t cap, size_t r, size_t *len, bool *decoding) {
   const codec_t *c = codec_state_codec(st);
   size_t n = b->cfg.n;
-  flush_caches(b, (unsigned)r);
+  prepare(b, (unsigned)r, b->pool[r], codec_state_residual(st), 4 * n, buf,
+          cap);
   double t0 = codec_bench_now();
   ptrdiff_t e = codec_encode(st, b->pool[r], n, buf, cap);
   double t1 = codec_bench_now();
@@ -184,21 +277,30 @@ static int bench_run(codec_bench_t *b, codec_state_t *st, unsigned char *buf,
   if (e < 0)
     return (int)e;
   *len = (size_t)e;
-  flush_caches(b, (unsigned)r + 1);
+  prepare(b, (unsigned)r + 1, buf, NULL, *len, b->dec, 4 * n);
   double t2 = codec_bench_now();
   int rc = codec_decode(c, buf, *len, b->dec, n);
   double t3 = codec_bench_now();
   *decoding = rc != 0;
   if (rc != 0)
     return rc;
-  flush_caches(b, (unsigned)r + 2);
+  prepare(b, (unsigned)r + 2, b->pool[r], NULL, 4 * n, b->copy, 4 * n);
   double t4 = codec_bench_now();
   memcpy(b->copy, b->pool[r], 4 * n);
-  double t5 = codec_bench_now();
+  double t5 = codec_bench_now(), t6 = 0, t7 = 0;
+  unsigned passes = codec_encode_passes(c);
+  if (passes >= 2) {
+    float *res = codec_is_stateful(c) ? b->resid : NULL;
+    prepare(b, (unsigned)r + 3, b->pool[r], res, 4 * n, buf, cap);
+    t6 = codec_bench_now();
+    b->sink += codec_bench_traffic(passes, b->pool[r], res, n, buf, cap);
+    t7 = codec_bench_now();
+  }
   if (r > 0) {
-    b->t[0][r - 1] = t1 - t0;
-    b->t[1][r - 1] = t3 - t2;
-    b->t[2][r - 1] = t5 - t4;
+    b->t[T_ENCODE][r - 1] = t1 - t0;
+    b->t[T_DECODE][r - 1] = t3 - t2;
+    b->t[T_MEMCPY][r - 1] = t5 - t4;
+    b->t[T_BOUND][r - 1] = t7 - t6;
   }
   return 0;
 }
@@ -231,12 +333,17 @@ int codec_bench_measure(codec_bench_t *b, const char *spec,
     snprintf(out->spec, sizeof out->spec, "%s", codec_spec(c));
     snprintf(out->kernels, sizeof out->kernels, "%s", codec_kernels(c));
     out->n = n;
-    out->encode_gbps = bytes / codec_bench_median(b->t[0], R) / 1e9;
-    out->decode_gbps = bytes / codec_bench_median(b->t[1], R) / 1e9;
-    out->memcpy_gbps = bytes / codec_bench_median(b->t[2], R) / 1e9;
+    out->encode_gbps = bytes / codec_bench_median(b->t[T_ENCODE], R) / 1e9;
+    out->decode_gbps = bytes / codec_bench_median(b->t[T_DECODE], R) / 1e9;
+    out->memcpy_gbps = bytes / codec_bench_median(b->t[T_MEMCPY], R) / 1e9;
     out->encode_x_memcpy = out->encode_gbps / out->memcpy_gbps;
     out->decode_x_memcpy = out->decode_gbps / out->memcpy_gbps;
     out->bits_per_value = bits;
+    out->passes = codec_encode_passes(c);
+    if (out->passes >= 2) {
+      out->bound_gbps = bytes / codec_bench_median(b->t[T_BOUND], R) / 1e9;
+      out->encode_x_bound = out->encode_gbps / out->bound_gbps;
+    }
   }
   close_codec(c, st, buf);
   return rc;
@@ -280,16 +387,16 @@ int codec_bench_calibrate(codec_bench_t *b, const char *spec,
     if (rc != 0)
       rc = coding_failed(c, rc, false, err, errlen);
     else if (r > 0) {
-      b->t[0][r - 1] = t1 - t0;
-      b->t[1][r - 1] = t2 - t1;
+      b->t[T_ENCODE][r - 1] = t1 - t0;
+      b->t[T_DECODE][r - 1] = t2 - t1;
       bytes += (double)len / (double)R;
     }
   }
   if (rc == 0) {
     memset(out, 0, sizeof *out);
     snprintf(out->spec, sizeof out->spec, "%s", codec_spec(c));
-    codec_bench_fit(b->t[0], b->t[1], R, n, bytes, codec_is_sparse(c),
-                    out);
+    codec_bench_fit(b->t[T_ENCODE], b->t[T_DECODE], R, n, bytes,
+                    codec_is_sparse(c), out);
   }
   close_codec(c, st, buf);
   return rc;

@@ -31,17 +31,23 @@ struct codec_bench_config {
   size_t runs;        /* timed runs, >= 1; the median is kept */
   uint64_t seed;      /* synthetic data seed */
   size_t flush_bytes; /* written before every timed operation (0: none) */
+  /* Instead of the flush, read each timed operation's inputs and write its
+   * output just before it, so that it runs from the caches when N is
+   * small enough for them: the codec's compute rate, not memory's. */
+  bool warm;
 };
 
 /* `gradsim codec bench`'s defaults: 2^24 values (64 MB), 5 runs, seed 1,
  * and a 256 MB flush, larger than any last-level cache of the machines
- * gradsim runs on, so that every timed operation starts from memory. */
+ * gradsim runs on, so that every timed operation starts from memory; not
+ * warm. */
 void codec_bench_defaults(struct codec_bench_config *cfg);
 
 typedef struct codec_bench codec_bench_t;
 
-/* Allocate and fill a context for CFG. Returns 0, -EINVAL (n or runs 0,
- * or 4n overflows) or -ENOMEM. */
+/* Allocate and fill a context for CFG (a warm one allocates no flush
+ * buffer). Returns 0, -EINVAL (n or runs 0, or 4n overflows) or
+ * -ENOMEM. */
 int codec_bench_create(const struct codec_bench_config *cfg,
                        codec_bench_t **out);
 void codec_bench_free(codec_bench_t *b); /* NULL is fine */
@@ -56,14 +62,34 @@ struct codec_bench_result {
   double memcpy_gbps;                      /* 4n bytes, same run */
   double encode_x_memcpy, decode_x_memcpy; /* the ratios of the medians */
   double bits_per_value;                   /* mean over the timed runs */
+  /* The bound the encoder's memory traffic sets, for a codec of two or
+   * more passes (codec_encode_passes; PASSES holds it): GB/s of float32
+   * of codec_bench_traffic() with the codec's passes, residual and bound
+   * (codec_bound) bytes of payload, timed like the encode in the same
+   * runs; the encoder's fraction of it. Both 0 for the other codecs. */
+  unsigned passes;
+  double bound_gbps, encode_x_bound;
 };
 
 /* Measure SPEC: one stream state; per run, encode the run's vector, decode
- * the payload (codec_decode, overwrite) and memcpy the same vector, each
- * after the flush; the first run is untimed. Medians of the timed runs. */
+ * the payload (codec_decode, overwrite), memcpy the same vector and, for a
+ * codec of two or more passes, run its traffic bound on it
+ * (codec_bench_traffic), each after the flush (or warm); the first run is
+ * untimed. Medians of the timed runs. */
 int codec_bench_measure(codec_bench_t *b, const char *spec,
                         struct codec_bench_result *out, char *err,
                         size_t errlen);
+
+/* The memory traffic of an encoder of PASSES passes over N values
+ * (codec.h, codec_encode_passes), with the least work that makes it:
+ * PASSES - 1 passes that read X and, when B is not NULL, B (the residual);
+ * then one that reads both again, writes B += X and, along the way, the
+ * PAYLOAD_BYTES bytes of OUT. Returns a value computed from every byte
+ * read, so that no pass can be left out. What `codec bench` times as a
+ * codec's bound: no encoder with that traffic can beat it. */
+uint32_t codec_bench_traffic(unsigned passes, const float *x, float *b,
+                             size_t n, unsigned char *out,
+                             size_t payload_bytes);
 
 /* ---- calibration -------------------------------------------------- */
 

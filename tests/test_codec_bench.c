@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 static codec_bench_t *small_bench(size_t n, size_t flush) {
-  struct codec_bench_config cfg = {n, 3, 7, flush};
+  struct codec_bench_config cfg = {n, 3, 7, flush, false};
   codec_bench_t *b = NULL;
   cr_assert_eq(codec_bench_create(&cfg, &b), 0);
   cr_assert_not_null(b);
@@ -27,6 +27,7 @@ Test(codec_bench, defaults_are_the_documented_ones) {
   cr_expect_eq(cfg.runs, 5);
   cr_expect_eq(cfg.seed, 1);
   cr_expect_eq(cfg.flush_bytes, (size_t)256 << 20);
+  cr_expect_not(cfg.warm);
 }
 
 Test(codec_bench, paper_specs_all_parse) {
@@ -43,7 +44,7 @@ Test(codec_bench, paper_specs_all_parse) {
 
 Test(codec_bench, bad_config_is_einval) {
   codec_bench_t *b = (codec_bench_t *)1;
-  struct codec_bench_config cfg = {0, 5, 1, 0};
+  struct codec_bench_config cfg = {0, 5, 1, 0, false};
   cr_expect_eq(codec_bench_create(&cfg, &b), -EINVAL);
   cfg.n = 10;
   cfg.runs = 0;
@@ -68,6 +69,75 @@ Test(codec_bench, measure_fills_the_result) {
   cr_expect_float_eq(r.encode_x_memcpy, r.encode_gbps / r.memcpy_gbps, 1e-12);
   cr_expect_float_eq(r.decode_x_memcpy, r.decode_gbps / r.memcpy_gbps, 1e-12);
   codec_bench_free(b);
+}
+
+/* A codec of two passes gets the bound of its traffic, measured in the
+ * same runs, and the encoder's fraction of it; a streaming one none. Warm
+ * or with a flush, the results are filled alike. */
+Test(codec_bench, bound_for_two_pass_codecs_only) {
+  static const struct {
+    const char *spec;
+    unsigned passes;
+  } t[] = {{"onebit", 2}, {"3lc", 2}, {"q8", 2}, {"fp16", 1}, {"topk", 0}};
+  for (int warm = 0; warm < 2; warm++) {
+    struct codec_bench_config cfg = {5000, 3, 7, 4096, warm};
+    codec_bench_t *b = NULL;
+    cr_assert_eq(codec_bench_create(&cfg, &b), 0);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+      struct codec_bench_result r;
+      memset(&r, 0xff, sizeof r);
+      char err[256] = "";
+      cr_assert_eq(codec_bench_measure(b, t[i].spec, &r, err, sizeof err), 0,
+                   "%s", err);
+      cr_expect_eq(r.passes, t[i].passes, "%s", t[i].spec);
+      if (t[i].passes >= 2) {
+        cr_expect(r.bound_gbps > 0 && isfinite(r.bound_gbps), "%s", t[i].spec);
+        cr_expect_float_eq(r.encode_x_bound, r.encode_gbps / r.bound_gbps,
+                           1e-12, "%s", t[i].spec);
+      } else {
+        cr_expect_eq(r.bound_gbps, 0, "%s", t[i].spec);
+        cr_expect_eq(r.encode_x_bound, 0, "%s", t[i].spec);
+      }
+      cr_expect(r.encode_gbps > 0 && r.memcpy_gbps > 0);
+    }
+    codec_bench_free(b);
+  }
+}
+
+/* The traffic kernel makes the traffic it states: the residual gets x
+ * added once, whatever the passes; x is only read; every payload byte is
+ * written (the same bytes over a buffer of zeros and one of 0xff) and
+ * nothing past it. */
+Test(codec_bench, traffic_reads_writes_what_it_says) {
+  size_t n = 10007, bytes = n / 5 + 1;
+  float *x = g_new(float, n), *b = g_new(float, n);
+  unsigned char *o1 = g_malloc(bytes + 1), *o2 = g_malloc(bytes + 1);
+  for (size_t i = 0; i < n; i++)
+    x[i] = (float)i - 5000.0f;
+  for (unsigned passes = 1; passes <= 3; passes++)
+    for (int resid = 0; resid < 2; resid++) {
+      unsigned char *o[2] = {o1, o2};
+      for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < n; i++)
+          b[i] = 0.25f * (float)(i % 7);
+        memset(o[k], k ? 0xff : 0, bytes + 1);
+        codec_bench_traffic(passes, x, resid ? b : NULL, n, o[k], bytes);
+        for (size_t i = 0; i < n; i++) {
+          cr_assert_eq(x[i], (float)i - 5000.0f);
+          float want = 0.25f * (float)(i % 7) + (resid ? x[i] : 0.0f);
+          cr_assert_eq(b[i], want, "passes %u: b[%zu] = %g", passes, i,
+                       (double)b[i]);
+        }
+      }
+      cr_assert(memcmp(o1, o2, bytes) == 0, "passes %u resid %d", passes,
+                resid);
+      cr_assert(o1[bytes] == 0 && o2[bytes] == 0xff, "passes %u resid %d",
+                passes, resid);
+    }
+  g_free(x);
+  g_free(b);
+  g_free(o1);
+  g_free(o2);
 }
 
 Test(codec_bench, canonical_spec_in_the_result) {

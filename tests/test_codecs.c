@@ -226,8 +226,10 @@ static const char *const ALL_SPECS[] = {
     "trunc:bits=8",
     "trunc:bits=13",
     "trunc:bits=16",
+    "trunc:bits=17",
     "trunc:bits=22",
     "trunc:bits=24",
+    "trunc:bits=27",
     "trunc:bits=31",
     "q8",
     "inceptionn:eb=-1",
@@ -534,6 +536,49 @@ Test(properties, sparse_families_and_classes) {
     codec_free(c);
   }
   free(x);
+}
+
+/* The encoder's passes over memory (codec.h): streaming codecs 1, a
+ * whole-vector statistic first 2, selections and factorisations 0; qsgd
+ * by its bucket. */
+Test(properties, encode_passes) {
+  static const struct {
+    const char *spec;
+    unsigned passes;
+  } t[] = {
+      {"fp32", 1},
+      {"fp16", 1},
+      {"bf16", 1},
+      {"trunc:bits=22", 1},
+      {"inceptionn", 1},
+      {"q8", 2},
+      {"terngrad", 2},
+      {"3lc", 2},
+      {"3lc:s=1.9,zre=0", 2},
+      {"onebit", 2},
+      {"qsgd", 1},
+      {"qsgd:bucket=8192", 1},
+      {"qsgd:bucket=8193", 2},
+      {"topk", 0},
+      {"rgc", 0},
+      {"powersgd", 0},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    codec_t *c = mk(t[i].spec);
+    cr_assert_eq(codec_encode_passes(c), t[i].passes, "%s: %u", t[i].spec,
+                 codec_encode_passes(c));
+    codec_free(c);
+  }
+  /* Every registered codec is in the table above. */
+  for (size_t k = 0; k < codec_count(); k++) {
+    bool found = false;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+      size_t len = strcspn(t[i].spec, ":");
+      found |= strlen(codec_info(k)->name) == len &&
+               strncmp(t[i].spec, codec_info(k)->name, len) == 0;
+    }
+    cr_assert(found, "%s has no expected passes", codec_info(k)->name);
+  }
 }
 
 /* The settings the benchmarks measure: every codec, its paper settings. */
@@ -1466,6 +1511,59 @@ Test(q8, zeros_and_scale) {
   free(p);
 }
 
+/* Values whose quotient x / scale lies within a few ulps of a
+ * half-integer, where a quantizer that multiplies by 1 / scale could round
+ * the other way (codecs/q8.c keeps the division for them), and a scale
+ * below the normal range, whose reciprocal overflows: the reference's
+ * bytes, from the default (SIMD) and the portable kernels. */
+Test(q8, near_halves_and_tiny_scales_match_reference) {
+  struct rng r = {8};
+  enum { N = 4099 };
+  float *x = xmalloc(N * sizeof *x);
+  unsigned char *want = xmalloc(N + 4);
+  static const float maxima[] = {1.7f, 127.0f, 3e-3f, 0x1p-130f, 1e-44f, 3e38f};
+  for (size_t t = 0; t < sizeof maxima / sizeof maxima[0]; t++) {
+    float m = maxima[t], scale = m / 127.0f;
+    x[0] = -m;
+    for (size_t i = 1; i < N; i++) {
+      /* k + 1/2 times the scale, moved by up to 4 ulps; or random. */
+      float k = (float)rng_below(&r, 127) + 0.5f;
+      float v = k * scale;
+      int ulps = (int)rng_below(&r, 9) - 4;
+      for (; ulps > 0; ulps--)
+        v = nextafterf(v, INFINITY);
+      for (; ulps < 0; ulps++)
+        v = nextafterf(v, 0.0f);
+      if (rng_below(&r, 4) == 0)
+        v = (float)rng_below(&r, 1u << 20) * 0x1p-20f * m;
+      v = fabsf(v) > m ? m : v;
+      x[i] = rng_below(&r, 2) ? -v : v;
+    }
+    memset(x + 32, 0, 32 * sizeof *x); /* 0 times an infinite 1 / scale */
+    putf(want, scale);
+    for (size_t i = 0; i < N; i++) {
+      /* 1e-44 / 127 rounds to a zero scale: every code 0. */
+      float q = scale > 0 ? roundf(x[i] / scale) : 0.0f;
+      q = q > 127 ? 127 : q < -127 ? -127 : q;
+      want[4 + i] = (unsigned char)(signed char)q;
+    }
+    for (int portable = 0; portable < 2; portable++) {
+      codec_t *c = mk_mode("q8", portable);
+      codec_state_t *s = mkstate(c, N, 0);
+      size_t len;
+      unsigned char *p = enc(s, x, N, &len);
+      char what[64];
+      snprintf(what, sizeof what, "q8 max %a portable=%d", (double)m, portable);
+      assert_bytes(p, len, want, N + 4, what);
+      free(p);
+      codec_state_free(s);
+      codec_free(c);
+    }
+  }
+  free(x);
+  free(want);
+}
+
 Test(q8, random_matches_reference) {
   struct rng r = {7};
   codec_t *c = mk("q8");
@@ -2232,6 +2330,56 @@ Test(tlc, zre_matches_reference_on_random_streams) {
       snprintf(what, sizeof what, "zre n=%zu trial %d", n, trial);
       assert_bytes(buf, got, want, wl, what);
     }
+  free(in);
+  free(buf);
+  free(want);
+}
+
+/* The block-by-block zero-run encoder (zre_begin, zre_feed, zre_end),
+ * scalar and AVX2 (where the processor has it), against the reference on
+ * streams of short and long runs cut into blocks of random sizes. Before
+ * each feed the 64 bytes after the block hold garbage, as they may in an
+ * encoder that writes the next block only before feeding it: reading them
+ * would change the result. */
+Test(tlc, zre_stream_in_blocks_matches_reference) {
+  codec_t *c = mk("3lc");
+  bool avx2 = strcmp(codec_kernels(c), "avx2") == 0;
+  codec_free(c);
+  struct rng r = {33};
+  enum { MAXN = 20000 };
+  unsigned char *in = xmalloc(MAXN + 64), *buf = xmalloc(MAXN + 64),
+                *want = xmalloc(MAXN);
+  static const size_t longest[] = {2, 5, 20, 60, 400};
+  for (int trial = 0; trial < 400; trial++) {
+    size_t n = trial % 7 == 0 ? rng_below(&r, 100) : 1 + rng_below(&r, MAXN);
+    size_t zmax = longest[trial % 5];
+    for (size_t i = 0; i < n;) {
+      bool zero = rng_below(&r, 4) != 0;
+      size_t run = 1 + rng_below(&r, zero ? zmax : 3);
+      for (size_t k = 0; k < run && i < n; k++, i++)
+        in[i] = zero ? 121 : (unsigned char)rng_below(&r, 243);
+    }
+    size_t wl = ref_zre(in, n, want);
+    for (int simd = 0; simd <= (int)avx2; simd++) {
+      struct zre_stream z;
+      zre_begin(&z, simd);
+      size_t most = trial % 3 ? 5000 : 40;
+      for (size_t j = 0; j < n;) {
+        size_t e = j + 1 + rng_below(&r, most);
+        e = e < n ? e : n;
+        memcpy(buf + j, in + j, e - j);
+        for (size_t k = e; k < e + 64; k++)
+          buf[k] = rng_below(&r, 2) ? 121 : (unsigned char)rng_below(&r, 256);
+        zre_feed(buf, j, e, &z);
+        j = e;
+      }
+      size_t got = zre_end(buf, &z);
+      char what[80];
+      snprintf(what, sizeof what, "zre blocks n=%zu trial %d simd %d", n, trial,
+               simd);
+      assert_bytes(buf, got, want, wl, what);
+    }
+  }
   free(in);
   free(buf);
   free(want);

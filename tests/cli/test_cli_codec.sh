@@ -556,7 +556,7 @@ fi
 
 # ---- bench and compare ----------------------------------------------------
 
-BH="codec,n,encode_gbps,decode_gbps,memcpy_gbps,encode_x_memcpy,decode_x_memcpy,bits_per_value"
+BH="codec,n,encode_gbps,decode_gbps,memcpy_gbps,encode_x_memcpy,decode_x_memcpy,bits_per_value,bound_gbps,encode_x_bound"
 num_re='^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$'
 # csv_tsv FILE: the CSV records (RFC 4180 quoting) as tab-separated lines.
 csv_tsv() {
@@ -581,11 +581,12 @@ if run_ok "bench --codec q8 --n 100000 --runs 5 --format csv exits 0" \
   check "bench csv: header line" $? "got: $(head -1 "$L/out")"
   [ "$(nlines "$L/bench1")" -eq 2 ]
   check "bench csv --codec q8: exactly one row" $? "got $(($(nlines "$L/bench1") - 1)) rows"
-  awk -F '\t' -v re="$num_re" 'NR == 2 { ok = NF == 8 && $1 == "q8" && $2 == 100000
-      for (i = 3; i <= 8; i++) if ($i !~ re) ok = 0
-      d = $8 - 8 * 100004 / 100000; if (d < 0) d = -d; if (d > 1e-3) ok = 0 }
+  awk -F '\t' -v re="$num_re" 'NR == 2 { ok = NF == 10 && $1 == "q8" && $2 == 100000
+      for (i = 3; i <= 10; i++) if ($i !~ re) ok = 0
+      d = $8 - 8 * 100004 / 100000; if (d < 0) d = -d; if (d > 1e-3) ok = 0
+      d = $10 - $3 / $9; if (d < 0) d = -d; if (d > 0.01 * $10 + 2e-3) ok = 0 }
     END { exit !ok }' "$L/bench1"
-  check "bench csv --codec q8: row is q8,100000,<6 numbers> with bits_per_value = 8(n+4)/n" $? \
+  check "bench csv --codec q8: row is q8,100000,<8 numbers>, bits_per_value = 8(n+4)/n, encode_x_bound = encode / bound (q8 reads x twice)" $? \
     "row: $(sed -n 2p "$L/out")"
 fi
 if run_ok "bench --codec all --n 2000 --runs 5 --format csv exits 0" \
@@ -598,18 +599,27 @@ if run_ok "bench --codec all --n 2000 --runs 5 --format csv exits 0" \
     awk -F '\t' -v c="$c" 'NR > 1 { split($1, a, ":"); if (a[1] == c) f = 1 } END { exit !f }' \
       "$L/bench2" || miss+=" $c"
   done
-  bad=$(awk -F '\t' -v re="$num_re" 'NR > 1 { ok = NF == 8 && $2 == 2000
-      for (i = 3; i <= 8; i++) if ($i !~ re) ok = 0; if (!ok) print NR ": " $0 }' "$L/bench2" | head -3)
+  # The bound columns: numbers for the codecs whose encoder passes twice
+  # over memory (codec_encode_passes), empty for the others.
+  bad=$(awk -F '\t' -v re="$num_re" 'NR > 1 { ok = NF == 10 && $2 == 2000
+      for (i = 3; i <= 8; i++) if ($i !~ re) ok = 0
+      split($1, a, ":"); two = a[1] ~ /^(q8|3lc|terngrad|onebit)$/
+      for (i = 9; i <= 10; i++) if (two ? $i !~ re : $i != "") ok = 0
+      if (!ok) print NR ": " $0 }' "$L/bench2" | head -3)
   dups=$(awk -F '\t' 'NR > 1 { print $1 }' "$L/bench2" | sort | uniq -d | head -3)
   [ "$(head -1 "$L/bench2.csv")" = "$BH" ] && [ "$rows" -ge 10 ] && [ -z "$miss" ] &&
     [ -z "$bad" ] && [ -z "$dups" ]
   check "bench csv --codec all: header and one well-formed row per setting, every codec" $? \
     "rows $rows; codecs missing:$miss; duplicates: $dups" \
-    "rows without 8 fields (codec,2000,6 numbers) after CSV parsing:" "$bad"
+    "rows without 10 fields (codec,2000,6 numbers, the bound: 2 numbers or empty) after CSV parsing:" "$bad"
 fi
 if run_ok "bench (table) --codec fp16 --n 1000 exits 0" codec bench --codec fp16 --n 1000; then
   grep -q fp16 "$L/out"
   check "bench table names the codec" $?
+fi
+if run_ok "bench (table) --codec onebit --n 1000 --warm exits 0" codec bench --codec onebit --n 1000 --warm; then
+  grep -q "bound GB/s" "$L/out" && grep -q "^onebit " "$L/out" && grep -q "warm" "$L/out"
+  check "bench table --warm: onebit's row, the bound column, says warm" $? "got: $(cat "$L/out")"
 fi
 
 if run_ok "compare --n 10000 --steps 3 exits 0" codec compare --n 10000 --steps 3; then
