@@ -69,6 +69,9 @@ if run_ok "a small ring runs" run small.ini --out o1; then
   done
   check "runs.csv has the required columns" "$(isempty "$miss")" \
     "missing:$miss" "header: $hdr"
+  check "runs.csv ends with the split of iteration_s" \
+    "$(case $hdr in *,grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,exposed_reduce_s,split_idle_s) echo 0 ;; *) echo 1 ;; esac)" \
+    "header: $hdr"
   check "runs.csv has one row" "$([ "$(csv_rows o1/runs.csv)" = 1 ]; echo $?)"
   rel=$(csv_get o1/runs.csv 1 formula_rel_err)
   check "ring on an ideal star equals its formula (rel err $rel)" \
@@ -141,6 +144,80 @@ if run_ok "payload = full runs" run full.ini --out d1 --jobs 2 --quiet &&
   run_ok "another seed" run full.ini --out d3 --set gradients.seed=7 --quiet
   check "another seed changes the wire bytes of rgc" \
     "$(cmp -s d1/runs.csv d3/runs.csv; [ $? = 1 ]; echo $?)"
+fi
+
+# split_adds_up FILE: the rows whose five parts of iteration_s do not add
+# up to it within what 9 printed digits lose.
+split_adds_up() {
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    { s = $h["split_compute_s"] + $h["exposed_comm_s"] + $h["exposed_codec_s"]
+      s += $h["exposed_reduce_s"] + $h["split_idle_s"]; it = $h["iteration_s"]
+      d = s - it; if (d < 0) d = -d
+      if (!(it > 0) || d > 1e-8 * it) print "point " $1 ": parts " s ", iteration_s " it }
+    END { if (NR < 2) print "no rows" }' "$1" || echo "awk failed on $1"
+}
+if [ -s d1/runs.csv ]; then
+  bad=$(split_adds_up d1/runs.csv)
+  check "the split adds up to iteration_s with codecs, aggregators, overlap" \
+    "$(isempty "$bad")" "$bad"
+fi
+
+# ---- where the time goes: the split of iteration_s ------------------------
+# A 4-worker ring of 8 equal tensors on an ideal network, compute shorter
+# and far longer (0.05 s) than the 26 ms exchange, in each schedule, with
+# and without a straggler. sync exposes the whole exchange; with compute
+# hiding it, overlap exposes only the last bucket's exchange (an eighth),
+# pipe only the last exchange, after the last of 10 iterations (a tenth).
+cat >split.ini <<'EOF'
+[platform]
+nodes = 4
+bandwidth = 10Gbps
+latency = 5us
+ideal = true
+[model]
+name = synthetic
+params = 4800000
+tensors = 8
+compute = 0.002, 0.05
+[exchange]
+algorithm = ring
+payload = none
+[training]
+iterations = 10
+mode = sync, overlap, pipe
+stragglers = 0:1, 2:1.5
+EOF
+# Rows: compute 0.002 then 0.05; in each sync, overlap, pipe; in each no
+# straggler, then worker 2 at 1.5 times the compute.
+if run_ok "the split sweep runs" run split.ini --out sp --quiet; then
+  bad=$(split_adds_up sp/runs.csv)
+  check "sync, overlap, pipe: the parts add up to iteration_s" \
+    "$(isempty "$bad")" "$bad"
+  bad=
+  for r in 1 7; do
+    exch=$(csv_get sp/runs.csv $r exchange_s)
+    x=$(awk -F, -v r=$((r + 1)) 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i }
+      NR == r { printf "%.17g", $h["iteration_s"] - $h["split_compute_s"] }' sp/runs.csv)
+    rel_le "$x" "$exch" 1e-8 || bad+=" point $((r - 1)): exposed $x, exchange $exch;"
+    rel_le "$(csv_get sp/runs.csv $r exposed_comm_s)" \
+      "$(csv_get sp/runs.csv $r comm_s)" 1e-8 ||
+      bad+=" point $((r - 1)): exposed_comm_s is not comm_s;"
+  done
+  check "sync: the whole exchange is exposed" "$(isempty "$bad")" "$bad"
+  sc=$(csv_get sp/runs.csv 7 exposed_comm_s)
+  oc=$(csv_get sp/runs.csv 9 exposed_comm_s)
+  pc=$(csv_get sp/runs.csv 11 exposed_comm_s)
+  rel_le "$oc" "$(awk -v s="$sc" 'BEGIN { printf "%.17g", s / 8 }')" 1e-6
+  check "overlap hides all but the last bucket ($oc s exposed, sync $sc s)" $?
+  rel_le "$pc" "$(awk -v s="$sc" 'BEGIN { printf "%.17g", s / 10 }')" 1e-6
+  check "pipe hides all but the last exchange ($pc s exposed, sync $sc s)" $?
+  c3=$(csv_get sp/runs.csv 3 exposed_comm_s)
+  awk -v c="$c3" -v s="$(csv_get sp/runs.csv 1 exposed_comm_s)" \
+    'BEGIN { exit !(c > 0.5 * s) }'
+  check "overlap with little compute to hide behind exposes most ($c3 s)" $?
+  i=$(csv_get sp/runs.csv 8 split_idle_s)
+  awk -v i="$i" 'BEGIN { exit !(i >= 0.025 * (1 - 1e-6) && i < 0.03) }'
+  check "a straggler's extra 25 ms of compute shows as idle ($i s)" $?
 fi
 
 # compress_min: buckets below it travel as fp32. Tensors of 100000 values
