@@ -76,8 +76,8 @@ int runner_points(const struct experiment *e, const struct sweep_opts *o,
 
 /* ---- plot.c: --plot and the summary table -------------------------------- */
 
-/* DIR/plot.png and plot.svg of E's ROWS (runs.csv fields); what could not
- * be done is appended to WARNINGS. */
+/* DIR/plot.png and breakdown.png (and .svg, .dat, .gp) of E's ROWS
+ * (runs.csv fields); what could not be done is appended to WARNINGS. */
 void plot_sweep(const char *dir, const struct experiment *e,
                 const GPtrArray *rows, GString *warnings);
 /* The summary table of E's ROWS (g_free). */

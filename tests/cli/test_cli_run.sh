@@ -353,12 +353,53 @@ printf 'h0\nh1\n' >few.hosts
 printf 'h0:4\nh1\nh2\nh3\n' >slots.hosts
 # ---- plot and trace --------------------------------------------------------
 if command -v gnuplot >/dev/null 2>&1; then
-  if run_ok "--plot" run small.ini --set platform.nodes=2,4 \
+  { echo '# Does Rabenseifner beat the ring as the cluster'
+    echo '# grows? Four and eight workers.'
+    cat small.ini; } >question.ini
+  if run_ok "--plot" run question.ini --set platform.nodes=2,4,8 \
     --set exchange.algorithm=ring,rabenseifner --out p1 --plot --quiet; then
     check "--plot writes plot.png and plot.svg" \
       "$([ -s p1/plot.png ] && [ -s p1/plot.svg ]; echo $?)"
     check "plot.dat has one block per algorithm" \
       "$([ "$(grep -c '^# series' p1/plot.dat)" = 2 ]; echo $?)"
+    miss=
+    for f in breakdown.png breakdown.svg breakdown.dat breakdown.gp; do
+      [ -s "p1/$f" ] || miss+=" $f"
+    done
+    check "--plot writes the breakdown beside the plot" "$(isempty "$miss")" \
+      "missing:$miss"
+    check "breakdown.dat: a bar per point, a block per algorithm" \
+      "$([ "$(grep -c '^[0-9]' p1/breakdown.dat)" = 6 ] &&
+        [ "$(grep -c '^# series' p1/breakdown.dat)" = 2 ]; echo $?)"
+    # Its bars are runs.csv's split: parts adding up to iteration_s.
+    bad=$(awk '/^[0-9]/ { s = $3 + $4 + $5 + $6 + $7
+        d = s - $8; if (d < 0) d = -d; if (!($8 > 0) || d > 1e-8 * $8) print }' \
+      p1/breakdown.dat)
+    check "breakdown.dat: each bar's parts add up to its iteration" \
+      "$(isempty "$bad")" "$bad"
+    for g in plot breakdown; do
+      bad=
+      grep -q 'Does Rabenseifner beat the ring as the cluster grows?' p1/$g.gp ||
+        bad+=" no question;"
+      grep -q 'question.ini' p1/$g.gp && bad+=" the file path;"
+      grep -q 'set xlabel "workers"' p1/$g.gp || bad+=" x not in words;"
+      grep -q 'algorithm=\|platform\.nodes' p1/$g.gp && bad+=" key names;"
+      grep -q 'title "ring"\|"ring" at first' p1/$g.gp || bad+=" no legend in words;"
+      check "$g.gp: the question under the title, axes and legend in words" \
+        "$(isempty "$bad")" "$bad"
+    done
+    check "plot.gp: log x for workers 2, 4, 8; the legend outside the data" \
+      "$(grep -q '^set logscale x 2' p1/plot.gp &&
+        grep -q '^set key outside' p1/plot.gp; echo $?)"
+    # Exchange times 2 to 1024 workers span more than a decade: log y.
+    if run_ok "--plot of a wide sweep" run small.ini --out p2 --plot --quiet \
+      --set platform.nodes=2,1024 --set exchange.codec=none,fp16 \
+      --set exchange.payload=sampled --set training.iterations=1; then
+      check "plot.gp: log y where times span decades, codecs in words" \
+        "$(grep -q '^set logscale y' p2/plot.gp &&
+          grep -q 'title "no codec"' p2/plot.gp &&
+          grep -q 'title "fp16 codec"' p2/plot.gp; echo $?)"
+    fi
   fi
 else
   echo "note - gnuplot missing: --plot not checked"
