@@ -391,12 +391,15 @@ if command -v gnuplot >/dev/null 2>&1; then
     check "plot.gp: log x for workers 2, 4, 8; the legend outside the data" \
       "$(grep -q '^set logscale x 2' p1/plot.gp &&
         grep -q '^set key outside' p1/plot.gp; echo $?)"
-    # Exchange times 2 to 1024 workers span more than a decade: log y.
+    # Exchange times at 1 to 100 Gb/s span more than a decade: log y.
     if run_ok "--plot of a wide sweep" run small.ini --out p2 --plot --quiet \
-      --set platform.nodes=2,1024 --set exchange.codec=none,fp16 \
-      --set exchange.payload=sampled --set training.iterations=1; then
-      check "plot.gp: log y where times span decades, codecs in words" \
+      --set platform.bandwidth=1Gbps,10Gbps,100Gbps \
+      --set exchange.codec=none,fp16 --set exchange.payload=sampled \
+      --set training.iterations=1; then
+      check "plot.gp: log axes where times span decades, units and codecs in words" \
         "$(grep -q '^set logscale y' p2/plot.gp &&
+          grep -q '^set logscale x 10' p2/plot.gp &&
+          grep -q 'set xlabel "link bandwidth (Gb/s)"' p2/plot.gp &&
           grep -q 'title "no codec"' p2/plot.gp &&
           grep -q 'title "fp16 codec"' p2/plot.gp; echo $?)"
     fi
