@@ -14,7 +14,8 @@ int cli_merge(int argc, char **argv) {
       {"sweep", 0, 0, G_OPTION_ARG_STRING, &want,
        "the sweep to join, where the directories hold several", "ID"},
       {"plot", 'p', 0, G_OPTION_ARG_NONE, &do_plot,
-       "draw the sweep with gnuplot into OUTDIR/plot.png and plot.svg", NULL},
+       "draw the sweep with gnuplot: OUTDIR/plot.png and breakdown.png "
+       "(and .svg)", NULL},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
        "print no table at the end", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};

@@ -26,7 +26,8 @@ static void parse(int *argc, char ***argv, struct run_args *a) {
       {"jobs", 'j', 0, G_OPTION_ARG_INT64, &a->jobs,
        "points run at once (default: the number of CPUs)", "N"},
       {"plot", 'p', 0, G_OPTION_ARG_NONE, &a->plot,
-       "draw the sweep with gnuplot into DIR/plot.png and plot.svg", NULL},
+       "draw the sweep with gnuplot: DIR/plot.png and breakdown.png (and "
+       ".svg)", NULL},
       {"trace", 't', 0, G_OPTION_ARG_NONE, &a->trace,
        "write a Paje trace of each point (DIR/points/<hash>.paje)", NULL},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a->quiet,

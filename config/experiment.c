@@ -850,6 +850,7 @@ void experiment_free(struct experiment *e) {
   if (!e)
     return;
   g_free(e->path);
+  g_free(e->question);
   if (e->points)
     g_ptr_array_free(e->points, TRUE);
   if (e->swept)
@@ -1220,6 +1221,7 @@ struct experiment *experiment_load_data(const char *path, const char *data,
   if (!*err) {
     ex = g_new0(struct experiment, 1);
     ex->path = g_strdup(path);
+    ex->question = experiment_question(text);
     ex->points = g_ptr_array_new_with_free_func((GDestroyNotify)point_free);
     ex->swept = g_ptr_array_new_with_free_func(g_free);
     *err = expand(ex, &vals, text, max_points);
@@ -1232,6 +1234,62 @@ struct experiment *experiment_load_data(const char *path, const char *data,
     return NULL;
   }
   return ex;
+}
+
+/* Where the sentence starting at S ends (one past its last character). */
+static const char *sentence_end(const char *s) {
+  int depth = 0;
+  for (const char *c = s; *c; c++) {
+    bool end = false;
+    if (*c == '(' || *c == '[')
+      depth++;
+    else if ((*c == ')' || *c == ']') && depth > 0)
+      depth--;
+    else if (depth == 0 && (*c == '?' || *c == '!'))
+      end = true;
+    else if (depth == 0 && *c == '.')
+      end = !c[1] || (c[1] == ' ' && (g_ascii_isupper(c[2]) || c[2] == '"'));
+    if (end) {
+      c++;
+      while (*c == '"' || *c == '\'')
+        c++;
+      return c;
+    }
+  }
+  return s + strlen(s);
+}
+
+char *experiment_question(const char *text) {
+  GString *q = g_string_new(NULL);
+  const char *c = text;
+  while (*c == '\n' || *c == '\r')
+    c++;
+  while (*c == '#') {
+    size_t len = strcspn(c, "\n");
+    char *line = g_strstrip(g_strndup(c + 1, len - 1));
+    bool blank = !*line;
+    if (!blank)
+      g_string_append_printf(q, "%s%s", q->len ? " " : "", line);
+    g_free(line);
+    if (blank && q->len)
+      break;
+    c += len;
+    if (*c)
+      c++;
+  }
+  /* One space between words, whatever the file's layout. */
+  char **words = g_strsplit_set(q->str, " \t\r", -1);
+  g_string_truncate(q, 0);
+  for (char **w = words; *w; w++)
+    if (**w)
+      g_string_append_printf(q, "%s%s", q->len ? " " : "", *w);
+  g_strfreev(words);
+  if (!q->len) {
+    g_string_free(q, TRUE);
+    return NULL;
+  }
+  g_string_truncate(q, (gsize)(sentence_end(q->str) - q->str));
+  return g_string_free(q, FALSE);
 }
 
 char *point_config_value(const struct point *p, const char *key) {

@@ -17,6 +17,9 @@ void point_free(struct point *p);
 
 struct experiment {
   char *path;
+  /* The question the file asks: the first sentence of its leading comment
+   * block, its lines joined (experiment_question()); NULL without one. */
+  char *question;
   GPtrArray *points; /* struct point *, in sweep order */
   GPtrArray *swept;  /* "section.key" of every swept key, in order */
 };
@@ -52,6 +55,15 @@ int experiment_check(const struct experiment *e, char **err);
 /* The value of KEY ("section.key") in point P's effective configuration
  * (P->config), "" when it has none (g_free). */
 char *point_config_value(const struct point *p, const char *key);
+
+/* The first sentence of the comment block that opens TEXT (the '#' lines
+ * before anything else, up to a blank comment line), its lines joined by
+ * single spaces: the question an experiment asks, for plot titles. A
+ * sentence ends at '?' or '!', or at '.' before a space and a capital
+ * letter or at the end, outside parentheses ("Fig. 8" does not end one);
+ * closing quotes stay with it. NULL when TEXT opens with no comment
+ * (g_free). */
+char *experiment_question(const char *text);
 
 /* Split a swept value into its items. Codec specs hold commas too: an
  * item of the form key=value (no ':') continues the previous item's

@@ -135,6 +135,43 @@ static double iteration_rows(struct sim *s, int it, int n,
   return hi > lo ? hi - lo : 0;
 }
 
+/* The split of iteration_s (README, runs.csv): one worker followed
+ * through the whole run, the one that finishes last (the lowest rank
+ * among ties). A worker's records
+ * tile its timeline from 0 (each iteration starts where the previous
+ * ended, and pipe adds its final wait to the last record), so its parts
+ * add up to its finish, the end of the run. (The worker that ends each
+ * iteration last, compute_s ... idle_s, may change from one iteration to
+ * the next; its iterations then overlap and their sum exceeds the run.)
+ * Its GPU waits for its own codec are codec work, not compute. */
+static void split_of(struct sim *s, int n, struct run_result *r) {
+  int last = 0;
+  double finish = -INFINITY;
+  for (int w = 0; w < s->nworkers; w++) {
+    const struct iter_rec *x = sim_rec(s, n - 1, w);
+    double f = x->start + x->compute_s + x->codec_s + x->comm_s + x->reduce_s +
+               x->idle_s;
+    if (f > finish) {
+      finish = f;
+      last = w;
+    }
+  }
+  double t[5] = {0, 0, 0, 0, 0};
+  for (int it = 0; it < n; it++) {
+    const struct iter_rec *x = sim_rec(s, it, last);
+    t[0] += x->compute_s - x->gpu_wait_s;
+    t[1] += x->comm_s;
+    t[2] += x->codec_s + x->gpu_wait_s;
+    t[3] += x->reduce_s;
+    t[4] += x->idle_s;
+  }
+  r->split_compute_s = t[0] / n;
+  r->exposed_comm_s = t[1] / n;
+  r->exposed_codec_s = t[2] / n;
+  r->exposed_reduce_s = t[3] / n;
+  r->split_idle_s = t[4] / n;
+}
+
 /* links.csv: SimGrid's link-load plugin, links that carried traffic. */
 static GString *link_rows(double simulated_s) {
   GString *rows = g_string_new(NULL);
@@ -165,6 +202,7 @@ void account_summarize(struct sim *s, struct run_result *r) {
       ex++;
     }
   }
+  split_of(s, n, r);
   r->wire_bytes += s->aggr_wire_bytes / n;
   r->exchange_s = ex ? exch / ex : 0;
   r->simulated_s = simgrid_get_clock();

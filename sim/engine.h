@@ -142,7 +142,13 @@ struct point {
  * README's "runs.csv" says what each is). */
 struct run_result {
   double exchange_s, iteration_s;
+  /* The worker that ends each iteration last, per iteration (means). */
   double compute_s, codec_s, comm_s, reduce_s, idle_s;
+  /* iteration_s split (means over the iterations of the worker that
+   * finishes last; they add up to iteration_s): GPU compute, then the
+   * waits compute did not hide, by what the exchange was doing. */
+  double split_compute_s, exposed_comm_s, exposed_codec_s, exposed_reduce_s,
+      split_idle_s;
   double wire_bytes;
   double formula_s; /* NAN where no analytic model applies */
   const char *oracle; /* "pass", "fail" or "na" (static strings) */

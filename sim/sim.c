@@ -93,12 +93,15 @@ void sim_cpu(struct worker *w, double seconds, enum state st) {
   sim_span(w, t0, sim_now(), st);
 }
 
-void sim_gpu(struct worker *w, double seconds) {
+double sim_gpu(struct worker *w, double seconds) {
   if (!(seconds > 0))
-    return;
+    return 0;
+  double t0 = sim_now();
   sg_mutex_lock(w->gpu);
+  double waited = sim_now() - t0;
   sg_actor_sleep_for(seconds * w->slowdown);
   sg_mutex_unlock(w->gpu);
+  return waited;
 }
 
 void sim_reduce(struct worker *w, struct sim *s, uint64_t values) {

@@ -124,10 +124,20 @@ struct bucket {
   uint64_t n;          /* values */
 };
 
-/* Per-iteration record of one worker. */
+/* Per-iteration record of one worker (a row of iterations.csv). From
+ * START its compute side spends COMPUTE_S on the GPU (update, forward,
+ * backward; GPU_WAIT_S of it waiting for the GPU while the worker's
+ * communication actor ran a codec there), and waits for the exchange:
+ * the wait is split by what the communication side did meanwhile,
+ * CODEC_S, COMM_S, REDUCE_S, and IDLE_S (waiting for peers, or nothing
+ * logged). In sync the whole exchange is waited for; in overlap and pipe
+ * only what compute did not hide. The parts tile [START, END), except
+ * that pipe's wait for its last exchanges, after its last iteration, is
+ * added to that iteration's parts. */
 struct iter_rec {
   double start, end;
   double compute_s, codec_s, comm_s, reduce_s, idle_s;
+  double gpu_wait_s;
   double wire_bytes;
   double exchange_start, exchange_end;
 };
@@ -255,8 +265,9 @@ void sim_span(struct worker *w, double t0, double t1, enum state st);
 /* CPU work of SECONDS (before the worker's slowdown) on W's host, logged
  * as state ST. */
 void sim_cpu(struct worker *w, double seconds, enum state st);
-/* Accelerator work: a sleep under W's GPU mutex. */
-void sim_gpu(struct worker *w, double seconds);
+/* Accelerator work: a sleep under W's GPU mutex. Returns the time spent
+ * waiting for the mutex first (the other actor of W held it). */
+double sim_gpu(struct worker *w, double seconds);
 /* Summation of VALUES dense values: gamma * 4 * VALUES of CPU work on W
  * (NULL: the calling aggregator). */
 void sim_reduce(struct worker *w, struct sim *s, uint64_t values);

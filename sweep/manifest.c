@@ -6,6 +6,8 @@
  *   id ID                     the first 16 hex digits of the SHA-256 of
  *                             the configuration text below
  *   experiment PATH           as given to gradsim run (C-escaped)
+ *   question TEXT             the question of its leading comment, if any
+ *                             (C-escaped; experiment_question())
  *   points N
  *   swept KEY KEY ...         the swept keys, in sweep order
  *   # point 0 (HASH)          then config.txt, verbatim
@@ -43,9 +45,14 @@ int manifest_write(const char *out, const struct experiment *e, char **err) {
   char *id = sweep_id(cfg->str);
   char *path = g_strescape(e->path, NULL);
   GString *s = g_string_new(NULL);
-  g_string_append_printf(s, "gradsim-sweep 1\nid %s\nexperiment %s\npoints "
-                            "%u\nswept",
-                         id, path, e->points->len);
+  g_string_append_printf(s, "gradsim-sweep 1\nid %s\nexperiment %s\n", id,
+                         path);
+  if (e->question) {
+    char *q = g_strescape(e->question, NULL);
+    g_string_append_printf(s, "question %s\n", q);
+    g_free(q);
+  }
+  g_string_append_printf(s, "points %u\nswept", e->points->len);
   for (guint k = 0; k < e->swept->len; k++)
     g_string_append_printf(s, " %s", (char *)g_ptr_array_index(e->swept, k));
   g_string_append_printf(s, "\n%s", cfg->str);
@@ -82,6 +89,9 @@ static void parse_head(const char *text, struct experiment *e, char **id,
       *id = g_strdup(l + 3);
     } else if (g_str_has_prefix(l, "experiment ")) {
       e->path = g_strcompress(l + 11);
+    } else if (g_str_has_prefix(l, "question ")) {
+      g_free(e->question);
+      e->question = g_strcompress(l + 9);
     } else if (g_str_has_prefix(l, "points ")) {
       *n = (guint)g_ascii_strtoull(l + 7, NULL, 10);
       have_n = true;

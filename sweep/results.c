@@ -15,7 +15,8 @@ static const char RUNS_HEADER[] =
     "reduce_s,idle_s,wire_bytes,formula_exchange_s,formula_rel_err,oracle,"
     "fast_forwarded_steps,packets,header_bytes,driver_s,nic_s,nic_busy,"
     "nic_stall_cycles,fast_forwarded_iterations,device,precision,"
-    "grad_dtype\n";
+    "grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,"
+    "exposed_reduce_s,split_idle_s\n";
 static const char ITER_HEADER[] =
     "point,iteration,worker,start_s,end_s,compute_s,codec_s,comm_s,"
     "reduce_s,idle_s,exchange_s,wire_bytes\n";
@@ -98,7 +99,13 @@ char *results_row(const struct point *p, const struct run_result *r) {
   csv_text(s, p->device);
   g_string_append_c(s, ',');
   csv_text(s, p->precision);
-  g_string_append_printf(s, ",%s\n", p->grad_dtype);
+  g_string_append_printf(s, ",%s", p->grad_dtype);
+  csv_num(s, r->split_compute_s);
+  csv_num(s, r->exposed_comm_s);
+  csv_num(s, r->exposed_codec_s);
+  csv_num(s, r->exposed_reduce_s);
+  csv_num(s, r->split_idle_s);
+  g_string_append_c(s, '\n');
   return g_string_free(s, FALSE);
 }
 

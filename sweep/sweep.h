@@ -33,7 +33,7 @@ struct sweep_opts {
   const char *out; /* the result directory (created if missing) */
   unsigned jobs;   /* points simulated at once, >= 1 */
   bool trace;      /* a Paje trace of each point: OUT/points/HASH.paje */
-  bool plot;       /* OUT/plot.png and plot.svg, by gnuplot */
+  bool plot;       /* OUT/plot and breakdown .png and .svg, by gnuplot */
   /* Called in the calling process as points finish (DONE of TOTAL,
    * first with the points already done), and once with STOPPED set when
    * the sweep ends early; may be NULL. */

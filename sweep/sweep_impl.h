@@ -18,7 +18,8 @@ enum {
   COL_REDUCE, COL_IDLE, COL_WIRE, COL_FORMULA, COL_RELERR, COL_ORACLE,
   COL_FF, COL_PACKETS, COL_HEADER, COL_DRIVER, COL_NIC, COL_NIC_BUSY,
   COL_NIC_STALLS, COL_FF_ITERATIONS, COL_DEVICE, COL_PRECISION,
-  COL_GRAD_DTYPE, NCOLS
+  COL_GRAD_DTYPE, COL_SPLIT_COMPUTE, COL_EXPOSED_COMM, COL_EXPOSED_CODEC,
+  COL_EXPOSED_REDUCE, COL_SPLIT_IDLE, NCOLS
 };
 
 /* The row of runs.csv for point P, without its index (g_free). */
@@ -75,8 +76,8 @@ int runner_points(const struct experiment *e, const struct sweep_opts *o,
 
 /* ---- plot.c: --plot and the summary table -------------------------------- */
 
-/* DIR/plot.png and plot.svg of E's ROWS (runs.csv fields); what could not
- * be done is appended to WARNINGS. */
+/* DIR/plot.png and breakdown.png (and .svg, .dat, .gp) of E's ROWS
+ * (runs.csv fields); what could not be done is appended to WARNINGS. */
 void plot_sweep(const char *dir, const struct experiment *e,
                 const GPtrArray *rows, GString *warnings);
 /* The summary table of E's ROWS (g_free). */

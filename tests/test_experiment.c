@@ -188,3 +188,47 @@ Test(experiment, line_of_repeated_key) {
              "nodes = 0\n",
              NULL, "t.ini:6: [platform] nodes = 0:");
 }
+
+/* The question a file asks, for plot titles: the first sentence of its
+ * opening comment block. */
+Test(experiment, question) {
+  static const struct {
+    const char *text, *want; /* want NULL: none */
+  } cases[] = {
+      {"# How much does a codec buy\n# as the cluster grows? The main job.\n"
+       "[platform]\n",
+       "How much does a codec buy as the cluster grows?"},
+      {"\n#   Where   should the codec run?\n", "Where should the codec run?"},
+      {"# GradientFlow Fig. 8: FP32 allreduce throughput (Section 2.4).\n"
+       "#\n#   build/gradsim reproduce x\n",
+       "GradientFlow Fig. 8: FP32 allreduce throughput (Section 2.4)."},
+      {"# A statement (with a stop. Inside) that ends here. Not this.\n",
+       "A statement (with a stop. Inside) that ends here."},
+      {"# \"Would 8-bit gradients buy anything?\" Llama on H100s.\n",
+       "\"Would 8-bit gradients buy anything?\""},
+      {"# First paragraph without a stop\n#\n# second paragraph.\n",
+       "First paragraph without a stop"},
+      {"[platform]\n# a comment inside\nnodes = 4\n", NULL},
+      {"#\n#\n", NULL},
+      {"", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *q = experiment_question(cases[i].text);
+    if (cases[i].want)
+      cr_expect_str_eq(q ? q : "(null)", cases[i].want, "case %zu", i);
+    else
+      cr_expect_null(q, "case %zu: '%s'", i, q);
+    g_free(q);
+  }
+  char *err = NULL;
+  char *text = g_strconcat("# Does it load?\n", BASE, NULL);
+  struct experiment *e = load(text, NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err);
+  cr_expect_str_eq(e->question, "Does it load?");
+  experiment_free(e);
+  e = load(BASE, NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err);
+  cr_expect_null(e->question);
+  experiment_free(e);
+  g_free(text);
+}

@@ -381,9 +381,9 @@ ParameterizedTest(struct fault *c, oracle, catches_faults) {
  * micro-batches' backward overlaps the exchange. With the network far
  * slower than backward, the iteration grows by the (A - 1) / A of
  * backward that no longer hides it. */
-/* The iteration time of TEXT, simulated in a child process (SimGrid
- * starts once per process). */
-static double iteration_in_child(const char *text) {
+/* The results of TEXT, simulated in a child process (SimGrid starts once
+ * per process): the numbers only (the texts stay in the child). */
+static void result_in_child(const char *text, struct run_result *out) {
   int fd[2];
   cr_assert_eq(pipe(fd), 0);
   pid_t pid = fork();
@@ -391,16 +391,22 @@ static double iteration_in_child(const char *text) {
   if (pid == 0) {
     struct run_result r;
     simulate(text, &r);
-    ssize_t w = write(fd[1], &r.iteration_s, sizeof r.iteration_s);
-    _exit(w == sizeof r.iteration_s ? 0 : 1);
+    ssize_t w = write(fd[1], &r, sizeof r);
+    _exit(w == sizeof r ? 0 : 1);
   }
-  double t = NAN;
-  cr_assert_eq(read(fd[0], &t, sizeof t), (ssize_t)sizeof t);
+  cr_assert_eq(read(fd[0], out, sizeof *out), (ssize_t)sizeof *out);
+  out->iterations = out->links = NULL;
+  out->note = NULL;
   int status;
   waitpid(pid, &status, 0);
   close(fd[0]);
   close(fd[1]);
-  return t;
+}
+
+static double iteration_in_child(const char *text) {
+  struct run_result r;
+  result_in_child(text, &r);
+  return r.iteration_s;
 }
 
 Test(sim, micro_batches_overlap_only_the_last_backward) {
@@ -451,6 +457,132 @@ Test(sim, straggler_slows_the_iteration) {
            &r);
   cr_expect_gt(r.iteration_s, 0.2, "iteration %.9g", r.iteration_s);
   cr_expect_lt(r.iteration_s, 0.201, "iteration %.9g", r.iteration_s);
+}
+
+/* ---- the split of iteration_s (runs.csv split_compute_s ...) ---------- */
+
+struct scase {
+  char algorithm[24], codec[32], placement[8], mode[8], stragglers[16];
+};
+
+/* The five parts add up to iteration_s in every schedule, with codecs on
+ * the CPU, the GPU (whose wait for its own codec moves from compute to
+ * codec) and the NIC, with a straggler, aggregators and local steps. */
+ParameterizedTestParameters(split, adds_up) {
+  static struct scase cases[] = {
+      {"ring", "none", "cpu", "sync", ""},
+      {"ring", "none", "cpu", "overlap", ""},
+      {"ring", "none", "cpu", "pipe", ""},
+      {"ps", "q8", "gpu", "overlap", ""},
+      {"ps", "q8", "gpu", "pipe", "1:1.5"},
+      {"ps", "none", "cpu", "pipe", "1:1.5"},
+      {"allgather-rdb", "inceptionn:eb=-10", "cpu", "sync", "2:1.5"},
+      {"ring", "inceptionn:eb=-10", "nic", "overlap", ""},
+      {"rdb", "fp16", "gpu", "sync", "3:2"},
+      {"ps-shared", "3lc", "cpu", "overlap", "0:1.2"},
+  };
+  return cr_make_param_array(struct scase, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct scase *c, split, adds_up) {
+  char *ini = g_strdup_printf(
+      "[platform]\nnodes = 4\naggregators = 1\nbandwidth = 10Gbps\n"
+      "latency = 10us\n[model]\nname = synthetic\nparams = 300001\n"
+      "tensors = 3\ncompute = 0.004\n[exchange]\nalgorithm = %s\n"
+      "codec = %s\nplacement = %s\npayload = full\n[training]\n"
+      "iterations = 5\nmode = %s\nlocal_steps = %d\n%s%s\n",
+      c->algorithm, c->codec, c->placement, c->mode,
+      strcmp(c->algorithm, "ring") ? 1 : 2,
+      *c->stragglers ? "stragglers = " : "", c->stragglers);
+  struct run_result r;
+  simulate(ini, &r);
+  double parts[] = {r.split_compute_s, r.exposed_comm_s, r.exposed_codec_s,
+                    r.exposed_reduce_s, r.split_idle_s};
+  double sum = 0;
+  for (size_t k = 0; k < G_N_ELEMENTS(parts); k++) {
+    cr_expect_geq(parts[k], 0, "%s: part %zu is %.17g", ini, k, parts[k]);
+    sum += parts[k];
+  }
+  cr_expect(fabs(sum - r.iteration_s) <= 1e-12 * r.iteration_s,
+            "%s: the parts add up to %.17g, iteration_s %.17g", ini, sum,
+            r.iteration_s);
+  g_free(ini);
+}
+
+/* A 4-worker ring of 8 equal tensors on an ideal network, backward far
+ * longer than the exchange when COMPUTE is 0.05 s. */
+static char *hidden_ini(const char *mode, const char *compute, int iterations) {
+  return g_strdup_printf(
+      "[platform]\nnodes = 4\nbandwidth = 10Gbps\nlatency = 5us\n"
+      "ideal = true\n[model]\nname = synthetic\nparams = 4800000\n"
+      "tensors = 8\ncompute = %s\n[exchange]\nalgorithm = ring\n"
+      "payload = none\n[training]\nmode = %s\niterations = %d\n",
+      compute, mode, iterations);
+}
+
+/* sync: compute, then the whole exchange, exposed: the iteration less
+ * compute is the exchange, and all of the critical path's transfer time
+ * is exposed. */
+Test(split, sync_exposes_the_whole_exchange) {
+  char *ini = hidden_ini("sync", "0.05", 4);
+  struct run_result r;
+  simulate(ini, &r);
+  double exposed = r.exposed_comm_s + r.exposed_codec_s + r.exposed_reduce_s +
+                   r.split_idle_s;
+  cr_expect(fabs(exposed - r.exchange_s) <= 1e-9 * r.exchange_s,
+            "exposed %.17g, exchange %.17g", exposed, r.exchange_s);
+  cr_expect(fabs(r.exposed_comm_s - r.comm_s) <= 1e-12 * r.comm_s,
+            "exposed_comm_s %.17g, comm_s %.17g", r.exposed_comm_s, r.comm_s);
+  cr_expect_gt(r.exposed_comm_s, 0.5 * r.exchange_s);
+  cr_expect(fabs(r.split_compute_s - 0.05) <= 1e-12, "compute %.17g",
+            r.split_compute_s);
+  g_free(ini);
+}
+
+/* overlap and pipe with backward longer than the exchange: what compute
+ * hides is not exposed. overlap exposes only the last bucket's exchange
+ * (produced when backward ends: an eighth of sync's); pipe only the last
+ * exchange, after the last iteration (one of ten). */
+Test(split, overlap_and_pipe_hide_communication) {
+  struct run_result sync, over, pipe10;
+  char *ini[3] = {hidden_ini("sync", "0.05", 10),
+                  hidden_ini("overlap", "0.05", 10),
+                  hidden_ini("pipe", "0.05", 10)};
+  result_in_child(ini[0], &sync);
+  result_in_child(ini[1], &over);
+  result_in_child(ini[2], &pipe10);
+  double ex_sync = sync.exposed_comm_s + sync.exposed_reduce_s;
+  double ex_over = over.exposed_comm_s + over.exposed_reduce_s;
+  double ex_pipe = pipe10.exposed_comm_s + pipe10.exposed_reduce_s;
+  cr_expect(fabs(ex_over - ex_sync / 8) <= 1e-6 * ex_sync,
+            "overlap exposes %.9g, sync %.9g / 8", ex_over, ex_sync);
+  cr_expect(fabs(ex_pipe - ex_sync / 10) <= 1e-6 * ex_sync,
+            "pipe exposes %.9g, sync %.9g / 10", ex_pipe, ex_sync);
+  cr_expect_leq(over.split_idle_s, 1e-9, "overlap idle %.9g",
+                over.split_idle_s);
+  cr_expect_leq(pipe10.split_idle_s, 1e-9, "pipe idle %.9g",
+                pipe10.split_idle_s);
+  /* pipe: communication hidden to a tenth of sync's exposed transfers. */
+  cr_expect_leq(pipe10.exposed_comm_s, sync.exposed_comm_s / 10 * (1 + 1e-6));
+  for (int k = 0; k < 3; k++)
+    g_free(ini[k]);
+}
+
+/* A codec on the GPU under overlap holds the GPU that backward needs:
+ * that wait is codec work, not compute (compute_s keeps it). */
+Test(split, gpu_codec_wait_is_codec) {
+  struct run_result r;
+  simulate("[platform]\nnodes = 4\naggregators = 1\nbandwidth = 10Gbps\n"
+           "latency = 10us\n[model]\nname = synthetic\nparams = 300001\n"
+           "tensors = 3\ncompute = 0.001\n[exchange]\nalgorithm = ps\n"
+           "codec = q8\nplacement = gpu\npayload = full\n[training]\n"
+           "iterations = 4\nmode = overlap\n",
+           &r);
+  cr_expect(fabs(r.split_compute_s - 0.001) <= 1e-12, "split compute %.17g",
+            r.split_compute_s);
+  cr_expect_gt(r.compute_s, 0.001 + 1e-6, "compute_s %.17g", r.compute_s);
+  cr_expect_gt(r.exposed_codec_s, 0);
 }
 
 /* ---- the NIC engine in the simulation (placement = nic) --------------- */

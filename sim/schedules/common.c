@@ -64,7 +64,7 @@ void schedule_exchange_all(struct wstate *ws, int it) {
 void schedule_compute(struct wstate *ws, double seconds, struct iter_rec *r) {
   struct worker *w = ws->w;
   double t0 = sim_now();
-  sim_gpu(w, seconds);
+  r->gpu_wait_s += sim_gpu(w, seconds);
   r->compute_s += sim_now() - t0;
   sim_trace(w->sim, w->rank, 0, t0, sim_now(), ST_NSTATES);
 }

@@ -69,6 +69,9 @@ if run_ok "a small ring runs" run small.ini --out o1; then
   done
   check "runs.csv has the required columns" "$(isempty "$miss")" \
     "missing:$miss" "header: $hdr"
+  check "runs.csv ends with the split of iteration_s" \
+    "$(case $hdr in *,grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,exposed_reduce_s,split_idle_s) echo 0 ;; *) echo 1 ;; esac)" \
+    "header: $hdr"
   check "runs.csv has one row" "$([ "$(csv_rows o1/runs.csv)" = 1 ]; echo $?)"
   rel=$(csv_get o1/runs.csv 1 formula_rel_err)
   check "ring on an ideal star equals its formula (rel err $rel)" \
@@ -141,6 +144,80 @@ if run_ok "payload = full runs" run full.ini --out d1 --jobs 2 --quiet &&
   run_ok "another seed" run full.ini --out d3 --set gradients.seed=7 --quiet
   check "another seed changes the wire bytes of rgc" \
     "$(cmp -s d1/runs.csv d3/runs.csv; [ $? = 1 ]; echo $?)"
+fi
+
+# split_adds_up FILE: the rows whose five parts of iteration_s do not add
+# up to it within what 9 printed digits lose.
+split_adds_up() {
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    { s = $h["split_compute_s"] + $h["exposed_comm_s"] + $h["exposed_codec_s"]
+      s += $h["exposed_reduce_s"] + $h["split_idle_s"]; it = $h["iteration_s"]
+      d = s - it; if (d < 0) d = -d
+      if (!(it > 0) || d > 1e-8 * it) print "point " $1 ": parts " s ", iteration_s " it }
+    END { if (NR < 2) print "no rows" }' "$1" || echo "awk failed on $1"
+}
+if [ -s d1/runs.csv ]; then
+  bad=$(split_adds_up d1/runs.csv)
+  check "the split adds up to iteration_s with codecs, aggregators, overlap" \
+    "$(isempty "$bad")" "$bad"
+fi
+
+# ---- where the time goes: the split of iteration_s ------------------------
+# A 4-worker ring of 8 equal tensors on an ideal network, compute shorter
+# and far longer (0.05 s) than the 26 ms exchange, in each schedule, with
+# and without a straggler. sync exposes the whole exchange; with compute
+# hiding it, overlap exposes only the last bucket's exchange (an eighth),
+# pipe only the last exchange, after the last of 10 iterations (a tenth).
+cat >split.ini <<'EOF'
+[platform]
+nodes = 4
+bandwidth = 10Gbps
+latency = 5us
+ideal = true
+[model]
+name = synthetic
+params = 4800000
+tensors = 8
+compute = 0.002, 0.05
+[exchange]
+algorithm = ring
+payload = none
+[training]
+iterations = 10
+mode = sync, overlap, pipe
+stragglers = 0:1, 2:1.5
+EOF
+# Rows: compute 0.002 then 0.05; in each sync, overlap, pipe; in each no
+# straggler, then worker 2 at 1.5 times the compute.
+if run_ok "the split sweep runs" run split.ini --out sp --quiet; then
+  bad=$(split_adds_up sp/runs.csv)
+  check "sync, overlap, pipe: the parts add up to iteration_s" \
+    "$(isempty "$bad")" "$bad"
+  bad=
+  for r in 1 7; do
+    exch=$(csv_get sp/runs.csv $r exchange_s)
+    x=$(awk -F, -v r=$((r + 1)) 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i }
+      NR == r { printf "%.17g", $h["iteration_s"] - $h["split_compute_s"] }' sp/runs.csv)
+    rel_le "$x" "$exch" 1e-8 || bad+=" point $((r - 1)): exposed $x, exchange $exch;"
+    rel_le "$(csv_get sp/runs.csv $r exposed_comm_s)" \
+      "$(csv_get sp/runs.csv $r comm_s)" 1e-8 ||
+      bad+=" point $((r - 1)): exposed_comm_s is not comm_s;"
+  done
+  check "sync: the whole exchange is exposed" "$(isempty "$bad")" "$bad"
+  sc=$(csv_get sp/runs.csv 7 exposed_comm_s)
+  oc=$(csv_get sp/runs.csv 9 exposed_comm_s)
+  pc=$(csv_get sp/runs.csv 11 exposed_comm_s)
+  rel_le "$oc" "$(awk -v s="$sc" 'BEGIN { printf "%.17g", s / 8 }')" 1e-6
+  check "overlap hides all but the last bucket ($oc s exposed, sync $sc s)" $?
+  rel_le "$pc" "$(awk -v s="$sc" 'BEGIN { printf "%.17g", s / 10 }')" 1e-6
+  check "pipe hides all but the last exchange ($pc s exposed, sync $sc s)" $?
+  c3=$(csv_get sp/runs.csv 3 exposed_comm_s)
+  awk -v c="$c3" -v s="$(csv_get sp/runs.csv 1 exposed_comm_s)" \
+    'BEGIN { exit !(c > 0.5 * s) }'
+  check "overlap with little compute to hide behind exposes most ($c3 s)" $?
+  i=$(csv_get sp/runs.csv 8 split_idle_s)
+  awk -v i="$i" 'BEGIN { exit !(i >= 0.025 * (1 - 1e-6) && i < 0.03) }'
+  check "a straggler's extra 25 ms of compute shows as idle ($i s)" $?
 fi
 
 # compress_min: buckets below it travel as fp32. Tensors of 100000 values
@@ -276,12 +353,56 @@ printf 'h0\nh1\n' >few.hosts
 printf 'h0:4\nh1\nh2\nh3\n' >slots.hosts
 # ---- plot and trace --------------------------------------------------------
 if command -v gnuplot >/dev/null 2>&1; then
-  if run_ok "--plot" run small.ini --set platform.nodes=2,4 \
+  { echo '# Does Rabenseifner beat the ring as the cluster'
+    echo '# grows? Four and eight workers.'
+    cat small.ini; } >question.ini
+  if run_ok "--plot" run question.ini --set platform.nodes=2,4,8 \
     --set exchange.algorithm=ring,rabenseifner --out p1 --plot --quiet; then
     check "--plot writes plot.png and plot.svg" \
       "$([ -s p1/plot.png ] && [ -s p1/plot.svg ]; echo $?)"
     check "plot.dat has one block per algorithm" \
       "$([ "$(grep -c '^# series' p1/plot.dat)" = 2 ]; echo $?)"
+    miss=
+    for f in breakdown.png breakdown.svg breakdown.dat breakdown.gp; do
+      [ -s "p1/$f" ] || miss+=" $f"
+    done
+    check "--plot writes the breakdown beside the plot" "$(isempty "$miss")" \
+      "missing:$miss"
+    check "breakdown.dat: a bar per point, a block per algorithm" \
+      "$([ "$(grep -c '^[0-9]' p1/breakdown.dat)" = 6 ] &&
+        [ "$(grep -c '^# series' p1/breakdown.dat)" = 2 ]; echo $?)"
+    # Its bars are runs.csv's split: parts adding up to iteration_s.
+    bad=$(awk '/^[0-9]/ { s = $3 + $4 + $5 + $6 + $7
+        d = s - $8; if (d < 0) d = -d; if (!($8 > 0) || d > 1e-8 * $8) print }' \
+      p1/breakdown.dat)
+    check "breakdown.dat: each bar's parts add up to its iteration" \
+      "$(isempty "$bad")" "$bad"
+    for g in plot breakdown; do
+      bad=
+      grep -q 'Does Rabenseifner beat the ring as the cluster grows?' p1/$g.gp ||
+        bad+=" no question;"
+      grep -q 'question.ini' p1/$g.gp && bad+=" the file path;"
+      grep -q 'set xlabel "workers"' p1/$g.gp || bad+=" x not in words;"
+      grep -q 'algorithm=\|platform\.nodes' p1/$g.gp && bad+=" key names;"
+      grep -q 'title "ring"\|"ring" at first' p1/$g.gp || bad+=" no legend in words;"
+      check "$g.gp: the question under the title, axes and legend in words" \
+        "$(isempty "$bad")" "$bad"
+    done
+    check "plot.gp: log x for workers 2, 4, 8; the legend outside the data" \
+      "$(grep -q '^set logscale x 2' p1/plot.gp &&
+        grep -q '^set key outside' p1/plot.gp; echo $?)"
+    # Exchange times at 1 to 100 Gb/s span more than a decade: log y.
+    if run_ok "--plot of a wide sweep" run small.ini --out p2 --plot --quiet \
+      --set platform.bandwidth=1Gbps,10Gbps,100Gbps \
+      --set exchange.codec=none,fp16 --set exchange.payload=sampled \
+      --set training.iterations=1; then
+      check "plot.gp: log axes where times span decades, units and codecs in words" \
+        "$(grep -q '^set logscale y' p2/plot.gp &&
+          grep -q '^set logscale x 10' p2/plot.gp &&
+          grep -q 'set xlabel "link bandwidth (Gb/s)"' p2/plot.gp &&
+          grep -q 'title "no codec"' p2/plot.gp &&
+          grep -q 'title "fp16 codec"' p2/plot.gp; echo $?)"
+    fi
   fi
 else
   echo "note - gnuplot missing: --plot not checked"

@@ -39,6 +39,7 @@ set -m
 
 # Six points of about half a second each: slow enough to stop midway.
 cat >slow.ini <<'EOF'
+# Does the iteration time of a 64-worker ring depend on the run's length?
 [platform]
 nodes = 64
 ideal = true
@@ -258,6 +259,20 @@ if run_ok "merge the three hosts" merge merged host0 host1 host2 --quiet; then
     --out merged --quiet
   check "... with nothing left to run" \
     "$([ -z "$(find merged/points -name '*.row' -newer "$L/mark")" ]; echo $?)"
+fi
+# merge --plot draws from the manifest alone: the experiment's question
+# is kept there.
+if command -v gnuplot >/dev/null 2>&1 &&
+  run_ok "merge --plot" merge mp host0 host1 host2 --plot --quiet; then
+  miss=
+  for f in plot.png plot.svg breakdown.png breakdown.svg breakdown.dat; do
+    [ -s "mp/$f" ] || miss+=" $f"
+  done
+  check "merge --plot writes the plot and the breakdown" "$(isempty "$miss")" \
+    "missing:$miss"
+  check "merge --plot: the question from the manifest under the titles" \
+    "$(grep -q "Does the iteration time of a 64-worker ring depend on the run's length?" \
+      mp/plot.gp && grep -q 'set xlabel "iterations"' mp/breakdown.gp; echo $?)"
 fi
 run_ok "merge a whole run into another directory" merge m2 ref --quiet &&
   same_outputs "merge of one whole directory equals it" ref m2
