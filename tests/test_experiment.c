@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 
+#include <math.h>
 #include <string.h>
 
 static const char BASE[] = "[platform]\nnodes = 4\n[model]\nname = synthetic\n";
@@ -231,4 +232,73 @@ Test(experiment, question) {
   cr_expect_null(e->question);
   experiment_free(e);
   g_free(text);
+}
+
+/* [platform] preset: its values for every key the experiment does not
+ * give itself, written into the effective configuration; the file's and
+ * --set's values win; every preset's values are valid keys and values
+ * (each preset loads). */
+Test(experiment, presets) {
+  char *err = NULL;
+  const char *text = "[platform]\npreset = dgx-h100\nnodes = 16\n"
+                     "bandwidth = 200Gbps\n[model]\nname = synthetic\n";
+  char *sets[] = {"platform.nvlink_latency=2us", NULL};
+  struct experiment *e = load(text, sets, 0, &err);
+  cr_assert_not_null(e, "%s", err);
+  const struct point *p = g_ptr_array_index(e->points, 0);
+  cr_expect_eq(p->topology, TOPO_NVSWITCH);
+  cr_expect_eq(p->gpus_per_node, 8);
+  cr_expect_eq(p->nics_per_node, 8);
+  cr_expect_eq(p->fabric, FABRIC_RAIL);
+  cr_expect_float_eq(p->nvlink_Bps, 370.8e9, 1);
+  cr_expect_float_eq(p->bandwidth_Bps, 200e9 / 8, 1); /* the file's */
+  cr_expect_float_eq(p->nvlink_latency_s, 2e-6, 1e-15); /* --set's */
+  cr_expect(isinf(p->reduce_Bps), "reduce_rate = fused");
+  cr_expect_str_eq(p->device, "H100");
+  cr_expect(strstr(p->config, "nics_per_node = 8\n"), "%s", p->config);
+  cr_expect(strstr(p->config, "preset = dgx-h100\n"), "%s", p->config);
+  experiment_free(e);
+  /* A sweep of presets: each point takes its own. */
+  e = load("[platform]\npreset = dgx-a100, p4d, p3dn, hgx-h100\nnodes = 16\n"
+           "[model]\nname = synthetic\n",
+           NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err);
+  cr_assert_eq(e->points->len, 4);
+  int nics[] = {8, 4, 1, 8};
+  for (int i = 0; i < 4; i++) {
+    p = g_ptr_array_index(e->points, (guint)i);
+    cr_expect_eq(p->nics_per_node, nics[i], "point %d", i);
+  }
+  cr_expect_float_eq(((const struct point *)g_ptr_array_index(e->points, 0))
+                         ->nvlink_Bps,
+                     240e9, 1);
+  experiment_free(e);
+}
+
+Test(experiment, nvswitch_bad_input) {
+  fails_with("[platform]\npreset = dgx-h200\nnodes = 8\n[model]\nname = "
+             "synthetic\n",
+             NULL, "must be none or one of dgx-a100, dgx-h100");
+  fails_with("[platform]\ntopology = nvswitch\nnodes = 12\n[model]\nname = "
+             "synthetic\n",
+             NULL, "multiple of gpus_per_node = 8 on nvswitch");
+  fails_with("[platform]\ntopology = nvswitch\nnodes = 8\nnics_per_node = 3\n"
+             "[model]\nname = synthetic\n",
+             NULL, "nics_per_node = 3 must divide gpus_per_node = 8");
+  fails_with("[platform]\ntopology = nvswitch\nnodes = 8\nnics_per_node = 8\n"
+             "fabric = fat-tree\nleaf = 4\n[model]\nname = synthetic\n",
+             NULL, "leaf = 4 ports cannot take a machine's 8 NICs");
+  fails_with("[platform]\ntopology = nvswitch\nnodes = 8\nfabric = star\n"
+             "[model]\nname = synthetic\n",
+             NULL, "must be one of rail, fat-tree");
+  fails_with("[platform]\ntopology = mesh\nnodes = 8\n[model]\nname = "
+             "synthetic\n",
+             NULL, "must be one of star, fat-tree, dragonfly, gpu-cluster, "
+                   "torus, nvswitch, or file:PATH");
+  fails_with("[platform]\nnodes = 8\n[model]\nname = synthetic\n"
+             "[exchange]\nchannels = 65\n",
+             NULL, "must be auto (one per NIC) or a whole number in 1..64");
+  fails_with("[platform]\nnodes = 8\n[model]\nname = synthetic\n"
+             "[exchange]\nreduce_rate = fast\n",
+             NULL, "is not a rate (e.g. 5GBps) or fused");
 }

@@ -17,6 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <xbt/dynar.h>
+
 /* Simulate the one point of the experiment TEXT. */
 static void simulate(const char *text, struct run_result *r) {
   char *dir = g_dir_make_tmp("gstest-XXXXXX", NULL);
@@ -363,6 +369,12 @@ ParameterizedTestParameters(oracle, catches_faults) {
       {"rdb", "powersgd-off", 64, "fail"},  {"rdb", "powersgd", 64, "pass"},
       {"ps", "powersgd-off", 16, "fail"},   {"ps", "powersgd", 16, "pass"},
       {"ring-lossy", "powersgd", 4, "fail"},
+      /* NCCL's algorithms on machines of group = 4 GPUs. */
+      {"nccl-tree", "q8-off", 16, "fail"},  {"nccl-tree", "q8", 16, "pass"},
+      {"nccl-tree", "fp32-drop", 8, "fail"}, {"nccl-tree", "fp32", 8, "pass"},
+      {"nccl-rail", "q8-off", 16, "fail"},  {"nccl-rail", "q8", 16, "pass"},
+      {"nccl-ring", "fp32-drop", 16, "fail"},
+      {"nccl", "lin-sum-off", 16, "fail"},  {"nccl", "lin-sum", 16, "pass"},
   };
   return cr_make_param_array(struct fault, cases,
                              sizeof cases / sizeof cases[0]);
@@ -739,4 +751,214 @@ Test(csc, selection_by_norm_with_values) {
    * others stay local and are skipped. */
   cr_expect_str_eq(r.oracle, "pass", "%s", r.note ? r.note : "");
   run_result_clear(&r);
+}
+
+/* ---- machines on NVSwitch and NCCL's algorithms ------------------------- */
+
+/* The point of TEXT, loaded. */
+static struct experiment *load_text(const char *text) {
+  char *err = NULL;
+  struct experiment *e =
+      experiment_load_data("t.ini", text, strlen(text), NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err ? err : "?");
+  return e;
+}
+
+/* The links of the route from host A to host B, space-separated (g_free),
+ * asked from an actor (SimGrid seals the platform when it runs). */
+static char *route_links(const char *a, const char *b);
+
+static const char *const *route_pairs; /* A, B, A, B, ..., NULL */
+static char **route_answers;
+
+static void route_actor(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  int n = 0;
+  while (route_pairs[2 * n])
+    n++;
+  route_answers = g_new0(char *, n + 1);
+  for (int i = 0; i < n; i++)
+    route_answers[i] = route_links(route_pairs[2 * i], route_pairs[2 * i + 1]);
+}
+
+/* The routes between the hosts of PAIRS (A, B, ..., NULL) on the loaded
+ * platform (g_strfreev). */
+static char **routes(const char *const *pairs) {
+  route_pairs = pairs;
+  sg_actor_create("routes", sg_host_by_name(pairs[0]), route_actor, 0, NULL);
+  simgrid_run();
+  return route_answers;
+}
+
+static char *route_links(const char *a, const char *b) {
+  xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  sg_host_get_route(sg_host_by_name(a), sg_host_by_name(b), links);
+  GString *s = g_string_new(" ");
+  unsigned i;
+  sg_link_t l;
+  xbt_dynar_foreach (links, i, l)
+    g_string_append_printf(s, "%s ", sg_link_get_name(l));
+  xbt_dynar_free(&links);
+  return g_string_free(s, FALSE);
+}
+
+/* SimGrid loads the nvswitch platform of TEXT in this process. */
+static void load_platform(const char *text) {
+  struct experiment *e = load_text(text);
+  char *dir = g_dir_make_tmp("gstest-XXXXXX", NULL), *err = NULL;
+  char *xml = platform_xml(g_ptr_array_index(e->points, 0), dir, &err);
+  cr_assert_not_null(xml, "%s", err ? err : "?");
+  int argc = 1;
+  char *argv[] = {"test", NULL};
+  simgrid_init(&argc, argv);
+  simgrid_load_platform(xml);
+  g_unlink(xml);
+  g_rmdir(dir);
+  g_free(xml);
+  g_free(dir);
+  experiment_free(e);
+}
+
+/* LINK (either way, for a split-duplex link: SimGrid names its ways
+ * LINK_UP and LINK_DOWN) in ROUTE or not, as WANT. */
+static void has(const char *route, const char *link, bool want) {
+  char *pat = g_strdup_printf(" %s ", link), *way = g_strdup_printf(" %s_",
+                                                                    link);
+  bool in = strstr(route, pat) || strstr(route, way);
+  cr_expect(want == in, "%s %sin route %s", link, want ? "not " : "",
+            route);
+  g_free(pat);
+  g_free(way);
+}
+
+/* The routes NCCL takes on a DGX H100 pair on one leaf per rail: NVLink
+ * inside a machine; one rail across; between rails, NVLink to the GPU of
+ * the destination's rail and through its NIC (PXN), never through the
+ * core or the destination machine's NVLink. */
+Test(nvswitch, routes) {
+  load_platform("[platform]\npreset = dgx-h100\nnodes = 16\n[model]\n"
+                "name = synthetic\n");
+  static const char *const pairs[] = {"w0", "w1", "w3", "w11", "w1", "w8",
+                                      NULL};
+  char **rs = routes(pairs);
+  const char *r = rs[0];
+  has(r, "n0-nv0", true);
+  has(r, "n0-nv1", true);
+  has(r, "n0-pcie0", false);
+  has(r, "n0-net0", false);
+  r = rs[1]; /* rail 3 to rail 3 */
+  has(r, "n0-pcie3", true);
+  has(r, "n0-net3", true);
+  has(r, "n1-net3", true);
+  has(r, "n1-pcie3", true);
+  has(r, "n0-nv3", false);
+  has(r, "leaf3-0-up", false);
+  r = rs[2]; /* rail 1 to rail 0: PXN */
+  has(r, "n0-nv1", true);
+  has(r, "n0-nv0", true);
+  has(r, "n0-pcie0", true);
+  has(r, "n0-net0", true);
+  has(r, "n1-net0", true);
+  has(r, "n0-net1", false);
+  has(r, "n1-nv0", false);
+  has(r, "leaf0-0-up", false);
+  g_strfreev(rs);
+}
+
+/* Machines on different leaves of a rail go through both uplinks; a fat
+ * tree puts a machine's NICs on one leaf, and p4d's two GPUs a NIC share
+ * it, not their NVLinks. */
+Test(nvswitch, leaves) {
+  load_platform("[platform]\npreset = p4d\nnodes = 32\nleaf = 8\n[model]\n"
+                "name = synthetic\n");
+  static const char *const pairs[] = {"w2", "w26", "w2", "w10", "w2", "w3",
+                                      NULL};
+  char **rs = routes(pairs);
+  const char *r = rs[0]; /* machine 0 to 3: leaves 0 and 1 */
+  has(r, "n0-net1", true);
+  has(r, "leaf0-up", true);
+  has(r, "leaf1-up", true);
+  has(r, "n3-net1", true);
+  r = rs[1]; /* machines 0 and 1: one leaf */
+  has(r, "leaf0-up", false);
+  r = rs[2]; /* one NIC's two GPUs: NVLink */
+  has(r, "n0-nv2", true);
+  has(r, "n0-pcie2", false);
+  g_strfreev(rs);
+}
+
+/* nccl-ring and nccl-rail against their formulas: every step's hops at
+ * their links' rates (nodes: workers; the rings stay on one rail between
+ * machines, also with a third entry GPU closing an odd count of machines,
+ * and with two GPUs a NIC). Blocks that p does not divide differ by a
+ * value; the formula takes every block as n/p: within 1e-5. */
+struct ncase {
+  char algorithm[16], preset[12];
+  int nodes, gpus, nics;
+  long params;
+};
+
+ParameterizedTestParameters(nccl, formula) {
+  static struct ncase cases[] = {
+      {"nccl-ring", "dgx-h100", 8, 8, 8, 4000000},
+      {"nccl-ring", "dgx-h100", 16, 8, 8, 4000000},
+      {"nccl-ring", "dgx-h100", 24, 8, 8, 4000000},
+      {"nccl-ring", "dgx-a100", 24, 2, 2, 1000000},
+      {"nccl-ring", "p4d", 32, 8, 4, 2000000},
+      {"nccl-ring", "p3dn", 24, 8, 1, 2000000},
+      {"nccl-rail", "dgx-h100", 32, 8, 8, 4000000},
+      {"nccl-rail", "p3dn", 16, 8, 1, 1000000},
+      {"nccl-rail", "p4d", 24, 8, 4, 3000000},
+  };
+  return cr_make_param_array(struct ncase, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct ncase *c, nccl, formula) {
+  char *ini = g_strdup_printf(
+      "[platform]\npreset = %s\nnodes = %d\ngpus_per_node = %d\n"
+      "nics_per_node = %d\n[model]\nname = synthetic\nparams = %ld\n"
+      "tensors = 1\ncompute = 0.000001\n[exchange]\nalgorithm = %s\n"
+      "payload = none\n[training]\niterations = 1\n",
+      c->preset, c->nodes, c->gpus, c->nics, c->params, c->algorithm);
+  struct run_result r;
+  simulate(ini, &r);
+  cr_assert(isfinite(r.formula_s));
+  double rel = fabs(r.exchange_s - r.formula_s) / r.formula_s;
+  cr_expect(rel <= 1e-5, "%s on %s x%d: simulated %.12g, formula %.12g",
+            c->algorithm, c->preset, c->nodes, r.exchange_s, r.formula_s);
+  g_free(ini);
+}
+
+/* The exchange time of ALGORITHM over PARAMS values on 8 DGX H100s, in a
+ * child process. */
+static double dgx_time(const char *algorithm, long params) {
+  char *ini = g_strdup_printf(
+      "[platform]\npreset = dgx-h100\nnodes = 64\n[model]\nname = "
+      "synthetic\nparams = %ld\ntensors = 1\ncompute = 0.000001\n"
+      "[exchange]\nalgorithm = %s\npayload = none\n[training]\n"
+      "iterations = 1\n",
+      params, algorithm);
+  double t = iteration_in_child(ini);
+  g_free(ini);
+  return t;
+}
+
+/* The tree's latency grows with the log of the machines, the ring's with
+ * the GPUs: on 8 machines a 400 KB buffer takes the tree far less time;
+ * a 400 MB one takes both about the NICs' time (within 25%). The tuner
+ * takes the faster of the two at both sizes. */
+Test(nccl, tree_and_tuner, .timeout = 120) {
+  double ring_s = dgx_time("nccl-ring", 100000);
+  double tree_s = dgx_time("nccl-tree", 100000);
+  double tuned_s = dgx_time("nccl", 100000);
+  cr_expect(tree_s < ring_s / 3, "small: tree %g, ring %g", tree_s, ring_s);
+  cr_expect_float_eq(tuned_s, fmin(tree_s, ring_s), 1e-12 * tree_s);
+  ring_s = dgx_time("nccl-ring", 100000000);
+  tree_s = dgx_time("nccl-tree", 100000000);
+  tuned_s = dgx_time("nccl", 100000000);
+  cr_expect(fabs(tree_s / ring_s - 1) < 0.25, "large: tree %g, ring %g",
+            tree_s, ring_s);
+  cr_expect_float_eq(tuned_s, fmin(tree_s, ring_s), 1e-12 * ring_s);
 }
