@@ -558,7 +558,8 @@ Test(model, synthetic) {
 
 /* Every model the seeds evaluate has a file, loads, and holds the size the
  * papers state (the files' own 'expect' lines are checked by the loader;
- * these are the sizes as the papers print them, in MiB or MB). */
+ * these are the sizes as the papers print them, in MiB or MB); resnet101,
+ * Zhang et al. 2020's torchvision model, holds torchvision's exact count. */
 Test(model, seed_models) {
   static const struct {
     const char *name;
@@ -568,6 +569,7 @@ Test(model, seed_models) {
       {"alexnet", 233 * 1048576.0, 0.01, 26},    /* INCEPTIONN, RedSync */
       {"vgg16", 528 * 1048576.0, 0.01, 0},       /* RedSync Table 1 */
       {"resnet50", 98 * 1048576.0, 0.01, 153},   /* INCEPTIONN; GradientFlow */
+      {"resnet101", 44549160 * 4.0, 0, 314},     /* torchvision, Zhang et al. */
       {"resnet110", 1.7e6 * 4, 0.02, 0},         /* He et al. */
       {"resnet44", 2.65e6, 0.01, 0},             /* RedSync Table 1 */
       {"resnet18", 11.69e6 * 4, 0.005, 0},       /* torchvision */

@@ -188,8 +188,9 @@ class Net:
                  "FLOPs are per sample and count a multiply and an add "
                  "separately (2 x MACs); the conventions are in the "
                  "script's docstring.",
-                 "Seeds cited: " + "; ".join(
-                     "%s = ../shared/seeds/%s (%s)" % u for u in used) + "."]
+                 "Seeds cited: " + ("; ".join(
+                     "%s = ../shared/seeds/%s (%s)" % u for u in used)
+                     or "none") + "."]
         # Notes: lines joined into paragraphs, "" separates paragraphs.
         cur = []
         for line in self.notes + [""]:
@@ -433,6 +434,63 @@ def resnet50():
                   GFLOW + " Sec. 2.3.1 and Fig. 5: 25.5M"),
                  ("tensors", 153, GFLOW + " Sec. 2.3.1 text: 153 gradient "
                   "tensors (Fig. 5 caption: 152)")]
+    return n
+
+
+def resnet101():
+    n = Net("resnet101", "imagenet", "3x224x224", 32)
+    n.notes = [
+        "ResNet-101 v1 for ImageNet (He et al. 2016, bottleneck blocks",
+        "[3, 4, 23, 3]) exactly as torchvision's models.resnet101 builds it:",
+        "stride on the 3x3 conv of the bottleneck, convs without bias, BN",
+        "(gamma, beta) after each conv, the 4 projection shortcuts a 1x1 conv",
+        "+ BN (the shortcut BNs are kept, unlike resnet50 here), fc 2048->1000",
+        "with bias. 44,549,160 parameters (torchvision's ResNet101_Weights",
+        "num_params) in 314 gradient tensors (stem conv + BN 3, 33 bottlenecks",
+        "x 9, 4 shortcuts x 3, fc 2).",
+        "",
+        "Zhang et al. 2020 ('Is Network the Bottleneck of Distributed",
+        "Training?', SIGCOMM NetAI workshop) use torchvision's",
+        "models.resnet101 as is (PyTorch and Horovod on p3dn instances); their",
+        "artifact's simulation/bk_time_logs/resnet101.bk.log lists the 314",
+        "parameter tensors with the sizes, in the order, of the tensors below",
+        "(44,549,160 parameters in all).",
+        "",
+        "FLOPs: torchvision lists 7.801 'GFLOPS' (_ops), which are GMACs (one",
+        "multiply-add counted once; 7.801 GMACs here too); He et al. Table 1",
+        "gives 7.6e9 FLOPs, also multiply-adds, for the original layout with",
+        "the stride on the first 1x1 conv. In this file's 2 x MACs convention",
+        "the forward pass is 15.69 GFLOPs per sample.",
+        "",
+        "Batch 32: Zhang et al.'s per-GPU batch, from their artifact",
+        "netx-repo/training-bottleneck simulation/layerwise_bk_done.py, which",
+        "times torch.rand((32, 3, 224, 224)) through models.resnet101. The",
+        "training script its configs name,",
+        "test_scripts/pytorch_resnet101_imagenet.py (GitHub",
+        "zarzen/distributed-training), defaults to --batch-size 32 and the",
+        "configs do not change it.",
+    ]
+    n.sources = ["He et al. 2016 ResNet-101, bottlenecks [3, 4, 23, 3], "
+                 "torchvision layout with its shortcut BNs",
+                 "torchvision models.resnet101: 44,549,160 parameters, 314 "
+                 "tensors, 7.801 GFLOPS (GMACs)",
+                 "Zhang et al. 2020, Is Network the Bottleneck of Distributed "
+                 "Training?: torchvision resnet101, per-GPU batch 32 "
+                 "(netx-repo/training-bottleneck "
+                 "simulation/layerwise_bk_done.py)"]
+    imagenet_stem(n)
+    for s, (planes, blocks) in enumerate([(64, 3), (128, 4), (256, 23),
+                                          (512, 3)], 1):
+        for b in range(blocks):
+            stride = 2 if s > 1 and b == 0 else 1
+            bottleneck(n, "layer%d.%d" % (s, b), planes, stride,
+                       project=(b == 0), shortcut_bn=True)
+    imagenet_head(n)
+    n.expects = [("params", "44549160", "0",
+                  "torchvision resnet101: 44,549,160 (44.5M)"),
+                 ("tensors", 314, "torchvision resnet101: 314 parameter "
+                  "tensors; Zhang et al. 2020 artifact resnet101.bk.log: "
+                  "314")]
     return n
 
 
@@ -768,9 +826,9 @@ def lstm_wiki2():
     return lstm_lm("lstm-wiki2", "wikitext2", 33278, 344)
 
 
-MODELS = [alexnet, vgg16, vgg16_cifar, resnet50, resnet18, resnet110,
-          resnet44, hdc, mnist_mlp, cifar100_cnn, cifar100_convex, lstm_ptb,
-          lstm_wiki2]
+MODELS = [alexnet, vgg16, vgg16_cifar, resnet50, resnet101, resnet18,
+          resnet110, resnet44, hdc, mnist_mlp, cifar100_cnn, cifar100_convex,
+          lstm_ptb, lstm_wiki2]
 
 
 # ---- the check --------------------------------------------------------------
@@ -792,6 +850,10 @@ CLAIMS = [
     ("resnet50", "RedSync Table 1", "MB", 103),
     ("resnet50", "RedSync Table 1", "GFlops", 8.22),
     ("resnet50", "INCEPTIONN VII-A", "MB", 98),
+    ("resnet101", "torchvision", "params", 44549160),
+    ("resnet101", "torchvision", "tensors", 314),
+    ("resnet101", "torchvision _ops", "GFlops", 7.801),
+    ("resnet101", "He et al. Table 1", "GFlops", 7.6),
     ("resnet44", "RedSync Table 1", "MB", 2.65),
     ("resnet44", "RedSync Table 1", "GFlops", 0.20),
     ("resnet110", "He et al. Table 6", "params", 1.7e6),
