@@ -619,6 +619,10 @@ static int k_fusion(struct point *p, const char *v, char *e, size_t l) {
     return bad(e, l, "must be a size (e.g. 0, 25MB) or all");
   return 0;
 }
+static int k_fusion_cycle(struct point *p, const char *v, char *e,
+                          size_t l) {
+  return seconds(v, &p->fusion_cycle_s, e, l);
+}
 static int k_local(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 1, 1000, &p->local_steps, e, l);
 }
@@ -746,6 +750,7 @@ static const struct key keys[] = {
     {"training", "iterations", "10", k_iterations},
     {"training", "k", "2", k_k},
     {"training", "fusion_bytes", "0", k_fusion},
+    {"training", "fusion_cycle", "0", k_fusion_cycle},
     {"training", "local_steps", "1", k_local},
     {"training", "stragglers", "", k_stragglers},
     {"training", "step_overhead", "0", k_step_overhead},

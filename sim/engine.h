@@ -124,6 +124,8 @@ struct point {
   int iterations;
   int k;
   double fusion_bytes; /* 0: one bucket per tensor; INFINITY: one in all */
+  double fusion_cycle_s; /* a bucket closes after this much backward (0:
+                          * never by time) */
   int local_steps;
   char *stragglers; /* "W:F,..." slowdown factors, "" for none */
   double step_overhead_s; /* fixed time added to every iteration */

@@ -199,7 +199,8 @@ static bool ff_allowed(const struct point *p) {
 }
 
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
-                                 int grad_bytes, size_t *count);
+                                 double cycle_s, int grad_bytes,
+                                 size_t *count);
 
 /* The bytes of values a bucket fuses: fusion_bytes, or for a collective
  * that sends csc_ratio of them (csc), fusion_bytes / csc_ratio. */
@@ -265,7 +266,8 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
     }
   }
   out->hosts = p->nodes + (coll->aggregators ? p->aggregators : 0);
-  struct bucket *b = buckets_of(m, fusion_of(p, coll), p->grad_bytes, &out->buckets);
+  struct bucket *b = buckets_of(m, fusion_of(p, coll), p->fusion_cycle_s,
+                                p->grad_bytes, &out->buckets);
   for (size_t i = 0; i < out->buckets; i++)
     out->held_values += (double)payload_held(p, b[i].n);
   g_free(b);
@@ -283,18 +285,24 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
 
 /* Tensors into buckets of at least FUSION_BYTES of gradients of
  * GRAD_BYTES a value (0: one per tensor, INFINITY: one for all), in
- * backward order. */
+ * backward order; with CYCLE_S > 0 a bucket also closes once backward
+ * has spent that long producing its tensors (Horovod's tensor fusion:
+ * its background thread fuses what is ready every HOROVOD_CYCLE_TIME). */
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
-                                 int grad_bytes, size_t *count) {
+                                 double cycle_s, int grad_bytes,
+                                 size_t *count) {
   GArray *bs = g_array_new(FALSE, FALSE, sizeof(struct bucket));
   struct bucket cur = {0, 0, 0};
+  double spent = 0;
   for (size_t t = 0; t < m->ntensors; t++) {
     cur.count++;
     cur.n += m->tensors[t].elements;
+    spent += m->tensors[t].backward_s;
     if ((double)grad_bytes * (double)cur.n >= fusion_bytes ||
-        t == m->ntensors - 1) {
+        (cycle_s > 0 && spent >= cycle_s) || t == m->ntensors - 1) {
       g_array_append_val(bs, cur);
       cur = (struct bucket){t + 1, 0, 0};
+      spent = 0;
     }
   }
   *count = bs->len;
@@ -340,7 +348,8 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
   s->oracle_ok = true;
   s->oracle_msg = g_string_new(NULL);
   s->mb = g_hash_table_new(g_direct_hash, g_direct_equal);
-  s->buckets = buckets_of(s->model, fusion_of(p, s->coll), p->grad_bytes,
+  s->buckets = buckets_of(s->model, fusion_of(p, s->coll), p->fusion_cycle_s,
+                          p->grad_bytes,
                           &s->nbuckets);
   if (s->coll->check && s->coll->check(s, e, sizeof e) != 0) {
     *err = g_strdup(e);
