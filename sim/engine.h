@@ -237,5 +237,8 @@ int topology_check(const struct point *p, char *err, size_t errlen);
 /* Workers per machine on P's topology (the GPUs of a gpu-cluster or
  * nvswitch node), 0 where the topology has no machines of several. */
 int topology_node_size(const struct point *p);
+/* Bytes SimGrid's routing of P's generated platform holds beyond its
+ * hosts and links (a Dijkstra zone's route cache), for the estimate. */
+double topology_route_bytes(const struct point *p);
 
 #endif

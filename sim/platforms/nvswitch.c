@@ -243,6 +243,17 @@ static int nv_write(FILE *f, const struct point *p, double link_lat_s,
   return 0;
 }
 
+/* SimGrid's DijkstraCache keeps, for every host that sends, a
+ * predecessor (8 bytes) per vertex of the graph. */
+static double nv_route_bytes(const struct point *p) {
+  int nm = machines(p), k = p->nics_per_node;
+  int per = group_nodes(p), groups = (nm + per - 1) / per;
+  double vertices = (double)nm * (2.0 * p->gpus_per_node + 1 + k) +
+                    (double)(p->fabric == FABRIC_RAIL ? k : 1) * groups + 1 +
+                    p->aggregators;
+  return 8.0 * vertices * (double)(p->nodes + p->aggregators);
+}
+
 static int nv_hosts(const struct point *p) {
   return p->nodes + p->aggregators;
 }
@@ -260,6 +271,7 @@ const struct platform_gen platform_nvswitch = {
     .topology = TOPO_NVSWITCH,
     .check = nv_check,
     .node_net = nv_node_net,
+    .route_bytes = nv_route_bytes,
     .host_count = nv_hosts,
     .host_name = nv_host,
     .write = nv_write,

@@ -63,6 +63,11 @@ int topology_node_size(const struct point *p) {
   return topology_node_net(p).size;
 }
 
+double topology_route_bytes(const struct point *p) {
+  const struct platform_gen *g = platform_gen_of(p);
+  return g && g->route_bytes ? g->route_bytes(p) : 0;
+}
+
 bool topology_flat(const struct point *p) {
   const struct platform_gen *g = platform_gen_of(p);
   return g && g->flat;
