@@ -20,7 +20,8 @@ int cli_platform(int argc, char **argv) {
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   cli_parse(&argc, &argv, "EXPERIMENT",
             "Write the SimGrid platform of an experiment point (its hosts "
-            "h0, h1, ...: the workers, then the aggregators).",
+            "h0, h1, ..., or w0, w1, ... on gpu-cluster and nvswitch: the "
+            "workers, then the aggregators).",
             opts);
   if (argc != 2)
     cli_bad_input("%s: expected one experiment file (see gradsim platform "

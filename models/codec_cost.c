@@ -265,3 +265,7 @@ double codec_cost_seconds(const struct codec_costs *t, const codec_t *c,
     return 1e-9 * e->enc_ns * (double)n;
   return 1e-9 * (e->dec_ns * (double)n + e->dec_ns_byte * (double)payload);
 }
+
+double codec_cost_gpu_launch(const struct codec_costs *t) {
+  return t ? t->gpu_launch : 0;
+}

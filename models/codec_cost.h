@@ -37,6 +37,8 @@ double codec_cost_seconds(const struct codec_costs *t, const codec_t *c,
                           size_t payload);
 bool codec_costs_has(const struct codec_costs *t, const codec_t *c,
                      enum cost_place where);
+/* The GPU model's kernel launch, in the seconds of every GPU call. */
+double codec_cost_gpu_launch(const struct codec_costs *t);
 /* The streaming-engine parameters of C on the NIC ("nic" lines, looked up
  * like the others); false when the table has none. */
 bool codec_costs_nic(const struct codec_costs *t, const codec_t *c,

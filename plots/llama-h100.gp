@@ -1,5 +1,5 @@
 # plots/llama-h100.gp: the README's worked example (experiments/llama-h100.ini):
-# Llama-2-7B on 128 H100s, time per iteration against the bandwidth of
+# Llama-2-7B on 16 DGX H100s (128 GPUs), time per iteration against the bandwidth of
 # each GPU's NIC, for the gradients uncompressed (fp32 or bf16 on the wire),
 # in 8 bits (q8) and as PowerSGD's rank-4 factors; the compute alone as a
 # floor. Run from the repository root after the experiment:
@@ -16,14 +16,14 @@ set yrange [0:*]
 set grid ytics lc rgb '#dddddd'
 set border 3
 set tics nomirror
-set key inside top right opaque box noenhanced
+set key inside bottom right opaque box noenhanced
 set xlabel 'NIC bandwidth per GPU (Gb/s)'
 set ylabel 'time per iteration (s)'
 set style data linespoints
 do for [fmt in 'png svg'] {
   if (fmt eq 'png') { set terminal pngcairo size 900,520 font 'Helvetica,11' } else { set terminal svg size 900,520 font 'Helvetica,13' background rgb 'white' }
   set output dir.'/llama-h100.'.fmt
-  set title "Llama-2-7B on 128 H100s: would 8-bit gradients or PowerSGD help?\n(ring over all GPUs, 25 MiB buckets overlapped with backward, bf16 compute)" noenhanced
+  set title "Llama-2-7B on 16 DGX H100s (128 GPUs): would 8-bit gradients or PowerSGD help?\n(NCCL rings, one per NIC; 25 MiB buckets overlapped with backward; bf16 compute)" noenhanced
   plot series('none', 'fp32', 'iteration_s') using 1:2 title 'uncompressed, fp32 gradients' lc rgb 'black' pt 7 lw 2, \
        series('none', 'bf16', 'iteration_s') using 1:2 title 'uncompressed, bf16 gradients' lc rgb '#777777' pt 7 dt 2 lw 2, \
        series('q8', 'fp32', 'iteration_s') using 1:2 title '8-bit (q8, re-encoded at every ring hop)' lc 1 pt 5 lw 2, \

@@ -63,7 +63,8 @@ void linear_exchange(struct wstate *ws, size_t b, int it) {
   vec_alloc(&fv[1], oracle);
   const float *res = st ? codec_state_residual(st) : NULL;
   float *rb = oracle && res ? g_memdup2(res, v->m * sizeof(float)) : NULL;
-  struct coll_call c = {s, ws->w, ws->w->rank, b, NULL, true};
+  struct coll_call c = {
+      .sim = s, .w = ws->w, .rank = ws->w->rank, .bucket = b, .raw = true};
   for (int round = 0; round < 2; round++) {
     sim_codec_time(&c, true, v->n, 0, round == 0 ? 1.0 / 3 : 2.0 / 3);
     if (st)
@@ -103,7 +104,8 @@ void linear_aggregate(struct astate *as, size_t b) {
              hi = len[round] * (uint64_t)(as->a + 1) / (uint64_t)s->naggr;
     struct vec v = {.n = hi - lo, .m = held ? hi - lo : 0};
     vec_alloc(&v, oracle);
-    struct coll_call c = {s, NULL, s->nworkers + as->a, b, &v, true};
+    struct coll_call c = {.sim = s, .rank = s->nworkers + as->a,
+                          .bucket = b, .v = &v, .raw = true};
     s->coll->aggregator(&c);
     vec_release(&v);
   }

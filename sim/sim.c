@@ -336,6 +336,13 @@ void vec_held(const struct vec *v, uint64_t lo, uint64_t hi, size_t *a,
   }
 }
 
+void sim_batch_begin(struct coll_call *c) {
+  c->batch = true;
+  c->enc_launched = c->dec_launched = false;
+}
+
+void sim_batch_end(struct coll_call *c) { c->batch = false; }
+
 void sim_codec_time(struct coll_call *c, bool encode, uint64_t n,
                     size_t payload, double share) {
   struct sim *s = c->sim;
@@ -346,6 +353,12 @@ void sim_codec_time(struct coll_call *c, bool encode, uint64_t n,
                                             ? COST_GPU
                                             : COST_CPU,
                                         encode, n, payload);
+  if (s->p->placement == PLACE_GPU && c->batch) {
+    bool *launched = encode ? &c->enc_launched : &c->dec_launched;
+    if (*launched)
+      t = fmax(t - share * codec_cost_gpu_launch(s->costs), 0);
+    *launched = true;
+  }
   if (!(t > 0))
     return;
   if (c->w)

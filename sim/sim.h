@@ -342,7 +342,16 @@ struct coll_call {
   size_t bucket;
   struct vec *v;    /* the worker's vector: summed in place */
   bool raw;         /* messages are plain fp32 whatever the codec */
+  /* sim_batch_begin(): the codec calls until sim_batch_end() are one
+   * kernel of encodes and one of decodes on the GPU, each launched once. */
+  bool batch, enc_launched, dec_launched;
 };
+
+/* The GPU codec work of the messages a step sends and receives at once
+ * (NCCL's channels, a tree's chunks) in one encode and one decode kernel:
+ * between these calls only the first of each pays the kernel launch. */
+void sim_batch_begin(struct coll_call *c);
+void sim_batch_end(struct coll_call *c);
 
 struct collective {
   const char *name;

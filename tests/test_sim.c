@@ -962,3 +962,26 @@ Test(nccl, tree_and_tuner, .timeout = 120) {
             tree_s, ring_s);
   cr_expect_float_eq(tuned_s, fmin(tree_s, ring_s), 1e-12 * ring_s);
 }
+
+/* NCCL's channels move their blocks of a step in one kernel: on the GPU a
+ * step's encodes (and decodes) over 8 channels launch once, so q8 costs
+ * the same codec time on 8 channels as on 1 (the same values encoded in
+ * the same steps), not eight launches a step. */
+Test(nccl, channels_share_kernel_launches, .timeout = 60) {
+  double codec[2];
+  for (int k = 0; k < 2; k++) {
+    char *ini = g_strdup_printf(
+        "[platform]\npreset = dgx-h100\nnodes = 16\n[model]\nname = "
+        "synthetic\nparams = 4194304\ntensors = 1\ncompute = 0.000001\n"
+        "[exchange]\nalgorithm = nccl-ring\nchannels = %d\ncodec = q8\n"
+        "placement = gpu\npayload = none\n[training]\niterations = 1\n",
+        k ? 8 : 1);
+    struct run_result r;
+    result_in_child(ini, &r);
+    codec[k] = r.codec_s;
+    g_free(ini);
+  }
+  cr_assert(codec[0] > 0);
+  cr_expect(fabs(codec[1] / codec[0] - 1) < 0.05,
+            "codec time on 8 channels %g s, on 1 %g s", codec[1], codec[0]);
+}

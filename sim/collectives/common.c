@@ -100,6 +100,8 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
   for (int s = 1; s < g; s++) {
     if (ff_ring_step(c, &ff, s))
       break;
+    if (nc > 1)
+      sim_batch_begin(c);
     for (int k = 0; k < nc; k++) {
       int sb = (ch[k].me - s + 1 + g) % g;
       out[k] = sim_pack(c, c->v, block_lo(ch[k].lo, ch[k].hi, g, sb),
@@ -115,6 +117,7 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
       msg_free(in[k]);
       summed += b - a;
     }
+    sim_batch_end(c);
     sim_reduce(c->w, c->sim, summed);
   }
   ff_leave(c->sim, &ff);
@@ -130,6 +133,8 @@ void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
   for (int s = g; s <= 2 * g - 2; s++) {
     if (ff_ring_step(c, &ff, s - g + 1))
       break;
+    if (nc > 1)
+      sim_batch_begin(c);
     for (int k = 0; k < nc; k++) {
       int sb = (ch[k].me - s + 1 + 2 * g) % g;
       if (carry[k]) {
@@ -151,6 +156,7 @@ void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
       else
         msg_free(in[k]);
     }
+    sim_batch_end(c);
   }
   for (int k = 0; k < nc; k++)
     msg_free(carry[k]);

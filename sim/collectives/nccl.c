@@ -340,6 +340,7 @@ static void tree_step(struct coll_call *c, struct tree_role *roles, int nt,
   g_ptr_array_set_size(slot->sent, 0);
   int at = 0;
   uint64_t summed = 0;
+  sim_batch_begin(c);
   for (int q = 0; q < nt; q++) {
     struct tree_role *r = &roles[q];
     int ju, jd;
@@ -373,6 +374,7 @@ static void tree_step(struct coll_call *c, struct tree_role *roles, int nt,
       msg_free(got);
     }
   }
+  sim_batch_end(c);
   sim_reduce(c->w, c->sim, summed);
 }
 

@@ -25,8 +25,9 @@ bool schedule_uncompressed(const struct sim *s, size_t b) {
 
 static void exchange_bucket(struct wstate *ws, size_t b) {
   struct sim *s = ws->w->sim;
-  struct coll_call c = {s, ws->w, ws->w->rank, b, &ws->vecs[b],
-                        schedule_uncompressed(s, b)};
+  struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
+                        .bucket = b, .v = &ws->vecs[b],
+                        .raw = schedule_uncompressed(s, b)};
   s->coll->worker(&c);
 }
 
@@ -127,8 +128,9 @@ void schedule_aggregator_actor(int argc, char **argv) {
         continue;
       }
       struct vec *v = &as->vecs[b];
-      struct coll_call c = {s, NULL, s->nworkers + as->a, b, v,
-                            schedule_uncompressed(s, b)};
+      struct coll_call c = {.sim = s, .rank = s->nworkers + as->a,
+                            .bucket = b, .v = v,
+                            .raw = schedule_uncompressed(s, b)};
       s->coll->aggregator(&c);
     }
   }
