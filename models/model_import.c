@@ -235,6 +235,18 @@ static int json_count(const char *file, JsonObject *o, const char *key,
   return 0;
 }
 
+/* A layer count: json_count, at most IMPORT_MAX_LAYERS (every layer is a
+ * dozen tensors in memory, so 2^40 of them would exhaust it). */
+static int json_layers(const char *file, JsonObject *o, const char *key,
+                       int64_t *out, char *err, size_t errlen) {
+  int rc = json_count(file, o, key, true, 0, 1, out, err, errlen);
+  if (!rc && *out > IMPORT_MAX_LAYERS)
+    rc = fail(err, errlen, -EINVAL,
+              "%s: '%s' is %" PRId64 "; gradsim imports at most %d layers",
+              file, key, *out, IMPORT_MAX_LAYERS);
+  return rc;
+}
+
 static int json_flag(const char *file, JsonObject *o, const char *key,
                      bool def, bool *out, char *err, size_t errlen) {
   JsonNode *n = json_object_get_member(o, key);
@@ -556,7 +568,7 @@ static int config_gpt2(const char *file, JsonObject *o, const char *dt,
   int64_t d = 0, L = 0, V = 0, P = 0, inner = 0;
   int rc = json_count(file, o, "n_embd", true, 0, 1, &d, err, errlen);
   if (!rc)
-    rc = json_count(file, o, "n_layer", true, 0, 1, &L, err, errlen);
+    rc = json_layers(file, o, "n_layer", &L, err, errlen);
   if (!rc)
     rc = json_count(file, o, "vocab_size", true, 0, 1, &V, err, errlen);
   if (!rc)
@@ -596,7 +608,7 @@ static int config_bert(const char *file, JsonObject *o, const char *dt,
   int64_t d = 0, L = 0, V = 0, P = 0, T = 0, I = 0;
   int rc = json_count(file, o, "hidden_size", true, 0, 1, &d, err, errlen);
   if (!rc)
-    rc = json_count(file, o, "num_hidden_layers", true, 0, 1, &L, err, errlen);
+    rc = json_layers(file, o, "num_hidden_layers", &L, err, errlen);
   if (!rc)
     rc = json_count(file, o, "vocab_size", true, 0, 1, &V, err, errlen);
   if (!rc)
@@ -687,7 +699,7 @@ static int config_llama(const char *file, JsonObject *o, const char *dt,
   bool tie = false, abias = false, mbias = false;
   int rc = json_count(file, o, "hidden_size", true, 0, 1, &d, err, errlen);
   if (!rc)
-    rc = json_count(file, o, "num_hidden_layers", true, 0, 1, &L, err, errlen);
+    rc = json_layers(file, o, "num_hidden_layers", &L, err, errlen);
   if (!rc)
     rc = json_count(file, o, "vocab_size", true, 0, 1, &V, err, errlen);
   if (!rc)

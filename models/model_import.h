@@ -28,6 +28,9 @@
 
 /* Largest safetensors header read (the format's own limit is 100 MB). */
 #define IMPORT_HEADER_MAX ((uint64_t)100 << 20)
+/* The most transformer blocks a config may ask for (the largest models
+ * published have a few hundred). */
+#define IMPORT_MAX_LAYERS 10000
 
 /* One parameter tensor. DTYPE is gradsim's name: fp32, fp16, bf16, fp64,
  * fp8_e4m3, fp8_e5m2. */
