@@ -197,7 +197,22 @@ struct run_shape {
    * the others (at least one message per host then). */
   double rounds;
   bool fast_forward;  /* fast-forward applies (README, "Fast-forward") */
+  int actors;         /* SimGrid actors: workers (two each when their
+                       * schedule has a communication actor), aggregators
+                       * and the link tracker */
+  double mappings;    /* memory mappings the actors' stacks take
+                       * (run_stack_guards()) */
 };
+/* Whether ACTORS actors' stacks get a guard page each. SimGrid's guard
+ * page splits the stack's heap mapping in two, and Linux allows a process
+ * vm.max_map_count mappings (65,530 by default; SimGrid aborts deep in the
+ * run when they run out), so above about 30,000 actors the stacks go
+ * unguarded: the same actor code, whose stack use does not grow with the
+ * worker count, runs guarded in every test. */
+bool run_stack_guards(int actors);
+/* The memory mappings ACTORS actors' stacks take: 2 each with guards,
+ * none without (plain heap memory then). */
+double run_stack_mappings(int actors);
 /* -1 with *ERR when the model or the collective cannot be loaded. */
 int run_shape(const struct point *p, struct run_shape *out, char **err);
 

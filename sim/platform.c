@@ -38,7 +38,7 @@ static int write_xml(const char *path, const struct platform_gen *gen,
  * latency-free links into PATH. */
 static int link_latency(const char *path, const struct platform_gen *gen,
                         const struct point *p, double *lat_s, char **err) {
-  int links = gen->links;
+  int links = gen->links_of ? gen->links_of(p) : gen->links;
   if (links == 0) {
     struct platform_probe pr;
     if (write_xml(path, gen, p, 0, err) != 0 ||

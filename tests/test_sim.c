@@ -5,6 +5,7 @@
 #include "experiment.h"
 #include "engine.h"
 #include "sim.h"
+#include "platforms/generator.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -984,4 +985,36 @@ Test(nccl, channels_share_kernel_launches, .timeout = 60) {
   cr_assert(codec[0] > 0);
   cr_expect(fabs(codec[1] / codec[0] - 1) < 0.05,
             "codec time on 8 channels %g s, on 1 %g s", codec[1], codec[0]);
+}
+
+/* The fat tree's link count (the latency's divisor) is SimGrid's longest
+ * route, on one leaf and on several, oversubscribed or not. */
+Test(fat_tree, links_of) {
+  static const char *const shapes[] = {
+      "nodes = 2\nleaf = 16", "nodes = 16\nleaf = 16",
+      "nodes = 17\nleaf = 16", "nodes = 64\nleaf = 8\noversubscription = 2",
+      "nodes = 30\nleaf = 4"};
+  for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+    char *text = g_strdup_printf("[platform]\ntopology = fat-tree\n%s\n"
+                                 "[model]\nname = synthetic\nparams = 1024\n",
+                                 shapes[i]);
+    struct experiment *e = load_text(text);
+    const struct point *p = g_ptr_array_index(e->points, 0);
+    const struct platform_gen *gen = platform_gen_of(p);
+    cr_assert(gen && gen->links_of);
+    char *dir = g_dir_make_tmp("gstest-XXXXXX", NULL), *err = NULL;
+    char *xml = platform_xml(p, dir, &err);
+    cr_assert_not_null(xml, "%s", err ? err : "?");
+    struct platform_probe pr;
+    cr_assert_eq(platform_probe(xml, &pr, &err), 0, "%s", err ? err : "?");
+    cr_expect_eq(pr.links, gen->links_of(p), "%s: SimGrid %d, generator %d",
+                 shapes[i], pr.links, gen->links_of(p));
+    platform_probe_clear(&pr);
+    g_unlink(xml);
+    g_rmdir(dir);
+    g_free(xml);
+    g_free(dir);
+    g_free(text);
+    experiment_free(e);
+  }
 }

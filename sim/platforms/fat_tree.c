@@ -35,6 +35,15 @@ static int fat_tree_write(FILE *f, const struct point *p, double link_lat_s,
   return 0;
 }
 
+/* SimGrid's FAT_TREE routes up to the nearest common ancestor and down:
+ * host, leaf and back on one leaf (2 links), through a spine otherwise
+ * (4). Checked against SimGrid's routes (test fat_tree/links_of). */
+static int fat_tree_links(const struct point *p) {
+  int leaf, leaves;
+  shape(p, &leaf, &leaves);
+  return leaves > 1 ? 4 : 2;
+}
+
 const struct platform_gen platform_fat_tree = {
     .name = "fat-tree",
     .topology = TOPO_FAT_TREE,
@@ -42,4 +51,5 @@ const struct platform_gen platform_fat_tree = {
     .host_name = platform_cluster_host,
     .write = fat_tree_write,
     .links = 0,
+    .links_of = fat_tree_links,
 };

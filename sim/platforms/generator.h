@@ -41,6 +41,10 @@ struct platform_gen {
    * probed for it (multi-hop topologies: SimGrid's routing decides);
    * -1: the generator places its latencies itself. */
   int links;
+  /* The same count for P when the generator knows it (NULL: LINKS);
+   * spares loading the platform once more to probe it, which costs as
+   * much as the run's own load at tens of thousands of hosts. */
+  int (*links_of)(const struct point *p);
 };
 
 /* The generator of P's topology (NULL for topology = file). */
