@@ -206,6 +206,12 @@ static int claim_groups(struct repro_claim *c, GKeyFile *kf, const char *group,
         g_ptr_array_add(c->groups, g_strdup(*v));
     g_strfreev(vals);
     g_free(by);
+    if (!c->groups->len) {
+      *err = g_strdup_printf("%s: [%s] by names no value of %s (expected "
+                             "COLUMN: value, value, ...)",
+                             path, group, c->by);
+      return -1;
+    }
   }
   if (!c->groups->len)
     g_ptr_array_add(c->groups, g_strdup(""));

@@ -138,7 +138,8 @@ static void parse_points(const char *body, guint n, struct experiment *e,
                              "configuration is not its hash %s",
                              i, p->hash);
     g_free(sum);
-    body = end + 1;
+    /* An empty last configuration ends at the text's end: stay there. */
+    body = *end ? end + 1 : end;
   }
 }
 

@@ -2,6 +2,8 @@
  * process that simulates it. */
 #include "sweep_impl.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -83,6 +85,30 @@ static bool move_results(const char *out, const char *tmp,
   return ok;
 }
 
+/* Test-only (tests/test_sweep.c, tests/cli/test_cli_sweep.sh): with
+ * GRADSIM_TEST_HOLD=DIR, a point's process that has simulated its point
+ * opens DIR/HASH, if it exists, for reading and reads it to its end
+ * before it writes its result files. When DIR/HASH is a FIFO, the
+ * process waits there until a writer opens the FIFO and closes it again,
+ * so that a test holds points running and stops a sweep at a known state
+ * instead of after a sleep. A stop (SIGTERM) still ends the process at
+ * once. Unset, as outside the tests: nothing. */
+static void test_hold(const struct point *p) {
+  const char *dir = g_getenv("GRADSIM_TEST_HOLD");
+  if (!dir || !*dir)
+    return;
+  char *path = g_build_filename(dir, p->hash, NULL);
+  int fd = open(path, O_RDONLY);
+  g_free(path);
+  if (fd < 0)
+    return;
+  char buf[64];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    ;
+  close(fd);
+}
+
 /* A stop (SIGTERM) ends the simulation at once but waits for the moves,
  * so that a point's files are all there or none. */
 void point_child(const char *out, const struct point *p, bool trace) {
@@ -91,6 +117,7 @@ void point_child(const char *out, const struct point *p, bool trace) {
   struct run_result r;
   char *err = NULL;
   int rc = run_point(p, tmp, trace, &r, &err);
+  test_hold(p);
   sigset_t term;
   sigemptyset(&term);
   sigaddset(&term, SIGTERM);

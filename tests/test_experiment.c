@@ -154,19 +154,170 @@ Test(experiment, stragglers) {
   }
 }
 
+/* P and Q hold the same typed configuration: every field a key sets. */
+static void same_point(const struct point *p, const struct point *q) {
+  cr_expect_eq(q->topology, p->topology);
+  cr_expect_eq(q->nodes, p->nodes);
+  cr_expect_eq(q->aggregators, p->aggregators);
+  cr_expect_eq(q->bandwidth_Bps, p->bandwidth_Bps);
+  cr_expect_eq(q->latency_s, p->latency_s);
+  cr_expect_eq(q->ideal, p->ideal);
+  cr_expect_eq(q->gpus_per_node, p->gpus_per_node);
+  cr_expect_eq(q->gpus_per_switch, p->gpus_per_switch);
+  cr_expect_eq(q->pcie_Bps, p->pcie_Bps);
+  cr_expect_eq(q->pcie_latency_s, p->pcie_latency_s);
+  cr_expect_eq(q->nics_per_node, p->nics_per_node);
+  cr_expect_eq(q->nvlink_Bps, p->nvlink_Bps);
+  cr_expect_eq(q->nvlink_latency_s, p->nvlink_latency_s);
+  cr_expect_eq(q->fabric, p->fabric);
+  cr_expect_eq(q->leaf, p->leaf);
+  cr_expect_eq(q->oversubscription, p->oversubscription);
+  cr_expect_eq(q->group_size, p->group_size);
+  for (int i = 0; i < 3; i++)
+    cr_expect_eq(q->torus_dims[i], p->torus_dims[i]);
+  cr_expect_str_eq(q->hosts_file, p->hosts_file);
+  cr_expect_str_eq(q->model, p->model);
+  cr_expect_eq(q->params, p->params);
+  cr_expect_eq(q->tensors, p->tensors);
+  cr_expect_eq(q->shape_dims, p->shape_dims);
+  for (size_t i = 0; i < p->shape_dims && i < q->shape_dims; i++)
+    cr_expect_eq(q->shape[i], p->shape[i]);
+  cr_expect_eq(q->compute_s, p->compute_s);
+  cr_expect_eq(q->update_s, p->update_s);
+  cr_expect_eq(q->compute_scale, p->compute_scale);
+  cr_expect_eq(q->update_Bps, p->update_Bps);
+  cr_expect_str_eq(q->device, p->device);
+  cr_expect_str_eq(q->precision, p->precision);
+  cr_expect_eq(q->batch, p->batch);
+  cr_expect_eq(q->seq_len, p->seq_len);
+  cr_expect_eq(q->micro_batch, p->micro_batch);
+  cr_expect_str_eq(q->grad_dtype, p->grad_dtype);
+  cr_expect_eq(q->grad_bytes, p->grad_bytes);
+  cr_expect_eq(q->mfu, p->mfu);
+  cr_expect_str_eq(q->algorithm, p->algorithm);
+  cr_expect_str_eq(q->codec, p->codec);
+  cr_expect_eq(q->placement, p->placement);
+  cr_expect_eq(q->reduce_Bps, p->reduce_Bps);
+  cr_expect_eq(q->payload, p->payload);
+  cr_expect_eq(q->sample, p->sample);
+  cr_expect_eq(q->compress_min, p->compress_min);
+  cr_expect_eq(q->pull_direct, p->pull_direct);
+  cr_expect_eq(q->warmup_steps, p->warmup_steps);
+  cr_expect_eq(q->server_momentum, p->server_momentum);
+  cr_expect_eq(q->group, p->group);
+  cr_expect_eq(q->chunk, p->chunk);
+  cr_expect_eq(q->channels, p->channels);
+  cr_expect_eq(q->tree_chunk, p->tree_chunk);
+  cr_expect_eq(q->csc_ratio, p->csc_ratio);
+  cr_expect_eq(q->fast_forward, p->fast_forward);
+  cr_expect_eq(q->eager_bytes, p->eager_bytes);
+  cr_expect_eq(q->envelope_bytes, p->envelope_bytes);
+  cr_expect_str_eq(q->costs, p->costs);
+  cr_expect_eq(q->nic.clock_hz, p->nic.clock_hz);
+  cr_expect_eq(q->nic.burst_bits, p->nic.burst_bits);
+  cr_expect_eq(q->framing.packets, p->framing.packets);
+  cr_expect_eq(q->framing.mtu, p->framing.mtu);
+  cr_expect_eq(q->framing.header_bytes, p->framing.header_bytes);
+  cr_expect_eq(q->framing.frame_bytes, p->framing.frame_bytes);
+  cr_expect_eq(q->framing.driver_s, p->framing.driver_s);
+  cr_expect_eq(q->mode, p->mode);
+  cr_expect_eq(q->iterations, p->iterations);
+  cr_expect_eq(q->k, p->k);
+  cr_expect_eq(q->fusion_bytes, p->fusion_bytes);
+  cr_expect_eq(q->fusion_cycle_s, p->fusion_cycle_s);
+  cr_expect_eq(q->local_steps, p->local_steps);
+  cr_expect_str_eq(q->stragglers, p->stragglers);
+  cr_expect_eq(q->step_overhead_s, p->step_overhead_s);
+  cr_expect_eq(!q->slowdown, !p->slowdown);
+  for (int w = 0; p->slowdown && q->slowdown && w < p->nodes; w++)
+    cr_expect_eq(q->slowdown[w], p->slowdown[w], "worker %d", w);
+  cr_expect_eq(q->grad.dist, p->grad.dist);
+  cr_expect_eq(q->grad.scale, p->grad.scale);
+  cr_expect_eq(q->grad.nu, p->grad.nu);
+  cr_expect_eq(q->grad.zeros, p->grad.zeros);
+  cr_expect_eq(q->grad.corr, p->grad.corr);
+  cr_expect_eq(q->grad.persist, p->grad.persist);
+  cr_expect_eq(q->grad.decay, p->grad.decay);
+  cr_expect_eq(q->grad.seed, p->grad.seed);
+}
+
+/* The effective configuration of each point (config.txt) parses back to
+ * the same text and hash, and to the same typed values: the values the
+ * file gave (none a default, so that a key missing from the text would
+ * show), the defaults it did not give, and every other field. */
 Test(experiment, config_reads_back) {
   char *err = NULL;
   char *text = g_strconcat(
       BASE,
+      "[platform]\naggregators = 1\nbandwidth = 1.25GBps\nlatency = 7us\n"
+      "ideal = true\n"
+      "[model]\nparams = 3000\ntensors = 3\ncompute = 0.002\n"
+      "update = 0.0005\ncompute_scale = 1.5\n"
       "[exchange]\ncodec = rgc:ratio=0.01,asq=1, q8\nalgorithm = ps\n"
-      "[platform]\naggregators = 1\nbandwidth = 1.25GBps\n"
-      "[training]\nstragglers = 1:3\n",
+      "placement = gpu\nreduce_rate = 2GBps\npayload = sampled\n"
+      "sample = 1024\ncompress_min = 16\npull = direct\nwarmup_steps = 2\n"
+      "server_momentum = 0.9\neager_bytes = 64KiB\nenvelope_bytes = 58\n"
+      "[training]\nmode = overlap\niterations = 5\nfusion_bytes = 1MB\n"
+      "stragglers = 1:3\nstep_overhead = 1ms\n"
+      "[gradients]\ndist = student\nscale = 1e-3\nnu = 4\nzeros = 0.25\n"
+      "corr = 0.5\npersist = 0.125\nseed = 42\n",
       NULL);
   struct experiment *e = load(text, NULL, 0, &err);
   cr_assert_not_null(e, "%s", err);
   cr_assert_eq(e->points->len, 2);
+  static const char *const codecs[] = {"rgc:ratio=0.01,asq=1", "q8"};
   for (guint i = 0; i < e->points->len; i++) {
     const struct point *p = g_ptr_array_index(e->points, i);
+    /* What the file says. */
+    cr_expect_eq(p->topology, TOPO_STAR);
+    cr_expect_eq(p->nodes, 4);
+    cr_expect_eq(p->aggregators, 1);
+    cr_expect_eq(p->bandwidth_Bps, 1.25e9);
+    cr_expect_float_eq(p->latency_s, 7e-6, 1e-18);
+    cr_expect(p->ideal);
+    cr_expect_str_eq(p->model, "synthetic");
+    cr_expect_eq(p->params, 3000);
+    cr_expect_eq(p->tensors, 3);
+    cr_expect_eq(p->compute_s, 0.002);
+    cr_expect_eq(p->update_s, 0.0005);
+    cr_expect_eq(p->compute_scale, 1.5);
+    cr_expect_str_eq(p->codec, codecs[i]);
+    cr_expect_str_eq(p->algorithm, "ps");
+    cr_expect_eq(p->placement, PLACE_GPU);
+    cr_expect_eq(p->reduce_Bps, 2e9);
+    cr_expect_eq(p->payload, PAYLOAD_SAMPLED);
+    cr_expect_eq(p->sample, 1024);
+    cr_expect_eq(p->compress_min, 16);
+    cr_expect(p->pull_direct);
+    cr_expect_eq(p->warmup_steps, 2);
+    cr_expect_eq(p->server_momentum, 0.9);
+    cr_expect_eq(p->eager_bytes, 65536);
+    cr_expect_eq(p->envelope_bytes, 58);
+    cr_expect_eq(p->mode, MODE_OVERLAP);
+    cr_expect_eq(p->iterations, 5);
+    cr_expect_eq(p->fusion_bytes, 1e6);
+    cr_expect_str_eq(p->stragglers, "1:3");
+    cr_assert_not_null(p->slowdown);
+    for (int w = 0; w < 4; w++)
+      cr_expect_eq(p->slowdown[w], w == 1 ? 3 : 1, "worker %d", w);
+    cr_expect_float_eq(p->step_overhead_s, 1e-3, 1e-15);
+    cr_expect_eq(p->grad.dist, GRADGEN_STUDENT);
+    cr_expect_eq(p->grad.scale, 1e-3);
+    cr_expect_eq(p->grad.nu, 4);
+    cr_expect_eq(p->grad.zeros, 0.25);
+    cr_expect_eq(p->grad.corr, 0.5);
+    cr_expect_eq(p->grad.persist, 0.125);
+    cr_expect_eq(p->grad.seed, 42);
+    /* Defaults it did not give. */
+    cr_expect_str_eq(p->device, "P100");
+    cr_expect_str_eq(p->grad_dtype, "fp32");
+    cr_expect_eq(p->grad_bytes, 4);
+    cr_expect_eq(p->k, 2);
+    cr_expect_eq(p->local_steps, 1);
+    cr_expect_eq(p->chunk, 32000);
+    cr_expect_eq(p->grad.decay, 1);
+
+    /* Read back from its effective configuration. */
     struct experiment *again = experiment_load_data(
         "c.ini", p->config, strlen(p->config), NULL, 0, &err);
     cr_assert_not_null(again, "%s", err);
@@ -174,6 +325,7 @@ Test(experiment, config_reads_back) {
     const struct point *q = g_ptr_array_index(again->points, 0);
     cr_assert_str_eq(q->config, p->config);
     cr_assert_str_eq(q->hash, p->hash);
+    same_point(p, q);
     experiment_free(again);
   }
   experiment_free(e);

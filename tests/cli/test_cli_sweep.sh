@@ -8,7 +8,9 @@
 # Checks that a sweep killed with SIGKILL resumes with only its missing
 # points and ends byte-identical to an uninterrupted one; that SIGINT and
 # SIGTERM stop it cleanly (status 128 + signal, the count of finished
-# points, no partial files, no half outputs); determinism across runs and
+# points, no partial files, no half outputs); the stops come at a known
+# state, with points held running by GRADSIM_TEST_HOLD (sweep/points.c),
+# never after a sleep; determinism across runs and
 # --jobs; that absurd sizes are refused with the memory or time they would
 # need; and that the points of a sweep run one by one into several
 # directories merge into the files of one whole run, byte for byte, while
@@ -37,7 +39,7 @@ cd "$W" || exit 1
 # gradsim keeps an ignored SIGINT ignored).
 set -m
 
-# Six points of about half a second each: slow enough to stop midway.
+# Six points of about half a second each.
 cat >slow.ini <<'EOF'
 # Does the iteration time of a 64-worker ring depend on the run's length?
 [platform]
@@ -76,14 +78,49 @@ mode = sync, overlap
 EOF
 
 nrows() { find "$1/points" -name '*.row' 2>/dev/null | wc -l; }
-# wait_rows DIR N: wait (at most 60 s) until DIR has N finished points.
-wait_rows() {
-  local i
-  for i in $(seq 600); do
-    [ "$(nrows "$1")" -ge "$2" ] && return 0
-    sleep 0.1
-  done
-  return 1
+
+# Holding points running. With GRADSIM_TEST_HOLD=DIR, a point's process
+# that has simulated its point, before it writes its files, opens the FIFO
+# DIR/HASH and reads it until a writer has opened and closed it. The
+# hashes of slow.ini's points, by index:
+"$G" run slow.ini --list-points | cut -f2 >"$L/hashes"
+HELD=()
+# start_held DIR: gradsim run slow.ini --out DIR --jobs 2 in the
+# background (BG), every point held. Its fd 9, which every point process
+# inherits, is the write end of a FIFO the test reads (fd ALIVE): its end
+# means that gradsim and all its processes have ended.
+start_held() {
+  HOLD=$T/hold-$1
+  mkdir -p "$HOLD"
+  local h
+  while read -r h; do mkfifo "$HOLD/$h"; done <"$L/hashes"
+  mkfifo "$T/alive-$1"
+  GRADSIM_TEST_HOLD=$HOLD "$G" run slow.ini --out "$1" --jobs 2 --quiet \
+    >"$L/s.out" 2>"$L/s.err" 9>"$T/alive-$1" &
+  BG=$!
+  exec {ALIVE}<"$T/alive-$1"
+}
+# held I: wait until point I's process is held (it has simulated its point
+# and written none of its files); it stays so until release I. (A sweep
+# that never gets there hangs the test until meson's timeout.)
+held() {
+  exec {HELD[$1]}>"$HOLD/$(sed -n "$(($1 + 1))p" "$L/hashes")"
+}
+release() { exec {HELD[$1]}>&-; }
+# gone: wait until gradsim and every one of its processes have ended.
+gone() {
+  cat <&"$ALIVE" >/dev/null
+  exec {ALIVE}<&-
+}
+# hold_midway DIR: start_held DIR, then point 0 done and points 1 and 2
+# running (jobs 2: point 2 starts only once point 0's process has ended,
+# its files moved); points 3 to 5 are not started.
+hold_midway() {
+  start_held "$1"
+  held 0
+  held 1
+  release 0
+  held 2
 }
 # partial DIR: point files without their row, and work directories.
 partial() {
@@ -125,17 +162,18 @@ run_ok "the slow sweep runs" run slow.ini --out ref --jobs 2 --quiet ||
   { finish; }
 
 # ---- SIGKILL mid-sweep, then resume -------------------------------------------
-"$G" run slow.ini --out killed --jobs 2 --quiet >"$L/k.out" 2>"$L/k.err" &
-BG=$!
-wait_rows killed 1
+hold_midway killed
+n1=$(nrows killed)
 kill -9 "$BG"
 wait "$BG" 2>/dev/null
 BG=
-n1=$(nrows killed)
-sleep 1.5
+# Released, a point process that outlived its parent would finish now.
+release 1
+release 2
+gone
 n2=$(nrows killed)
 check "SIGKILL stopped the sweep midway ($n1 of 6 points done)" \
-  "$([ "$n1" -ge 1 ] && [ "$n1" -lt 6 ]; echo $?)"
+  "$([ "$n1" = 1 ]; echo $?)"
 check "no point finishes after the parent is killed ($n1, then $n2)" \
   "$([ "$n1" = "$n2" ]; echo $?)"
 check "a killed sweep writes no runs.csv" "$([ ! -e killed/runs.csv ]; echo $?)"
@@ -158,9 +196,7 @@ fi
 # ---- SIGINT and SIGTERM ------------------------------------------------------------
 stop_test() { # SIGNAL STATUS
   local sig=$1 want=$2 dir=stop-$1
-  "$G" run slow.ini --out "$dir" --jobs 2 --quiet >"$L/s.out" 2>"$L/s.err" &
-  BG=$!
-  wait_rows "$dir" 1
+  hold_midway "$dir"
   kill -"$sig" "$BG"
   wait "$BG"
   local rc=$?
@@ -169,16 +205,20 @@ stop_test() { # SIGNAL STATUS
   n=$(nrows "$dir")
   check "SIG$sig: exit status $want ($rc)" "$([ "$rc" = "$want" ]; echo $?)" \
     "$(cat "$L/s.err")"
-  check "SIG$sig: says what is done ($n of 6 points)" \
-    "$(grep -qx "gradsim: interrupted: $n of 6 points done; run again to finish" \
+  check "SIG$sig: says what is done (1 of 6 points)" \
+    "$(grep -qx "gradsim: interrupted: 1 of 6 points done; run again to finish" \
       "$L/s.err"; echo $?)" "$(cat "$L/s.err")"
-  check "SIG$sig: stopped midway" "$([ "$n" -lt 6 ]; echo $?)"
+  check "SIG$sig: stopped midway, the point done before the stop kept" \
+    "$([ "$n" = 1 ]; echo $?)" "$n points done"
   local p
   p=$(partial "$dir")
   check "SIG$sig: no partial point files remain" "$(isempty "$p")" "$p"
   check "SIG$sig: no outputs are written" \
     "$([ ! -e "$dir/runs.csv" ] && [ ! -e "$dir/iterations.csv" ]; echo $?)"
-  sleep 1
+  # Released, a point process still running would finish now.
+  release 1
+  release 2
+  gone
   check "SIG$sig: the running points were stopped" \
     "$([ "$(nrows "$dir")" = "$n" ]; echo $?)"
   if run_ok "SIG$sig: the sweep resumes" run slow.ini --out "$dir" --quiet; then
