@@ -13,6 +13,34 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The time S's copies spend in [A, B): copy k is [t0 + k period,
+ * t1 + k period), k < copies, the copies disjoint (t1 - t0 <= period). */
+static double span_overlap(const struct span *s, double a, double b) {
+  if (s->copies == 1)
+    return fmax(0, fmin(b, s->t1) - fmax(a, s->t0));
+  double len = s->t1 - s->t0, P = s->period;
+  int64_t n = s->copies;
+  /* The first copy ending after A and the last starting before B: an
+   * estimate by division, corrected by the comparisons that define them
+   * (so that rounding in the division cannot miscount a copy). */
+  int64_t lo = (int64_t)fmax(0, floor((a - s->t1) / P));
+  while (lo < n && s->t1 + (double)lo * P <= a)
+    lo++;
+  while (lo > 0 && s->t1 + (double)(lo - 1) * P > a)
+    lo--;
+  int64_t hi = (int64_t)fmin((double)n - 1, ceil((b - s->t0) / P));
+  while (hi >= 0 && s->t0 + (double)hi * P >= b)
+    hi--;
+  while (hi + 1 < n && s->t0 + (double)(hi + 1) * P < b)
+    hi++;
+  if (lo > hi)
+    return 0;
+  double in = (double)(hi - lo + 1) * len;
+  in -= fmax(0, a - (s->t0 + (double)lo * P));
+  in -= fmax(0, (s->t1 + (double)hi * P) - b);
+  return fmax(0, in);
+}
+
 /* Attribute the wait [a, b) of worker W to its communication side's
  * states; the uncovered rest is idle. */
 void account_attribute(struct worker *w, double a, double b,
@@ -22,35 +50,36 @@ void account_attribute(struct worker *w, double a, double b,
   double covered = 0;
   for (guint i = 0; i < w->spans->len; i++) {
     const struct span *s = &g_array_index(w->spans, struct span, i);
-    double lo = fmax(a, s->t0), hi = fmin(b, s->t1);
-    if (hi <= lo)
+    double in = span_overlap(s, a, b);
+    if (!(in > 0))
       continue;
-    covered += hi - lo;
+    covered += in;
     switch (s->st) {
     case ST_CODEC:
-      r->codec_s += hi - lo;
+      r->codec_s += in;
       break;
     case ST_COMM:
-      r->comm_s += hi - lo;
+      r->comm_s += in;
       break;
     case ST_REDUCE:
-      r->reduce_s += hi - lo;
+      r->reduce_s += in;
       break;
     case ST_IDLE:
     case ST_NSTATES:
-      r->idle_s += hi - lo;
+      r->idle_s += in;
       break;
     }
   }
   r->idle_s += fmax(0, (b - a) - covered);
 }
 
-/* Drop spans that ended before T (no later wait can overlap them). */
+/* Drop spans whose last copy ended before T (no later wait can overlap
+ * them). */
 void account_prune(struct worker *w, double t) {
   guint keep = 0;
   for (guint i = 0; i < w->spans->len; i++) {
     struct span s = g_array_index(w->spans, struct span, i);
-    if (s.t1 > t)
+    if (s.t1 + (double)(s.copies - 1) * s.period > t)
       g_array_index(w->spans, struct span, keep++) = s;
   }
   g_array_set_size(w->spans, keep);

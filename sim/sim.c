@@ -79,7 +79,7 @@ void sim_span(struct worker *w, double t0, double t1, enum state st) {
   if (w->direct) {
     w->acc[st] += t1 - t0;
   } else {
-    struct span sp = {t0, t1, st};
+    struct span sp = {t0, t1, 0, 1, st};
     g_array_append_val(w->spans, sp);
   }
   sim_trace(w->sim, w->rank, 1, t0, t1, (int)st);

@@ -88,9 +88,14 @@ void msg_bundle_add(struct msg *b, struct msg *part);
 
 struct sim;
 
-/* One interval of a worker's communication side. */
+/* One interval of a worker's communication side, or COPIES of it each
+ * PERIOD later than the one before (the steps fast-forward skips: one
+ * record for them all, so that a worker's spans stay O(steps simulated)
+ * rather than O(p) per bucket). */
 struct span {
   double t0, t1;
+  double period;
+  uint32_t copies;
   enum state st;
 };
 

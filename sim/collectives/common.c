@@ -48,11 +48,15 @@ static void ff_replay(struct coll_call *c, const struct ff_cursor *ff) {
     while (first > 0 &&
            g_array_index(w->spans, struct span, first - 1).t0 >= ff->mark_t)
       first--;
-    for (int k = 1; k <= ff->skip; k++)
-      for (guint i = first; i < n; i++) {
-        struct span sp = g_array_index(w->spans, struct span, i);
-        sim_span(w, sp.t0 + k * ff->period, sp.t1 + k * ff->period, sp.st);
-      }
+    for (guint i = first; ff->skip > 0 && i < n; i++) {
+      struct span sp = g_array_index(w->spans, struct span, i);
+      struct span train = {sp.t0 + ff->period, sp.t1 + ff->period,
+                           ff->period, (uint32_t)ff->skip, sp.st};
+      g_array_append_val(w->spans, train);
+      for (int k = 1; w->sim->trace && k <= ff->skip; k++)
+        sim_trace(w->sim, w->rank, 1, sp.t0 + k * ff->period,
+                  sp.t1 + k * ff->period, (int)sp.st);
+    }
   }
   w->wire_bytes += (w->wire_bytes - ff->wire) * ff->skip;
   if (c->rank == 0)
