@@ -6,7 +6,14 @@
 # Debian package "time") beside the goal of 30 s and 2 GB, and the ring
 # steps fast-forward skipped.
 #
-#   bench/scale.sh      (after ./dev.sh build)
+# bench/scale.sh frontier: the frontier goals instead (each under its wall
+# time and 8 GB): a 64 MB ring and a 64 MB Rabenseifner over 65,536
+# workers (60 s), ResNet-50's per-tensor rings with layer-wise overlap
+# over 16,384 workers (120 s), and Llama-2-7B's 25 MB buckets, overlapped,
+# over 16,384 workers (120 s). Also SimGrid's own load of the 65,536-host
+# fat tree, timed apart (every run pays it).
+#
+#   bench/scale.sh [frontier]     (after ./dev.sh build)
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -29,6 +36,23 @@ one() { # NAME SETS...
     "$(col "$W/$name/runs.csv" exchange_s)" \
     "$(col "$W/$name/runs.csv" fast_forwarded_steps)"
 }
+if [ "${1:-}" = frontier ]; then
+  cc -O2 bench/platform_load.c -o "$W/platform_load" \
+    $(pkg-config --cflags --libs simgrid)
+  "$G" platform "$E" --set platform.nodes=65536 --out "$W/p65536.xml" >/dev/null
+  echo "SimGrid's load of the 65,536-host fat tree alone: $("$W/platform_load" "$W/p65536.xml")"
+  one "ring, 65536 workers, 64 MB" --set platform.nodes=65536
+  one "rabenseifner, 65536 workers, 64 MB" --set platform.nodes=65536 \
+    --set exchange.algorithm=rabenseifner
+  one "ResNet-50 per-tensor, overlap, 16384 workers" \
+    --set platform.nodes=16384 --set model.name=resnet50 \
+    --set training.mode=overlap
+  one "Llama-2-7B 25 MB buckets, overlap, 16384" \
+    --set platform.nodes=16384 --set model.name=llama-2-7b \
+    --set training.fusion_bytes=25MB --set training.mode=overlap
+  echo "goals: 60 s for the 65,536-worker rows, 120 s for the others; 8 GB each"
+  exit 0
+fi
 one "ring, 4096 workers, 64 MB"
 one "rabenseifner, 4096 workers, 64 MB" --set exchange.algorithm=rabenseifner
 one "ResNet-50 per-tensor rings, 1024 workers" --set platform.nodes=1024 \

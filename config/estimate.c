@@ -48,7 +48,7 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
   double hosts = sh.hosts, iters = p->iterations, workers = p->nodes;
   out->hosts_bytes = hosts * ESTIMATE_HOST_BYTES +
                      hosts * (double)sh.buckets * BUCKET_HOST_BYTES +
-                     topology_route_bytes(p);
+                     topology_route_bytes(p) + run_stack_bytes(sh.actors);
   out->records_bytes = iters * workers * RECORD_BYTES;
   out->values_bytes = sh.held_values * hosts * per_value;
   out->memory_bytes = PROCESS_BYTES + out->hosts_bytes +
@@ -83,7 +83,7 @@ int estimate_check(const struct point *p, struct estimate *out, char **err) {
   if (mem)
     *err = g_strdup_printf(
         "too large for this machine: it needs at least %s of memory (%s "
-        "for %d workers, their buckets and routes, %s of iteration records, %s of "
+        "for %d workers, their actors' stacks, buckets and routes, %s of iteration records, %s of "
         "gradient values) and %.2g simulated messages (about %s); the "
         "limit is %s, %.0f%% of this machine's %s: reduce [platform] "
         "nodes, [training] iterations, [model] tensors or [exchange] "

@@ -213,6 +213,12 @@ bool run_stack_guards(int actors);
 /* The memory mappings ACTORS actors' stacks take: 2 each with guards,
  * none without (plain heap memory then). */
 double run_stack_mappings(int actors);
+/* Each actor's stack, KiB (contexts/stack-size). */
+#define RUN_STACK_KIB 64
+/* Resident bytes of ACTORS actors' stacks beyond the touched pages the
+ * per-host figure of the estimate counts: unguarded stacks come from
+ * calloc, which zeroes (so touches) every page of them. */
+double run_stack_bytes(int actors);
 /* -1 with *ERR when the model or the collective cannot be loaded. */
 int run_shape(const struct point *p, struct run_shape *out, char **err);
 

@@ -267,6 +267,10 @@ double run_stack_mappings(int actors) {
   return run_stack_guards(actors) ? 2.0 * actors : 0;
 }
 
+double run_stack_bytes(int actors) {
+  return run_stack_guards(actors) ? 0 : (double)actors * RUN_STACK_KIB * 1024;
+}
+
 static int actors_of(const struct point *p, const struct collective *coll) {
   const struct schedule *sc = schedule_of(p->mode);
   return 1 + p->nodes * (sc->comm_actor ? 2 : 1) +
@@ -407,7 +411,8 @@ static int start_simgrid(const struct point *p, const char *workdir,
   for (char **c = cfg; *c; c++)
     g_ptr_array_add(args, g_strdup(*c));
   g_strfreev(cfg);
-  g_ptr_array_add(args, g_strdup("--cfg=contexts/stack-size:64"));
+  g_ptr_array_add(args, g_strdup_printf("--cfg=contexts/stack-size:%d",
+                                        RUN_STACK_KIB));
   if (!run_stack_guards(actors))
     g_ptr_array_add(args, g_strdup("--cfg=contexts/guard-size:0"));
   g_ptr_array_add(args, g_strdup("--log=root.thres:critical"));

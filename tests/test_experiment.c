@@ -2,6 +2,8 @@
  * simulating: reading from memory, sweeps and their limit, --set,
  * stragglers, and the effective configuration read back. */
 #include "experiment.h"
+#include "engine.h"
+#include "estimate.h"
 
 #include <criterion/criterion.h>
 
@@ -453,4 +455,33 @@ Test(experiment, nvswitch_bad_input) {
   fails_with("[platform]\nnodes = 8\n[model]\nname = synthetic\n"
              "[exchange]\nreduce_rate = fast\n",
              NULL, "is not a rate (e.g. 5GBps) or fused");
+}
+
+/* Stacks without guard pages above SimGrid's mapping limit, and then
+ * counted whole in the estimate (calloc touches every page): the estimate
+ * of a point past the limit grows by at least a stack per actor. */
+Test(estimate, unguarded_stacks_counted) {
+  cr_assert(run_stack_guards(1000));
+  cr_assert(!run_stack_guards(100000));
+  cr_assert_eq(run_stack_bytes(1000), 0);
+  double per_host[2];
+  const int nodes[2] = {8000, 40000};
+  for (int k = 0; k < 2; k++) {
+    char *text = g_strdup_printf("[platform]\ntopology = star\nnodes = %d\n"
+                                 "[model]\nname = synthetic\nparams = 1024\n"
+                                 "[training]\nmode = overlap\n",
+                                 nodes[k]);
+    char *err = NULL;
+    struct experiment *e = load(text, NULL, 0, &err);
+    cr_assert_not_null(e, "%s", err ? err : "?");
+    const struct point *p = g_ptr_array_index(e->points, 0);
+    struct estimate est;
+    cr_assert_eq(estimate_point(p, &est, &err), 0, "%s", err ? err : "?");
+    per_host[k] = est.hosts_bytes / nodes[k];
+    experiment_free(e);
+    g_free(text);
+  }
+  /* overlap: two actors a worker, 80,001 in all at 40,000 workers */
+  cr_expect_geq(per_host[1] - per_host[0], 2 * RUN_STACK_KIB * 1024 - 1,
+                "%g against %g bytes a host", per_host[1], per_host[0]);
 }
