@@ -163,10 +163,9 @@ static int k_nvlink_lat(struct point *p, const char *v, char *e, size_t l) {
   return seconds(v, &p->nvlink_latency_s, e, l);
 }
 static int k_fabric(struct point *p, const char *v, char *e, size_t l) {
-  static const char *const names[] = {"rail", "fat-tree"};
   int t;
-  int rc = choice(v, names, 2, &t, e, l);
-  p->fabric = t == 1 ? FABRIC_FAT_TREE : FABRIC_RAIL;
+  int rc = choice(v, fabric_names, FABRIC_COUNT, &t, e, l);
+  p->fabric = (enum fabric)t;
   return rc;
 }
 /* preset: applied before the point is parsed (expand()); here only its
@@ -281,6 +280,7 @@ static int k_model(struct point *p, const char *v, char *e, size_t l) {
     return bad(e, l, "must name a model (see gradsim model list)");
   g_free(p->model);
   p->model = g_strdup(v);
+  p->synthetic = strcmp(v, "synthetic") == 0;
   return 0;
 }
 static int k_params(struct point *p, const char *v, char *e, size_t l) {
@@ -415,9 +415,8 @@ static int k_codec(struct point *p, const char *v, char *e, size_t l) {
   return 0;
 }
 static int k_placement(struct point *p, const char *v, char *e, size_t l) {
-  static const char *const names[] = {"cpu", "gpu", "nic"};
   int t;
-  int rc = choice(v, names, 3, &t, e, l);
+  int rc = choice(v, placement_names, PLACE_COUNT, &t, e, l);
   p->placement = (enum placement)t;
   return rc;
 }
@@ -434,9 +433,8 @@ static int k_reduce(struct point *p, const char *v, char *e, size_t l) {
   return 0;
 }
 static int k_payload(struct point *p, const char *v, char *e, size_t l) {
-  static const char *const names[] = {"full", "sampled", "none"};
   int t;
-  int rc = choice(v, names, 3, &t, e, l);
+  int rc = choice(v, payload_names, PAYLOAD_COUNT, &t, e, l);
   p->payload = (enum payload)t;
   return rc;
 }
@@ -597,9 +595,8 @@ static int k_driver(struct point *p, const char *v, char *e, size_t l) {
   return seconds(v, &p->framing.driver_s, e, l);
 }
 static int k_mode(struct point *p, const char *v, char *e, size_t l) {
-  static const char *const names[] = {"sync", "overlap", "pipe"};
   int t;
-  int rc = choice(v, names, 3, &t, e, l);
+  int rc = choice(v, mode_names, MODE_COUNT, &t, e, l);
   p->mode = (enum mode)t;
   return rc;
 }
@@ -892,7 +889,7 @@ static bool straggler(const char *item, int nodes, int *w, double *f) {
 
 /* Checks that need several keys. */
 static int validate_point(struct point *p, char *e, size_t l) {
-  bool synthetic = strcmp(p->model, "synthetic") == 0;
+  bool synthetic = p->synthetic;
   if (synthetic && (uint64_t)p->tensors > p->params)
     return bad(e, l,
                "[model] tensors = %d exceeds params = %" G_GUINT64_FORMAT,

@@ -150,9 +150,10 @@ static int check_codec_ratio(const struct repro *r, const struct experiment *e,
     return -1;
   for (guint i = 0; i < e->points->len; i++) {
     const struct point *p = g_ptr_array_index(e->points, i);
-    if (nc.end_to_end && strcmp(p->algorithm, "ps-shared")) {
+    if (nc.end_to_end && !collective_shares_pull(p->algorithm)) {
       *err = g_strdup_printf("%s: [reproduce] end_to_end = yes measures "
-                             "ps-shared's pushes and shared pull; [exchange] "
+                             "the pushes and shared pull of a parameter "
+                             "server that shares it (ps-shared); [exchange] "
                              "algorithm = %s",
                              r->path, p->algorithm);
       return -1;
@@ -171,12 +172,10 @@ static int check_codec_ratio(const struct repro *r, const struct experiment *e,
     struct model *m;
     char msg[512];
     struct model_opts o = point_model_opts(p);
-    if (strcmp(p->model, "synthetic") == 0 ||
-        model_load(p->model, &o, &m, msg, sizeof msg) != 0) {
+    if (p->synthetic || model_load(p->model, &o, &m, msg, sizeof msg) != 0) {
       *err = g_strdup_printf("%s: [model] name = %s: %s", r->path, p->model,
-                             strcmp(p->model, "synthetic")
-                                 ? msg
-                                 : "codec-ratio needs a model file");
+                             p->synthetic ? "codec-ratio needs a model file"
+                                          : msg);
       return -1;
     }
     model_free(m);

@@ -178,7 +178,7 @@ struct model_facts {
 
 static struct model_facts facts_of(const struct point *p, GHashTable *cache) {
   struct model_facts f = {p->batch, (double)p->params, p->tensors};
-  if (!strcmp(p->model, "synthetic"))
+  if (p->synthetic)
     return f;
   struct model_facts *c = g_hash_table_lookup(cache, p->model);
   if (!c) {

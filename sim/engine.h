@@ -43,10 +43,19 @@ enum topology {
   TOPO_NVSWITCH, TOPO_FILE
 };
 /* nvswitch: how the NICs of the nodes meet (README, "Topologies"). */
-enum fabric { FABRIC_RAIL, FABRIC_FAT_TREE };
-enum payload { PAYLOAD_FULL, PAYLOAD_SAMPLED, PAYLOAD_NONE };
-enum placement { PLACE_CPU, PLACE_GPU, PLACE_NIC };
-enum mode { MODE_SYNC, MODE_OVERLAP, MODE_PIPE };
+enum fabric { FABRIC_RAIL, FABRIC_FAT_TREE, FABRIC_COUNT };
+enum payload { PAYLOAD_FULL, PAYLOAD_SAMPLED, PAYLOAD_NONE, PAYLOAD_COUNT };
+enum placement { PLACE_CPU, PLACE_GPU, PLACE_NIC, PLACE_COUNT };
+enum mode { MODE_SYNC, MODE_OVERLAP, MODE_PIPE, MODE_COUNT };
+
+/* The one table of each enum's names, indexed by it: the values of its
+ * key ([platform] fabric, [exchange] payload and placement, [training]
+ * mode) and of the results' columns. The modes' names are their training
+ * schedules' (sim/schedules/registry.c); the others' are in sim/names.c. */
+extern const char *const fabric_names[FABRIC_COUNT];
+extern const char *const payload_names[PAYLOAD_COUNT];
+extern const char *const placement_names[PLACE_COUNT];
+extern const char *const mode_names[MODE_COUNT];
 
 /* One simulation's configuration (every key of an experiment file, the
  * README's "Experiment keys"). Strings are owned by whoever filled it. */
@@ -77,6 +86,8 @@ struct point {
   char **hosts;
   /* [model] */
   char *model;    /* name or path, or "synthetic" */
+  bool synthetic; /* model is "synthetic": params, tensors, shape, compute
+                   * and update give it; otherwise a model file */
   uint64_t params; /* synthetic */
   int tensors;
   /* synthetic: every tensor's shape ([model] shape), SHAPE_DIMS of them
@@ -242,6 +253,11 @@ int platform_host_names(const struct point *p, char ***names, char **err);
  * aborts on a platform it rejects). Sets *HOSTS to its host count.
  * Returns 0, or -1 with *ERR. */
 int platform_file_check(const char *path, size_t *hosts, char **err);
+
+/* Whether the collective ALGORITHM's aggregators pull once for all
+ * workers, each worker decoding the one message (ps-shared); false for
+ * the others and for a name no collective has. */
+bool collective_shares_pull(const char *algorithm);
 
 /* ---- topologies (sim/platforms/registry.c) ------------------------------
  * The one table of the topologies' names: [platform] topology = NAME

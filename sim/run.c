@@ -40,7 +40,7 @@ static struct model *load_model(const struct point *p, char **err) {
   struct model *m;
   char e[512];
   int rc;
-  if (!strcmp(p->model, "synthetic")) {
+  if (p->synthetic) {
     rc = model_synthetic(p->params, (size_t)p->tensors, p->compute_s,
                          p->update_s, &m, e, sizeof e);
     if (!rc && p->shape_dims &&
@@ -67,7 +67,7 @@ static struct model *load_model(const struct point *p, char **err) {
     m->tensors[t].backward_s *= p->compute_scale;
   m->forward_s *= p->compute_scale;
   m->backward_s *= p->compute_scale;
-  if (p->update_Bps > 0 && strcmp(p->model, "synthetic") != 0)
+  if (p->update_Bps > 0 && !p->synthetic)
     m->update_s = MODEL_UPDATE_BYTES * (double)m->params / p->update_Bps;
   m->update_s += p->step_overhead_s;
   return m;

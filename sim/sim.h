@@ -475,8 +475,7 @@ struct astate {
  * COMM_ACTOR: a communication actor (schedule_comm_actor) runs beside it
  * and exchanges the jobs it posts. */
 struct schedule {
-  const char *name;
-  const char *description;
+  const char *description; /* its name: mode_names[] (engine.h) */
   void (*worker)(struct wstate *ws);
   bool comm_actor;
 };

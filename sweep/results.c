@@ -59,11 +59,9 @@ static void config_fields(GString *s, const struct point *p) {
   csv_text(s, p->algorithm);
   g_string_append_c(s, ',');
   csv_text(s, p->codec);
-  static const char *const place[] = {"cpu", "gpu", "nic"};
-  static const char *const pay[] = {"full", "sampled", "none"};
-  static const char *const mode[] = {"sync", "overlap", "pipe"};
-  g_string_append_printf(s, ",%s,%s,%s,%d", place[p->placement],
-                         pay[p->payload], mode[p->mode], p->iterations);
+  g_string_append_printf(s, ",%s,%s,%s,%d", placement_names[p->placement],
+                         payload_names[p->payload], mode_names[p->mode],
+                         p->iterations);
   if (isinf(p->fusion_bytes))
     g_string_append(s, ",all");
   else

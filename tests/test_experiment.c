@@ -485,3 +485,38 @@ Test(estimate, unguarded_stacks_counted) {
   cr_expect_geq(per_host[1] - per_host[0], 2 * RUN_STACK_KIB * 1024 - 1,
                 "%g against %g bytes a host", per_host[1], per_host[0]);
 }
+
+/* Every name of the engine's enum tables is the key value that selects
+ * it, and nothing else is accepted (the tables are the one spelling). */
+Test(experiment, enum_names_select_their_values) {
+  static const struct {
+    const char *key;
+    const char *const *names;
+    int count;
+  } tables[] = {
+      {"platform.fabric", fabric_names, FABRIC_COUNT},
+      {"exchange.payload", payload_names, PAYLOAD_COUNT},
+      {"exchange.placement", placement_names, PLACE_COUNT},
+      {"training.mode", mode_names, MODE_COUNT},
+  };
+  for (size_t t = 0; t < G_N_ELEMENTS(tables); t++)
+    for (int i = 0; i < tables[t].count; i++) {
+      cr_assert_not_null(tables[t].names[i], "%s %d", tables[t].key, i);
+      char *set = g_strdup_printf("%s=%s", tables[t].key, tables[t].names[i]);
+      char *sets[] = {set, NULL}, *err = NULL;
+      struct experiment *e = load(BASE, sets, 0, &err);
+      cr_assert_not_null(e, "%s: %s", set, err ? err : "?");
+      const struct point *p = g_ptr_array_index(e->points, 0);
+      int got = t == 0   ? (int)p->fabric
+                : t == 1 ? (int)p->payload
+                : t == 2 ? (int)p->placement
+                         : (int)p->mode;
+      cr_expect_eq(got, i, "%s", set);
+      experiment_free(e);
+      g_free(set);
+    }
+  char *sets[] = {"training.mode=Sync", NULL}, *err = NULL;
+  cr_expect_null(load(BASE, sets, 0, &err));
+  cr_expect(err && strstr(err, "sync, overlap, pipe"), "%s", err ? err : "");
+  g_free(err);
+}

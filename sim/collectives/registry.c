@@ -31,6 +31,11 @@ const struct collective *coll_find(const char *name) {
   return NULL;
 }
 
+bool collective_shares_pull(const char *algorithm) {
+  const struct collective *c = coll_find(algorithm);
+  return c && c->shared_pull;
+}
+
 size_t coll_count(void) { return G_N_ELEMENTS(registry); }
 
 const struct collective *coll_at(size_t i) {

@@ -55,7 +55,6 @@ static void overlap_worker(struct wstate *ws) {
 }
 
 const struct schedule schedule_overlap = {
-    .name = "overlap",
     .description = "each bucket exchanged as soon as backward produces it, "
                    "by a communication actor (layer-wise overlap; lazy "
                    "allreduce with fusion_bytes)",

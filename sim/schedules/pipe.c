@@ -39,7 +39,6 @@ static void pipe_worker(struct wstate *ws) {
 }
 
 const struct schedule schedule_pipe = {
-    .name = "pipe",
     .description = "Pipe-SGD Algorithm 1: iteration t waits for the "
                    "aggregated gradient of t - k + 1 only",
     .worker = pipe_worker,

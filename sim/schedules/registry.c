@@ -4,6 +4,12 @@
 
 extern const struct schedule schedule_sync, schedule_overlap, schedule_pipe;
 
+const char *const mode_names[MODE_COUNT] = {
+    [MODE_SYNC] = "sync",
+    [MODE_OVERLAP] = "overlap",
+    [MODE_PIPE] = "pipe",
+};
+
 const struct schedule *schedule_of(enum mode mode) {
   switch (mode) {
   case MODE_SYNC:
@@ -12,6 +18,8 @@ const struct schedule *schedule_of(enum mode mode) {
     return &schedule_overlap;
   case MODE_PIPE:
     return &schedule_pipe;
+  case MODE_COUNT:
+    break;
   }
   return NULL;
 }

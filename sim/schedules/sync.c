@@ -72,7 +72,6 @@ static void sync_worker(struct wstate *ws) {
 }
 
 const struct schedule schedule_sync = {
-    .name = "sync",
     .description = "update, forward, backward, then the exchange of every "
                    "bucket (Pipe-SGD Eq. 2)",
     .worker = sync_worker,
