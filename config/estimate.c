@@ -60,6 +60,7 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
   double per_exchange = fmax(hosts, sh.rounds * workers);
   out->messages = sh.exchanges * (double)sh.buckets * per_exchange;
   out->wall_s = out->messages * ESTIMATE_MESSAGE_S;
+  out->ff_blocker = sh.ff_blocker;
   return 0;
 }
 
@@ -96,10 +97,13 @@ int estimate_check(const struct point *p, struct estimate *out, char **err) {
         "too long to simulate: %.2g simulated messages would take about "
         "%s at %.0f us each (and at least %s of memory); the limit is "
         "%.0e messages: reduce [platform] nodes, [training] iterations or "
-        "[model] tensors, or let fast_forward = auto skip repeated steps "
-        "(payload = none, not pipe, not on the NIC)",
+        "[model] tensors%s%s%s",
         e.messages, dur, ESTIMATE_MESSAGE_S * 1e6, need,
-        ESTIMATE_MAX_MESSAGES);
+        ESTIMATE_MAX_MESSAGES,
+        e.ff_blocker ? ", or let fast-forward skip repeated steps ("
+                     : "",
+        e.ff_blocker ? e.ff_blocker : "",
+        e.ff_blocker ? " keeps it off)" : "");
   for (size_t i = 0; i < G_N_ELEMENTS(parts); i++)
     g_free(parts[i]);
   g_free(need);

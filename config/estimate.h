@@ -35,6 +35,7 @@ struct estimate {
   double messages;     /* simulated point-to-point messages */
   double wall_s;       /* messages * ESTIMATE_MESSAGE_S */
   double rows_bytes;   /* its rows of iterations.csv */
+  const char *ff_blocker; /* the key keeping fast-forward off, or NULL */
 };
 
 /* Estimate P. Returns 0, or -1 with *ERR (g_free'd by the caller) when

@@ -208,6 +208,7 @@ struct run_shape {
    * the others (at least one message per host then). */
   double rounds;
   bool fast_forward;  /* fast-forward applies (README, "Fast-forward") */
+  const char *ff_blocker; /* otherwise the key that keeps it off */
   int actors;         /* SimGrid actors: workers (two each when their
                        * schedule has a communication actor), aggregators
                        * and the link tracker */

@@ -192,11 +192,24 @@ int run_check(const struct point *p, char **err) {
  * would have to update, and a schedule whose other actor puts no traffic
  * on the network between steps (sync, overlap; not pipe, whose
  * communication side runs exchanges of several iterations). */
-static bool ff_allowed(const struct point *p) {
-  return p->fast_forward && p->payload == PAYLOAD_NONE &&
-         p->mode != MODE_PIPE && p->placement != PLACE_NIC &&
-         !p->framing.packets;
+/* What keeps fast-forward from P (README, "Fast-forward"): the key and
+ * value, or NULL when it applies. The one statement of its conditions. */
+static const char *ff_blocker(const struct point *p) {
+  if (!p->fast_forward)
+    return "[exchange] fast_forward = off";
+  if (p->payload != PAYLOAD_NONE)
+    return p->payload == PAYLOAD_FULL ? "[exchange] payload = full"
+                                      : "[exchange] payload = sampled";
+  if (p->mode == MODE_PIPE)
+    return "[training] mode = pipe";
+  if (p->placement == PLACE_NIC)
+    return "[exchange] placement = nic";
+  if (p->framing.packets)
+    return "[nic] framing = packets";
+  return NULL;
 }
+
+static bool ff_allowed(const struct point *p) { return !ff_blocker(p); }
 
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
                                  double cycle_s, int grad_bytes,
@@ -313,6 +326,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->actors = actors_of(p, coll);
   out->mappings = run_stack_mappings(out->actors);
   out->fast_forward = ff_allowed(p);
+  out->ff_blocker = ff_blocker(p);
   if (out->fast_forward)
     out->rounds = fmin(out->rounds, FF_ROUNDS);
   return 0;
