@@ -536,8 +536,14 @@ static int fit_one(const struct job *j, const struct repro_calibrate *c,
   g_free(d0);
   g_free(d1);
   f->runs = 2;
+  /* Only both ends' claims give YLO and YHI (claim_at sets *Y when it
+   * returns 0). */
+  if (status) {
+    g_free(base);
+    return status;
+  }
   bool bracket = (ylo - target) * (yhi - target) <= 0;
-  if (!status && !bracket && !o->quick)
+  if (!bracket && !o->quick)
     status = fail(err, REPRO_BAD_INPUT,
                   "%s: calibrate %s: claim %s is %.6g at %s = %.6g and %.6g "
                   "at %.6g, both on one side of the paper's %.6g: widen "
