@@ -12,6 +12,10 @@
 
 #include <glib/gstdio.h>
 
+/* vprintf-style (0: the arguments come as a va_list): FMT is checked as
+ * a format where it is a literal, at the callers, which are printf-style
+ * themselves (cli.h). */
+G_GNUC_PRINTF(2, 0)
 static G_NORETURN void vfail(int status, const char *fmt, va_list ap) {
   char *msg = g_strdup_vprintf(fmt, ap);
   /* One line: newlines inside a message (GLib's option errors) become

@@ -410,6 +410,17 @@ ptrdiff_t codec_encode(codec_state_t *s, const float *in, size_t n, void *out,
                        size_t cap) {
   if (!s || (!in && n) || (!out && cap) || n != s->n)
     return -EINVAL;
+  /* An empty vector may come as null pointers (IN with N = 0, OUT with
+   * CAP = 0). The codecs compute addresses from them (in + done), which C
+   * leaves undefined on a null pointer even for an offset of 0 (clang's
+   * UBSan reports it): they get a local's address instead, which nothing
+   * reads or writes. */
+  const float no_in = 0;
+  unsigned char no_out = 0;
+  if (!in)
+    in = &no_in;
+  if (!out)
+    out = &no_out;
   const struct codec_ops *ops = s->codec->ops;
   size_t bound = ops->bound(s->codec, n);
   /* A payload whose size the stream knows before encoding (PowerSGD's,
@@ -465,7 +476,11 @@ int codec_decode(const codec_t *c, const void *in, size_t len, float *out,
     return -EINVAL;
   if (!codec_accepts(c, n))
     return -EOVERFLOW;
-  return c->ops->decode(c, in, len, out, n, false);
+  /* Null pointers for empty buffers: as in codec_encode(). */
+  const unsigned char no_in = 0;
+  float no_out = 0;
+  return c->ops->decode(c, in ? in : &no_in, len, out ? out : &no_out, n,
+                        false);
 }
 
 int codec_decode_add(const codec_t *c, const void *in, size_t len, float *acc,
@@ -474,7 +489,11 @@ int codec_decode_add(const codec_t *c, const void *in, size_t len, float *acc,
     return -EINVAL;
   if (!codec_accepts(c, n))
     return -EOVERFLOW;
-  return c->ops->decode(c, in, len, acc, n, true);
+  /* Null pointers for empty buffers: as in codec_encode(). */
+  const unsigned char no_in = 0;
+  float no_acc = 0;
+  return c->ops->decode(c, in ? in : &no_in, len, acc ? acc : &no_acc, n,
+                        true);
 }
 
 const char *codec_strerror(int err) {

@@ -195,8 +195,16 @@ int codec_parse_double(const char *codec, const char *key, const char *value,
                        double lo, double hi, bool hi_open, double *out,
                        char *err, size_t errlen);
 /* The shortest decimal that reads back as V ("0.05", not
- * "0.050000000000000003"), for canonical specs. */
-void codec_fmt_double(char *buf, size_t len, double v);
+ * "0.050000000000000003"), for canonical specs, into BUF (LEN bytes, not
+ * NULL). */
+void codec_fmt_double(char *buf, size_t len, double v)
+#if defined(__GNUC__)
+    /* Stated, so that GCC's UBSan build (whose check of strtod's argument
+     * adds a path with BUF NULL) does not warn of snprintf into NULL
+     * there (-Wformat-truncation). */
+    __attribute__((nonnull(1)))
+#endif
+    ;
 int codec_unknown_key(const char *codec, const char *key, const char *valid,
                       char *err, size_t errlen);
 

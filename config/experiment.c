@@ -848,6 +848,8 @@ void point_free(struct point *p) {
   g_free(p);
 }
 
+void point_free_cb(gpointer p) { point_free(p); }
+
 void experiment_free(struct experiment *e) {
   if (!e)
     return;
@@ -859,6 +861,8 @@ void experiment_free(struct experiment *e) {
     g_ptr_array_free(e->swept, TRUE);
   g_free(e);
 }
+
+void experiment_free_cb(gpointer e) { experiment_free(e); }
 
 /* One stragglers item, " W:F ": worker W in 0..NODES-1 runs F >= 1 times
  * slower. (Not sscanf("%d"): out of range, it is undefined.) */
@@ -1224,7 +1228,7 @@ struct experiment *experiment_load_data(const char *path, const char *data,
     ex = g_new0(struct experiment, 1);
     ex->path = g_strdup(path);
     ex->question = experiment_question(text);
-    ex->points = g_ptr_array_new_with_free_func((GDestroyNotify)point_free);
+    ex->points = g_ptr_array_new_with_free_func(point_free_cb);
     ex->swept = g_ptr_array_new_with_free_func(g_free);
     *err = expand(ex, &vals, text, max_points);
   }

@@ -14,6 +14,8 @@
 #include "engine.h"
 
 void point_free(struct point *p);
+/* point_free() as a GDestroyNotify (g_ptr_array_new_with_free_func()). */
+void point_free_cb(gpointer p);
 
 struct experiment {
   char *path;
@@ -44,6 +46,8 @@ struct experiment *experiment_load_data(const char *path, const char *data,
                                         size_t max_points, char **err);
 
 void experiment_free(struct experiment *e);
+/* experiment_free() as a GDestroyNotify. */
+void experiment_free_cb(gpointer e);
 
 /* Check everything about E that can be checked without simulating,
  * before anything is written: each point (run_check(), the size limits

@@ -34,6 +34,8 @@ void expr_free(struct expr *e) {
   g_free(e);
 }
 
+void expr_free_cb(gpointer e) { expr_free(e); }
+
 struct parser {
   const char *text, *p;
   char *err;
@@ -126,7 +128,7 @@ static struct expr *parse_call(struct parser *ps, char *name) {
     return fail_at(ps, "unknown function (valid: max, min, mean, sum, "
                        "count, abs, lg)");
   }
-  e->args = g_ptr_array_new_with_free_func((GDestroyNotify)expr_free);
+  e->args = g_ptr_array_new_with_free_func(expr_free_cb);
   ps->p++;
   for (;;) {
     struct expr *a = parse_sum(ps);

@@ -49,6 +49,8 @@ struct expr;
  * error. */
 struct expr *expr_parse(const char *text, char **err);
 void expr_free(struct expr *e);
+/* expr_free() as a GDestroyNotify (g_ptr_array_new_with_free_func()). */
+void expr_free_cb(gpointer e);
 
 /* Evaluate E over T. BIND_COL/BIND_VAL (or NULLs): a filter added to
  * every term; ROW: the row `$` filters and bare columns refer to, or -1.

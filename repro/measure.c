@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* codec_free() as a GDestroyNotify (codecs/ knows no GLib). */
+static void codec_free_cb(gpointer c) { codec_free(c); }
+
 GPtrArray *repro_split_specs(const char *text) {
   GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
   char **parts = g_strsplit(text ? text : "", ";", -1);
@@ -114,7 +117,7 @@ static int codecs_of(const struct repro *r, GPtrArray **specs,
                      GPtrArray **labels, GPtrArray **codecs, char **err) {
   *specs = repro_split_specs(repro_param(r, "codecs", ""));
   *labels = repro_split_specs(repro_param(r, "labels", ""));
-  *codecs = g_ptr_array_new_with_free_func((GDestroyNotify)codec_free);
+  *codecs = g_ptr_array_new_with_free_func(codec_free_cb);
   if (!(*specs)->len) {
     *err = g_strdup_printf(
         "%s: [reproduce] codecs = SPEC; SPEC; ... is "

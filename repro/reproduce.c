@@ -97,6 +97,8 @@ static void job_free(struct job *j) {
   g_free(j);
 }
 
+static void job_free_cb(gpointer j) { job_free(j); }
+
 /* The --set keys of variant V (NULL: none) of R: its own, the quick
  * ones of [reproduce.quick], its quick. ones, then EXTRA (fitted
  * parameters; may be NULL). */
@@ -146,7 +148,7 @@ static struct job *job_load(const char *path, bool quick, char **err) {
     return NULL;
   struct job *j = g_new0(struct job, 1);
   j->r = r;
-  j->exps = g_ptr_array_new_with_free_func((GDestroyNotify)experiment_free);
+  j->exps = g_ptr_array_new_with_free_func(experiment_free_cb);
   guint nv = r->kind == REPRO_RUN ? r->variants->len : 1;
   for (guint v = 0; v < nv; v++) {
     const struct repro_variant *var =
@@ -458,8 +460,7 @@ static const struct repro_variant *variant_of(const struct job *j, guint v) {
 static GPtrArray *step_experiments(const struct job *j,
                                    const struct repro_calibrate *c,
                                    const GArray *fits, double x, char **err) {
-  GPtrArray *exps =
-      g_ptr_array_new_with_free_func((GDestroyNotify)experiment_free);
+  GPtrArray *exps = g_ptr_array_new_with_free_func(experiment_free_cb);
   for (guint v = 0; v < j->exps->len && !*err; v++) {
     const struct repro_variant *var = variant_of(j, v);
     if (var && !listed(c->variants, var->label)) {
@@ -536,8 +537,14 @@ static int fit_one(const struct job *j, const struct repro_calibrate *c,
   g_free(d0);
   g_free(d1);
   f->runs = 2;
+  /* Only both ends' claims give YLO and YHI (claim_at sets *Y when it
+   * returns 0). */
+  if (status) {
+    g_free(base);
+    return status;
+  }
   bool bracket = (ylo - target) * (yhi - target) <= 0;
-  if (!status && !bracket && !o->quick)
+  if (!bracket && !o->quick)
     status = fail(err, REPRO_BAD_INPUT,
                   "%s: calibrate %s: claim %s is %.6g at %s = %.6g and %.6g "
                   "at %.6g, both on one side of the paper's %.6g: widen "
@@ -816,7 +823,7 @@ static char *absolute(const char *path, const char *cwd) {
 /* Every job loaded and checked before anything runs or is written. */
 static GPtrArray *load_all(char *const *names, guint n, const char *exp_dir,
                            bool quick, char **err) {
-  GPtrArray *jobs = g_ptr_array_new_with_free_func((GDestroyNotify)job_free);
+  GPtrArray *jobs = g_ptr_array_new_with_free_func(job_free_cb);
   for (guint i = 0; i < n && !*err; i++) {
     char *path = g_strdup_printf("%s/%s.ini", exp_dir, names[i]);
     struct job *j = job_load(path, quick, err);

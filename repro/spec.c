@@ -14,6 +14,8 @@ static void variant_free(struct repro_variant *v) {
   g_free(v);
 }
 
+static void variant_free_cb(gpointer v) { variant_free(v); }
+
 static void claim_free(struct repro_claim *c) {
   g_free(c->id);
   g_free(c->text);
@@ -33,6 +35,8 @@ static void claim_free(struct repro_claim *c) {
   }
   g_free(c);
 }
+
+static void claim_free_cb(gpointer c) { claim_free(c); }
 
 void repro_free(struct repro *r) {
   if (!r)
@@ -350,7 +354,7 @@ static struct repro_claim *load_claim(GKeyFile *kf, const char *group,
   return c;
 }
 
-static void calibrate_free(struct repro_calibrate *c);
+static void calibrate_free_cb(gpointer c);
 
 static struct repro *repro_new(const char *path) {
   struct repro *r = g_new0(struct repro, 1);
@@ -359,13 +363,13 @@ static struct repro *repro_new(const char *path) {
   if (g_str_has_suffix(base, ".ini"))
     base[strlen(base) - 4] = '\0';
   r->name = base;
-  r->variants = g_ptr_array_new_with_free_func((GDestroyNotify)variant_free);
+  r->variants = g_ptr_array_new_with_free_func(variant_free_cb);
   r->sets = g_ptr_array_new_with_free_func(g_free);
   r->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
   r->derive_names = g_ptr_array_new_with_free_func(g_free);
-  r->derive_exprs = g_ptr_array_new_with_free_func((GDestroyNotify)expr_free);
-  r->claims = g_ptr_array_new_with_free_func((GDestroyNotify)claim_free);
-  r->calibrate = g_ptr_array_new_with_free_func((GDestroyNotify)calibrate_free);
+  r->derive_exprs = g_ptr_array_new_with_free_func(expr_free_cb);
+  r->claims = g_ptr_array_new_with_free_func(claim_free_cb);
+  r->calibrate = g_ptr_array_new_with_free_func(calibrate_free_cb);
   return r;
 }
 
@@ -487,6 +491,8 @@ static void calibrate_free(struct repro_calibrate *c) {
     g_ptr_array_free(c->apply, TRUE);
   g_free(c);
 }
+
+static void calibrate_free_cb(gpointer c) { calibrate_free(c); }
 
 /* LO..HI with LO < HI, both finite. */
 static bool parse_range(const char *s, double *lo, double *hi) {

@@ -2,14 +2,14 @@
  * CSV (table.h). */
 #include "table.h"
 
-#include "sweep.h" /* csv_split, csv_text */
+#include "sweep.h" /* csv_split, csv_text, csv_row_free_cb */
 
 #include <string.h>
 
 struct table *table_new(void) {
   struct table *t = g_new0(struct table, 1);
   t->cols = g_ptr_array_new_with_free_func(g_free);
-  t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  t->rows = g_ptr_array_new_with_free_func(csv_row_free_cb);
   return t;
 }
 

@@ -351,8 +351,12 @@ void payload_lin_factors(struct wstate *ws, size_t b, int it, int round,
     fv->exact[i] = fv->x[i];
     k->truth[round][i] += fv->x[i];
   }
-  memset(fv->offset, 0, fv->m * sizeof(double));
-  memset(fv->bound, 0, fv->m * sizeof(double));
+  /* An empty round has no ledger (NULL), and memset(NULL, 0, 0) is
+   * undefined. */
+  if (fv->m) {
+    memset(fv->offset, 0, fv->m * sizeof(double));
+    memset(fv->bound, 0, fv->m * sizeof(double));
+  }
 }
 
 void payload_lin_check(struct wstate *ws, size_t b, int it, int round,

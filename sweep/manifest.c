@@ -152,7 +152,7 @@ struct experiment *manifest_load(const char *file, char **id, char **err) {
     return NULL;
   }
   struct experiment *e = g_new0(struct experiment, 1);
-  e->points = g_ptr_array_new_with_free_func((GDestroyNotify)point_free);
+  e->points = g_ptr_array_new_with_free_func(point_free_cb);
   e->swept = g_ptr_array_new_with_free_func(g_free);
   const char *body = NULL;
   guint n = 0;

@@ -47,7 +47,7 @@ static int load_dir(struct found *f, int d, char **err) {
     return -1;
   }
   f->sweeps[d] = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                       (GDestroyNotify)experiment_free);
+                                       experiment_free_cb);
   char *pdir = g_build_filename(dir, "points", NULL);
   GPtrArray *names = manifest_names(pdir);
   int rc = 0;

@@ -131,6 +131,8 @@ GPtrArray *csv_split(const char *c) {
   return f;
 }
 
+void csv_row_free_cb(gpointer row) { g_ptr_array_unref(row); }
+
 bool results_row_current(const char *text) {
   char *line = g_strndup(text, strcspn(text, "\n"));
   GPtrArray *f = csv_split(line);
@@ -191,7 +193,7 @@ static void join_points(const char *out, const struct experiment *e,
 static GPtrArray *parse_rows(const char *runs, const char *where,
                              char **err) {
   GPtrArray *rows =
-      g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+      g_ptr_array_new_with_free_func(csv_row_free_cb);
   char **lines = g_strsplit(runs, "\n", -1);
   for (char **l = lines + 1; *l && **l; l++) {
     GPtrArray *f = csv_split(*l);

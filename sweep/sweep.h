@@ -86,6 +86,9 @@ int sweep_merge(const char *const *dirs, int ndirs, const char *sweep_id,
 
 /* The fields of one CSV line: strings (free with the array). */
 GPtrArray *csv_split(const char *line);
+/* g_ptr_array_unref() as a GDestroyNotify, for arrays of rows such as
+ * csv_split()'s. */
+void csv_row_free_cb(gpointer row);
 /* Append field V to S, quoted when it holds a comma, a quote or a
  * newline. */
 void csv_text(GString *s, const char *v);

@@ -117,6 +117,7 @@ ParameterizedTest(struct fcase *c, sim, formula) {
             "%s p=%d: simulated %.12g s, formula %.12g s (rel %.3g)",
             c->algorithm, c->p, r.exchange_s, r.formula_s, rel);
   g_free(ini);
+  run_result_clear(&r);
 }
 
 /* GradientFlow's hierarchical ring on its machines (8 GPUs, PCIe switches
@@ -150,6 +151,7 @@ ParameterizedTest(struct hcase *c, sim, hierarchical_formula) {
   cr_expect(rel <= 1e-6, "p=%d, %d per switch: simulated %.12g, formula %.12g",
             c->p, c->per_switch, r.exchange_s, r.formula_s);
   g_free(ini);
+  run_result_clear(&r);
 }
 
 /* INCEPTIONN's worker-aggregator formula counts log p broadcast rounds;
@@ -178,6 +180,7 @@ ParameterizedTest(struct fcase *c, sim, ps_formula) {
             "ps p=%d: simulated %.9g, formula %.9g, one round %.9g", c->p,
             r.exchange_s, r.formula_s, round);
   g_free(ini);
+  run_result_clear(&r);
 }
 
 /* ---- Pipe-SGD: the iteration tends to max(compute + update, comm) ------ */
@@ -218,6 +221,7 @@ ParameterizedTest(struct pcase *c, sim, pipe_bound) {
             "pipe iteration %.9g, bound max(%.9g, %.9g)", r.iteration_s,
             c->compute + c->update, r.exchange_s);
   g_free(ini);
+  run_result_clear(&r);
 }
 
 /* ---- the oracle: every collective with every codec -------------------- */
@@ -296,6 +300,7 @@ ParameterizedTest(struct ocase *c, oracle, every_pair) {
   cr_expect_str_eq(r.oracle, "pass", "%s with %s: %s", c->algorithm,
                    c->codec, r.note ? r.note : "");
   g_free(ini);
+  run_result_clear(&r);
 }
 
 /* The server's momentum: the pull carries v = m v + sum, which the
@@ -315,6 +320,7 @@ ParameterizedTest(struct ocase *c, oracle, server_momentum) {
                    "%s with %s: %s", c->algorithm, c->codec,
                    r.note ? r.note : "");
   g_free(ini);
+  run_result_clear(&r);
 }
 
 /* ---- the oracle catches wrong answers (tests/faulty.c) ----------------- */
@@ -388,6 +394,7 @@ ParameterizedTest(struct fault *c, oracle, catches_faults) {
   cr_expect_str_eq(r.oracle, c->expect, "%s with %s on %d workers: %s",
                    c->algorithm, c->codec, c->p, r.note ? r.note : "");
   g_free(ini);
+  run_result_clear(&r);
 }
 
 /* Gradient accumulation ([model] micro_batch): only the last of the A
@@ -456,6 +463,7 @@ Test(sim, oracle_na_without_full_payload) {
            &r);
   cr_expect_str_eq(r.oracle, "na");
   cr_expect_gt(r.exchange_s, 0);
+  run_result_clear(&r);
 }
 
 /* Stragglers: a worker at half speed makes the synchronous iteration
@@ -470,6 +478,7 @@ Test(sim, straggler_slows_the_iteration) {
            &r);
   cr_expect_gt(r.iteration_s, 0.2, "iteration %.9g", r.iteration_s);
   cr_expect_lt(r.iteration_s, 0.201, "iteration %.9g", r.iteration_s);
+  run_result_clear(&r);
 }
 
 /* ---- the split of iteration_s (runs.csv split_compute_s ...) ---------- */
@@ -521,6 +530,7 @@ ParameterizedTest(struct scase *c, split, adds_up) {
             "%s: the parts add up to %.17g, iteration_s %.17g", ini, sum,
             r.iteration_s);
   g_free(ini);
+  run_result_clear(&r);
 }
 
 /* A 4-worker ring of 8 equal tensors on an ideal network, backward far
@@ -551,6 +561,7 @@ Test(split, sync_exposes_the_whole_exchange) {
   cr_expect(fabs(r.split_compute_s - 0.05) <= 1e-12, "compute %.17g",
             r.split_compute_s);
   g_free(ini);
+  run_result_clear(&r);
 }
 
 /* overlap and pipe with backward longer than the exchange: what compute
@@ -596,6 +607,7 @@ Test(split, gpu_codec_wait_is_codec) {
             r.split_compute_s);
   cr_expect_gt(r.compute_s, 0.001 + 1e-6, "compute_s %.17g", r.compute_s);
   cr_expect_gt(r.exposed_codec_s, 0);
+  run_result_clear(&r);
 }
 
 /* ---- the NIC engine in the simulation (placement = nic) --------------- */
@@ -930,6 +942,7 @@ ParameterizedTest(struct ncase *c, nccl, formula) {
   cr_expect(rel <= 1e-5, "%s on %s x%d: simulated %.12g, formula %.12g",
             c->algorithm, c->preset, c->nodes, r.exchange_s, r.formula_s);
   g_free(ini);
+  run_result_clear(&r);
 }
 
 /* The exchange time of ALGORITHM over PARAMS values on 8 DGX H100s, in a
