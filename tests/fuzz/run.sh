@@ -17,7 +17,7 @@ if [ $# -ne 2 ]; then
 fi
 src=$1
 out=$2
-seconds=${FUZZ_SECONDS:-15}
+seconds=${FUZZ_SECONDS:-10}
 cc=${CC_FUZZ:-clang}
 harnesses="decode container npy roundtrip experiment model import"
 
