@@ -122,7 +122,7 @@ void linear_warm_up(struct sim *s) {
   for (int k = 0; k < s->p->warmup_steps; k++)
     for (size_t b = 0; b < s->nbuckets; b++) {
       struct vec *v0 = &s->ws[0].vecs[b];
-      if (!v0->m || schedule_uncompressed(s, b))
+      if (!v0->m || sim_uncompressed(s, b))
         continue;
       round_lengths(s, b, len);
       float *sum[2] = {g_new0(float, len[0] + 1), g_new0(float, len[1] + 1)};

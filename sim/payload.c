@@ -141,7 +141,7 @@ void payload_warm_up(struct sim *s) {
   }
   for (int k = 0; k < s->p->warmup_steps; k++)
     for (size_t b = 0; b < s->nbuckets; b++)
-      if (s->ws[0].vecs[b].m && !schedule_uncompressed(s, b))
+      if (s->ws[0].vecs[b].m && !sim_uncompressed(s, b))
         warm_bucket(s, b, PAYLOAD_WARMUP_ITERATION + (uint64_t)k, x, sums, buf,
                     cap);
   for (int a = 0; sums && a < s->naggr; a++)

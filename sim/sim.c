@@ -73,6 +73,10 @@ sg_mailbox_t sim_mailbox(struct sim *s, int src, int dst) {
   return mb;
 }
 
+bool sim_uncompressed(const struct sim *s, size_t b) {
+  return s->codec && s->buckets[b].n < (uint64_t)s->p->compress_min;
+}
+
 void sim_span(struct worker *w, double t0, double t1, enum state st) {
   if (!w || t1 <= t0)
     return;

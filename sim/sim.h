@@ -264,6 +264,9 @@ double sim_now(void);
  * aggregators P..). */
 sg_mailbox_t sim_mailbox(struct sim *s, int src, int dst);
 
+/* Bucket B travels as plain fp32 whatever the codec ([exchange]
+ * compress_min). */
+bool sim_uncompressed(const struct sim *s, size_t b);
 /* Log a span of the communication side of W. */
 void sim_span(struct worker *w, double t0, double t1, enum state st);
 
@@ -484,9 +487,6 @@ const struct schedule *schedule_of(enum mode mode);
 /* schedules/common.c: what the schedules are built from. */
 /* Whether iteration IT exchanges (3LC's local steps skip some). */
 bool schedule_exchanges(const struct sim *s, int it);
-/* Bucket B travels as plain fp32 whatever the codec ([exchange]
- * compress_min). */
-bool schedule_uncompressed(const struct sim *s, size_t b);
 /* GPU work of SECONDS on WS's worker, counted as compute of R. */
 void schedule_compute(struct wstate *ws, double seconds, struct iter_rec *r);
 /* Every bucket of iteration IT: prepared, exchanged, checked, recorded. */

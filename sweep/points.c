@@ -14,13 +14,6 @@ const char *const POINT_EXTS[5] = {".iter", ".links", ".note", ".paje",
                                    ".row"};
 enum { EXT_PAJE = 3 };
 
-char *point_file(const char *out, const struct point *p, const char *ext) {
-  char *name = g_strconcat(p->hash, ext, NULL);
-  char *path = g_build_filename(out, "points", name, NULL);
-  g_free(name);
-  return path;
-}
-
 /* The scratch directory of a point's process: its platform XML, and its
  * result files until they are complete. */
 static char *work_dir(const char *out, const struct point *p) {

@@ -23,6 +23,13 @@ static const char ITER_HEADER[] =
 static const char LINKS_HEADER[] =
     "point,link,bytes,mean_bytes_per_s,utilisation\n";
 
+char *point_file(const char *out, const struct point *p, const char *ext) {
+  char *name = g_strconcat(p->hash, ext, NULL);
+  char *path = g_build_filename(out, "points", name, NULL);
+  g_free(name);
+  return path;
+}
+
 static const char *topo_name(const struct point *p) {
   return topology_name(p->topology);
 }

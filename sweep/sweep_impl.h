@@ -22,6 +22,9 @@ enum {
   COL_EXPOSED_REDUCE, COL_SPLIT_IDLE, NCOLS
 };
 
+/* OUT/points/HASH.EXT (g_free): where a point's result files are kept
+ * until results_join() joins them (points.c writes them there). */
+char *point_file(const char *out, const struct point *p, const char *ext);
 /* The row of runs.csv for point P, without its index (g_free). */
 char *results_row(const struct point *p, const struct run_result *r);
 /* Whether TEXT's first line has this version's runs.csv columns. */
@@ -37,8 +40,6 @@ int results_join(const char *out, const struct experiment *e, bool plot,
 
 /* ---- points.c: a point's files and its process ------------------------- */
 
-/* OUT/points/HASH.EXT (g_free). */
-char *point_file(const char *out, const struct point *p, const char *ext);
 /* Whether P's row exists in OUT and has this version's columns (a row an
  * older gradsim wrote is simulated again). */
 bool point_done(const char *out, const struct point *p);

@@ -19,15 +19,11 @@ bool schedule_exchanges(const struct sim *s, int it) {
  * and shifts, biases) go as plain fp32 whatever the codec, as 3LC does
  * (seeds/004 Section 5.1: "we exclude state changes for small layers
  * (batch normalization in our experiments) from compression"). */
-bool schedule_uncompressed(const struct sim *s, size_t b) {
-  return s->codec && s->buckets[b].n < (uint64_t)s->p->compress_min;
-}
-
 static void exchange_bucket(struct wstate *ws, size_t b) {
   struct sim *s = ws->w->sim;
   struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
                         .bucket = b, .v = &ws->vecs[b],
-                        .raw = schedule_uncompressed(s, b)};
+                        .raw = sim_uncompressed(s, b)};
   s->coll->worker(&c);
 }
 
@@ -36,7 +32,7 @@ static void exchange_bucket(struct wstate *ws, size_t b) {
 static void exchange_one(struct wstate *ws, size_t b, int it) {
   struct sim *s = ws->w->sim;
   payload_prepare(ws, b, it);
-  if (s->linear && !schedule_uncompressed(s, b))
+  if (s->linear && !sim_uncompressed(s, b))
     linear_exchange(ws, b, it);
   else
     exchange_bucket(ws, b);
@@ -123,14 +119,14 @@ void schedule_aggregator_actor(int argc, char **argv) {
     if (!schedule_exchanges(s, it))
       continue;
     for (size_t b = 0; b < s->nbuckets; b++) {
-      if (s->linear && !schedule_uncompressed(s, b)) {
+      if (s->linear && !sim_uncompressed(s, b)) {
         linear_aggregate(as, b);
         continue;
       }
       struct vec *v = &as->vecs[b];
       struct coll_call c = {.sim = s, .rank = s->nworkers + as->a,
                             .bucket = b, .v = v,
-                            .raw = schedule_uncompressed(s, b)};
+                            .raw = sim_uncompressed(s, b)};
       s->coll->aggregator(&c);
     }
   }
