@@ -11,9 +11,9 @@
  *                            tree: smpi/bcast:binomial_tree)
  * Buffers are SMPI shared mallocs: no real memory per rank.
  *
- * What the measurement must not add to the collective's time (each once
- * moved SMPI's time away from gradsim's, by up to 0.6% on SimGrid's
- * example dragonfly):
+ * What the measurement must get right (on SimGrid's example dragonfly,
+ * each of these done otherwise moves SMPI's time off gradsim's, by 10 ns
+ * to 0.6%):
  * - How the ranks start. Every rank sleeps 1 us first (smpi_usleep), as
  *   gradsim's workers compute for the parity test's 1 us, so that in both
  *   the collective begins when all ranks wake at one instant. SimGrid
@@ -21,13 +21,16 @@
  *   0 1 2 3 4 5 6 7 from time 0, 0 1 2 3 6 4 7 5 after one sleep,
  *   7 5 4 3 6 1 2 0 after two), so their first messages are posted in
  *   that order, and under SimGrid's default lazy sharing update
- *   (network/optim:Lazy; not under Full) that order can change the result
- *   where links carry both directions (the dragonfly's limiters): rdb on
- *   40 hosts of the example dragonfly takes 0.9445 s from time 0 or after
- *   two sleeps, 0.9502 s after one or three; gradsim gives the same two
- *   times from time 0 and after its 1 us of computation.
- * - MPI_Wtime's own time (smpi/wtime, 10 ns by default), which is a sleep
- *   and so another such round: the clock is read with simgrid_get_clock().
+ *   (network/optim:Lazy) that order can change the result where links
+ *   carry both directions (the dragonfly's limiters): rdb on 40 hosts of
+ *   the example dragonfly takes 0.9445 s from time 0 or after two sleeps,
+ *   0.9502 s after one or three (0.9502 s in all four under
+ *   network/optim:Full); gradsim gives the same two times from time 0
+ *   and after its 1 us of computation.
+ * - MPI_Wtime's own time (smpi/wtime, 10 ns by default): it reads the
+ *   clock and then sleeps, so SMPI's times counted those 10 ns, and the
+ *   sleep is one more wake-up at one instant. The clock is read with
+ *   simgrid_get_clock() instead.
  * - Collecting the times: the MPI_Reduce that gathers them must not start
  *   while another rank is still in the collective (its messages would
  *   share links with the collective's), so every rank first sleeps far
