@@ -50,8 +50,8 @@ enum mode { MODE_SYNC, MODE_OVERLAP, MODE_PIPE, MODE_COUNT };
 
 /* The one table of each enum's names, indexed by it: the values of its
  * key ([platform] fabric, [exchange] payload and placement, [training]
- * mode) and of the results' columns. The modes' names are their training
- * schedules' (sim/schedules/registry.c); the others' are in sim/names.c. */
+ * mode) and of the results' columns, all in sim/names.c (a file of its
+ * own, so that readers of experiment files link it without the engine). */
 extern const char *const fabric_names[FABRIC_COUNT];
 extern const char *const payload_names[PAYLOAD_COUNT];
 extern const char *const placement_names[PLACE_COUNT];

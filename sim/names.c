@@ -14,6 +14,13 @@ const char *const payload_names[PAYLOAD_COUNT] = {
     [PAYLOAD_NONE] = "none",
 };
 
+/* The training schedules' names (schedule_of() in sim/schedules/). */
+const char *const mode_names[MODE_COUNT] = {
+    [MODE_SYNC] = "sync",
+    [MODE_OVERLAP] = "overlap",
+    [MODE_PIPE] = "pipe",
+};
+
 const char *const placement_names[PLACE_COUNT] = {
     [PLACE_CPU] = "cpu",
     [PLACE_GPU] = "gpu",

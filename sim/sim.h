@@ -478,7 +478,7 @@ struct astate {
  * COMM_ACTOR: a communication actor (schedule_comm_actor) runs beside it
  * and exchanges the jobs it posts. */
 struct schedule {
-  const char *description; /* its name: mode_names[] (engine.h) */
+  const char *description; /* its name: mode_names[] (sim/names.c) */
   void (*worker)(struct wstate *ws);
   bool comm_actor;
 };

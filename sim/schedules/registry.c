@@ -4,12 +4,6 @@
 
 extern const struct schedule schedule_sync, schedule_overlap, schedule_pipe;
 
-const char *const mode_names[MODE_COUNT] = {
-    [MODE_SYNC] = "sync",
-    [MODE_OVERLAP] = "overlap",
-    [MODE_PIPE] = "pipe",
-};
-
 const struct schedule *schedule_of(enum mode mode) {
   switch (mode) {
   case MODE_SYNC:

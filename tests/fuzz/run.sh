@@ -93,7 +93,7 @@ for f in models/units.c models/gradgen.c models/nic.c config/experiment.c \
     config/presets.c sim/platforms/registry.c sim/platforms/cluster.c \
     sim/platforms/star.c sim/platforms/fat_tree.c sim/platforms/dragonfly.c \
     sim/platforms/gpu_cluster.c sim/platforms/torus.c \
-    sim/platforms/nvswitch.c; do
+    sim/platforms/nvswitch.c sim/names.c; do
   # shellcheck disable=SC2086
   compile config "$f" -Isim $glib_cflags
 done
