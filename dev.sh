@@ -82,6 +82,7 @@ case "${1:-}" in
     fi
     ninja -C build-asan
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+      LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       meson test -C build-asan --suite unit --print-errorlogs
     ;;

@@ -29,6 +29,8 @@
  *                    the packets a message travels in
  *   codec_eval.h     what a codec does to gradients: payload size and
  *                    error, step by step
+ *   server.h         a shared-pull parameter server's step: pushes
+ *                    summed, momentum, the pull encoded once
  *   codec_bench.h    how fast the codecs run on this CPU, against memcpy,
  *                    and the CPU cost table fitted from it (its timing
  *                    helpers serve every measurement of the codecs)
@@ -82,6 +84,7 @@
 
 #include "array_io.h"
 #include "codec_bench.h"
+#include "server.h"
 #include "codec_cost.h"
 #include "codec_eval.h"
 #include "formula.h"

@@ -350,14 +350,10 @@ static char *encode_tensor(const struct ratio_work *W, size_t ti,
             counts[4 * c + j] += (double)k[j] * scale;
       }
     }
-    if (b->vel) {
-      float m = (float)nc->momentum;
-      for (size_t i = 0; i < ncod * n; i++)
-        b->agg[i] = b->vel[i] = m * b->vel[i] + b->agg[i];
-    }
     for (guint c = 0; c < ncod && b->agg && !err; c++) {
-      ptrdiff_t len =
-          codec_encode(b->pst[c], b->agg + c * n, n, b->out, W->cap);
+      ptrdiff_t len = server_pull(b->pst[c], b->agg + c * n,
+                                  b->vel ? b->vel + c * n : NULL, n,
+                                  nc->momentum, b->out, W->cap);
       if (len < 0)
         err = g_strdup_printf("%s: %s on %s's pull: %s", W->r->path,
                               codec_spec(g_ptr_array_index(W->codecs, c)),

@@ -84,13 +84,6 @@ void payload_gradient(const struct sim *s, int w, size_t b, uint64_t it,
  * encode the sum of the pushes they decode with their pull streams, as
  * the exchange does. No simulated time passes. */
 
-void payload_momentum(const struct sim *s, float *vel, const float *sum,
-                      size_t m) {
-  float mom = (float)s->p->server_momentum;
-  for (size_t i = 0; i < m; i++)
-    vel[i] = mom * vel[i] + sum[i];
-}
-
 static void warm_bucket(struct sim *s, size_t b, uint64_t it, float *x,
                         float **sums, void *buf, size_t cap) {
   int shards = s->naggr ? s->naggr : 1;
@@ -110,13 +103,9 @@ static void warm_bucket(struct sim *s, size_t b, uint64_t it, float *x,
   }
   for (int a = 0; sums && a < s->naggr; a++) {
     size_t m = s->as[a].vecs[b].m, k = b * (size_t)s->naggr + (size_t)a;
-    const float *pull = sums[a];
-    if (s->aggr_vel) {
-      payload_momentum(s, s->aggr_vel[k], sums[a], m);
-      pull = s->aggr_vel[k];
-    }
-    codec_encode(s->aggr_states[k], pull, m, buf, cap);
-    memset(sums[a], 0, m * sizeof(float));
+    server_pull(s->aggr_states[k], sums[a],
+                s->aggr_vel ? s->aggr_vel[k] : NULL, m,
+                s->p->server_momentum, buf, cap);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "formula.h"
 #include "model.h"
+#include "server.h"
 
 #include <simgrid/forward.h>
 #include <stdbool.h>
@@ -529,10 +530,6 @@ void payload_prepare(struct wstate *ws, size_t b, int it);
 /* The error-feedback codec streams after [exchange] warmup_steps untimed
  * steps (payload.c). */
 void payload_warm_up(struct sim *s);
-/* [exchange] server_momentum: VEL = m VEL + SUM over M values (ps-shared's
- * pull, the model delta after the server's momentum). */
-void payload_momentum(const struct sim *s, float *vel, const float *sum,
-                      size_t m);
 /* The oracle's ledger (struct vec): M (its EXACT, OFFSET and BOUND copied
  * from the values it was packed from) just encoded from X, by a stream
  * whose residual was RB before and is RA after (NULL: none; S NULL: sent

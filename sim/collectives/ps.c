@@ -111,7 +111,7 @@ static void aggregator(struct coll_call *c) {
     double *off = NULL;
     if (s->aggr_vel && c->v->x) {
       delta.x = s->aggr_vel[k];
-      payload_momentum(s, delta.x, c->v->x, c->v->m);
+      server_momentum(delta.x, c->v->x, c->v->m, s->p->server_momentum);
       if (c->v->offset) {
         off = g_new(double, c->v->m);
         for (size_t i = 0; i < c->v->m; i++)
