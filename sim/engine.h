@@ -218,9 +218,9 @@ struct run_shape {
 /* Whether ACTORS actors' stacks get a guard page each. SimGrid's guard
  * page splits the stack's heap mapping in two, and Linux allows a process
  * vm.max_map_count mappings (65,530 by default; SimGrid aborts deep in the
- * run when they run out), so above about 30,000 actors the stacks go
- * unguarded: the same actor code, whose stack use does not grow with the
- * worker count, runs guarded in every test. */
+ * run when they run out), so above 28,669 actors (at the default) the
+ * stacks go unguarded: the same actor code, whose stack use does not grow
+ * with the worker count, runs guarded in every test. */
 bool run_stack_guards(int actors);
 /* The memory mappings ACTORS actors' stacks take: 2 each with guards,
  * none without (plain heap memory then). */
