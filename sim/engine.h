@@ -212,8 +212,6 @@ struct run_shape {
   int actors;         /* SimGrid actors: workers (two each when their
                        * schedule has a communication actor), aggregators
                        * and the link tracker */
-  double mappings;    /* memory mappings the actors' stacks take
-                       * (run_stack_guards()) */
 };
 /* Whether ACTORS actors' stacks get a guard page each. SimGrid's guard
  * page splits the stack's heap mapping in two, and Linux allows a process
@@ -222,9 +220,6 @@ struct run_shape {
  * stacks go unguarded: the same actor code, whose stack use does not grow
  * with the worker count, runs guarded in every test. */
 bool run_stack_guards(int actors);
-/* The memory mappings ACTORS actors' stacks take: 2 each with guards,
- * none without (plain heap memory then). */
-double run_stack_mappings(int actors);
 /* Each actor's stack, KiB (contexts/stack-size). */
 #define RUN_STACK_KIB 64
 /* Resident bytes of ACTORS actors' stacks beyond the touched pages the

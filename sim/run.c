@@ -191,9 +191,9 @@ int run_check(const struct point *p, char **err) {
  * on values), no per-packet or NIC-engine state that the skipped steps
  * would have to update, and a schedule whose other actor puts no traffic
  * on the network between steps (sync, overlap; not pipe, whose
- * communication side runs exchanges of several iterations). */
-/* What keeps fast-forward from P (README, "Fast-forward"): the key and
- * value, or NULL when it applies. The one statement of its conditions. */
+ * communication side runs exchanges of several iterations). The one
+ * statement of those conditions: what keeps fast-forward from P (the key
+ * and value, for the estimate's message), or NULL when it applies. */
 static const char *ff_blocker(const struct point *p) {
   if (!p->fast_forward)
     return "[exchange] fast_forward = off";
@@ -257,7 +257,8 @@ enum { FF_ROUNDS = 8 };
 
 /* Mappings a process has besides its actors' stacks (libraries, the
  * heap's arenas, glibc's mmapped chunks, SimGrid's own), with room to
- * spare: 4,000 measured at most in a 16,384-worker run. */
+ * spare: a ring's process had about 230 more than two per actor at 4,096
+ * and at 16,384 workers (peak of /proc/PID/maps). */
 enum { BASE_MAPPINGS = 8192 };
 
 static double max_map_count(void) {
@@ -274,10 +275,6 @@ static double max_map_count(void) {
 
 bool run_stack_guards(int actors) {
   return 2.0 * actors + BASE_MAPPINGS <= max_map_count();
-}
-
-double run_stack_mappings(int actors) {
-  return run_stack_guards(actors) ? 2.0 * actors : 0;
 }
 
 double run_stack_bytes(int actors) {
@@ -324,7 +321,6 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
                    (p->iterations % p->local_steps != 0);
   out->rounds = rounds_of(coll, p->nodes);
   out->actors = actors_of(p, coll);
-  out->mappings = run_stack_mappings(out->actors);
   out->fast_forward = ff_allowed(p);
   out->ff_blocker = ff_blocker(p);
   if (out->fast_forward)
@@ -411,9 +407,9 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
 
 /* SimGrid started on P's platform (written into WORKDIR), with the
  * point's network configuration, for ACTORS actors (whose stacks get
- * guard pages if the process's mappings allow). ARGS keeps the strings SimGrid was
- * given and *ARGV the array of them it was given (SimGrid shifts the
- * options it takes out of it), both to free after the run. */
+ * guard pages if the process's mappings allow). ARGS keeps the strings
+ * SimGrid was given and *ARGV the array of them it was given (SimGrid
+ * shifts the options it takes out of it), both to free after the run. */
 static int start_simgrid(const struct point *p, const char *workdir,
                          int actors, GPtrArray *args, char ***argvp,
                          char **err) {

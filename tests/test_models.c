@@ -1588,3 +1588,31 @@ Test(import, bad_input) {
   rm_tmp(path);
   g_ptr_array_free(t, TRUE);
 }
+
+/* The shared-pull server's step (server.h): with momentum the pull is
+ * v = m v + sum, without it the sum; either way the sum is zeroed for the
+ * next step's pushes, and the payload decodes to what was pulled. */
+Test(server, pull_with_and_without_momentum) {
+  codec_t *c;
+  char err[256];
+  cr_assert_eq(codec_create("fp32", &c, err, sizeof err), 0, "%s", err);
+  codec_state_t *st;
+  cr_assert_eq(codec_state_create(c, 3, 1, &st), 0);
+  float sum[3] = {1, 2, -4}, vel[3] = {2, 0, 1}, got[3];
+  unsigned char buf[64];
+  ptrdiff_t len = server_pull(st, sum, vel, 3, 0.5, buf, sizeof buf);
+  cr_assert_gt(len, 0);
+  cr_assert_eq(codec_decode(c, buf, (size_t)len, got, 3), 0);
+  const float want[3] = {2, 2, -3.5f};
+  for (int i = 0; i < 3; i++) {
+    cr_expect_eq(vel[i], want[i], "vel[%d] = %g", i, vel[i]);
+    cr_expect_eq(got[i], want[i], "pull[%d] = %g", i, got[i]);
+    cr_expect_eq(sum[i], 0, "sum[%d] not zeroed", i);
+  }
+  float sum2[3] = {3, 0, 1};
+  len = server_pull(st, sum2, NULL, 3, 0.9, buf, sizeof buf);
+  cr_assert_eq(codec_decode(c, buf, (size_t)len, got, 3), 0);
+  cr_expect(got[0] == 3 && got[1] == 0 && got[2] == 1, "pull without momentum");
+  codec_state_free(st);
+  codec_free(c);
+}
