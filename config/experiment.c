@@ -185,6 +185,16 @@ static int k_leaf(struct point *p, const char *v, char *e, size_t l) {
 static int k_oversub(struct point *p, const char *v, char *e, size_t l) {
   return num_in(v, 1, 1024, &p->oversubscription, e, l);
 }
+/* host_stack: "none", or the rate a host's sends and receives share. */
+static int k_host_stack(struct point *p, const char *v, char *e, size_t l) {
+  if (!strcmp(v, "none")) {
+    p->host_stack_Bps = 0;
+    return 0;
+  }
+  if (rate(v, &p->host_stack_Bps, e, l) != 0)
+    return bad(e, l, "is not a rate (e.g. 10Gbps) or none");
+  return 0;
+}
 static int k_dfly_group(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 1, 4096, &p->group_size, e, l);
 }
@@ -690,6 +700,7 @@ static const struct key keys[] = {
     {"platform", "ideal", "false", k_ideal},
     {"platform", "leaf", "16", k_leaf},
     {"platform", "oversubscription", "1", k_oversub},
+    {"platform", "host_stack", "none", k_host_stack},
     {"platform", "hosts_per_router", "4", k_dfly_group},
     {"platform", "torus_dims", "auto", k_torus},
     {"platform", "hosts", "", k_hosts},

@@ -77,6 +77,8 @@ struct point {
   int leaf;                 /* fat-tree: hosts per leaf switch; nvswitch:
                              * NIC ports per leaf switch */
   double oversubscription;  /* fat-tree: leaf down/up bandwidth ratio */
+  double host_stack_Bps;    /* a host's sends plus receives at most this
+                             * (0: each way at the link's rate) */
   int group_size;           /* dragonfly: hosts per router */
   int torus_dims[3];        /* torus: hosts along each axis (0: none) */
   /* [platform] hosts: worker i takes hosts[i], aggregator a hosts[nodes +

@@ -40,8 +40,12 @@ static int link_latency(const char *path, const struct platform_gen *gen,
                         const struct point *p, double *lat_s, char **err) {
   int links = gen->links_of ? gen->links_of(p) : gen->links;
   if (links == 0) {
+    /* Probed without host_stack's limiter links, which carry no latency
+     * but would count as links of the route. */
+    struct point q = *p;
+    q.host_stack_Bps = 0;
     struct platform_probe pr;
-    if (write_xml(path, gen, p, 0, err) != 0 ||
+    if (write_xml(path, gen, &q, 0, err) != 0 ||
         platform_probe(path, &pr, err) != 0)
       return -1;
     links = pr.links;

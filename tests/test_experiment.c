@@ -520,3 +520,28 @@ Test(experiment, enum_names_select_their_values) {
   cr_expect(err && strstr(err, "sync, overlap, pipe"), "%s", err ? err : "");
   g_free(err);
 }
+
+/* host_stack is a limiter link of the <cluster> topologies; the others
+ * refuse it with a message naming the key and where it applies. */
+Test(experiment, host_stack_only_on_cluster_topologies) {
+  char *sets[] = {"platform.host_stack=10Gbps", "platform.topology=star",
+                  NULL};
+  char *err = NULL;
+  struct experiment *e = load(BASE, sets, 0, &err);
+  cr_assert_not_null(e, "%s", err ? err : "?");
+  const struct point *p = g_ptr_array_index(e->points, 0);
+  cr_expect_float_eq(p->host_stack_Bps, 1.25e9, 1);
+  experiment_free(e);
+  char *gpu[] = {"platform.host_stack=10Gbps",
+                 "platform.topology=gpu-cluster", NULL};
+  cr_expect_null(load("[platform]\nnodes = 8\n[model]\nname = synthetic\n",
+                      gpu, 0, &err));
+  cr_expect(err && strstr(err, "host_stack applies to the star"), "%s",
+            err ? err : "");
+  g_free(err);
+  err = NULL;
+  char *bad[] = {"platform.host_stack=fast", NULL};
+  cr_expect_null(load(BASE, bad, 0, &err));
+  cr_expect(err && strstr(err, "or none"), "%s", err ? err : "");
+  g_free(err);
+}

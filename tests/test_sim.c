@@ -1037,3 +1037,39 @@ Test(fat_tree, links_of) {
     experiment_free(e);
   }
 }
+
+/* [platform] host_stack: a host's sends and receives share that rate. A
+ * ring sends and receives at once on every host, so at the link's own
+ * rate its bandwidth term doubles (to within its latency terms); the
+ * parameter server's phases go one way at a time, so they do not change;
+ * on a torus (probed for its longest route) the latency stays spread over
+ * the network's links (the
+ * limiter links carry none): a one-value ring is as fast with it. */
+static double hs_exchange(const char *topology, const char *algorithm,
+                          const char *stack, long params) {
+  char *ini = g_strdup_printf(
+      "[platform]\ntopology = %s\nnodes = 8\naggregators = 1\nleaf = 4\n"
+      "bandwidth = 10Gbps\nlatency = 5us\nideal = true\nhost_stack = %s\n"
+      "[model]\nname = synthetic\nparams = %ld\ntensors = 1\n"
+      "compute = 0.001\n[exchange]\nalgorithm = %s\n"
+      "reduce_rate = 1000GBps\npayload = none\n[training]\niterations = 1\n",
+      topology, stack, params, algorithm);
+  struct run_result r;
+  result_in_child(ini, &r);
+  g_free(ini);
+  return r.exchange_s;
+}
+
+Test(platform, host_stack_shares_both_ways) {
+  double ring = hs_exchange("star", "ring", "none", 10000000);
+  double ring_hs = hs_exchange("star", "ring", "10Gbps", 10000000);
+  cr_expect(ring_hs / ring > 1.99 && ring_hs / ring <= 2.0,
+            "ring %g, with the host stack %g", ring, ring_hs);
+  double ps = hs_exchange("star", "ps", "none", 10000000);
+  double ps_hs = hs_exchange("star", "ps", "10Gbps", 10000000);
+  cr_expect_float_eq(ps_hs, ps, 1e-12 * ps, "ps %g against %g", ps_hs, ps);
+  double tiny = hs_exchange("torus", "ring", "none", 8);
+  double tiny_hs = hs_exchange("torus", "ring", "1000Gbps", 8);
+  cr_expect_float_eq(tiny_hs, tiny, 1e-9 * tiny, "torus: %g against %g",
+                     tiny_hs, tiny);
+}

@@ -34,5 +34,6 @@ const struct platform_gen platform_dragonfly = {
     .host_count = dragonfly_hosts,
     .host_name = platform_cluster_host,
     .write = dragonfly_write,
+    .host_stack = true,
     .links = 0,
 };

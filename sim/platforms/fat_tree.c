@@ -50,6 +50,7 @@ const struct platform_gen platform_fat_tree = {
     .host_count = fat_tree_hosts,
     .host_name = platform_cluster_host,
     .write = fat_tree_write,
+    .host_stack = true,
     .links = 0,
     .links_of = fat_tree_links,
 };

@@ -22,6 +22,8 @@ struct platform_gen {
   /* Any two workers are one latency and one bandwidth apart, on links of
    * their own (star): the formulas' network, whatever the collective. */
   bool flat;
+  /* It honours [platform] host_stack (the <cluster> topologies). */
+  bool host_stack;
   /* Bytes of SimGrid's routing beyond hosts and links (NULL: none). */
   double (*route_bytes)(const struct point *p);
   /* Hosts the platform has for P (at least P's workers and aggregators:

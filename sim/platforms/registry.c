@@ -48,6 +48,14 @@ char *topology_names(void) {
 
 int topology_check(const struct point *p, char *err, size_t errlen) {
   const struct platform_gen *g = platform_gen_of(p);
+  if (p->host_stack_Bps > 0 && !(g && g->host_stack)) {
+    snprintf(err, errlen,
+             "[platform] host_stack applies to the star, fat-tree, "
+             "dragonfly and torus topologies, not to %s%s",
+             g ? g->name : "a platform file",
+             g ? "" : " (give its hosts a shared limiter link there)");
+    return -1;
+  }
   return g && g->check ? g->check(p, err, errlen) : 0;
 }
 

@@ -21,5 +21,6 @@ const struct platform_gen platform_star = {
     .host_count = star_hosts,
     .host_name = platform_cluster_host,
     .write = star_write,
+    .host_stack = true,
     .links = 2,
 };

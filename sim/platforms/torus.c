@@ -55,5 +55,6 @@ const struct platform_gen platform_torus = {
     .host_count = torus_hosts,
     .host_name = platform_cluster_host,
     .write = torus_write,
+    .host_stack = true,
     .links = 0,
 };
