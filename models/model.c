@@ -125,21 +125,37 @@ struct measured {
   double batch, rate;
 };
 
-/* The precisions a device may list a peak for (model.h, MODEL_PRECISIONS:
- * "mixed" is fp16 with fp32 accumulation on the older parts). */
-static const char *const PRECISIONS[] = {"fp32", "tf32", "bf16",
-                                         "fp16", "fp8",  "mixed"};
+/* The precisions a device may list a peak for: the one table of their
+ * names and what each stands for. */
+static const struct precision {
+  const char *name;
+  /* A 16-bit float on the tensor cores (bf16, fp16): the older parts'
+   * mixed measurements ran on the same units, so they time it too. */
+  bool tensor16;
+  /* fp16 with fp32 accumulation, as the older parts' measurements name
+   * their tensor-core runs. */
+  bool mixed;
+} PRECISIONS[] = {
+    {"fp32", false, false}, {"tf32", false, false}, {"bf16", true, false},
+    {"fp16", true, false},  {"fp8", false, false},  {"mixed", false, true},
+};
 enum { NPREC = sizeof PRECISIONS / sizeof PRECISIONS[0] };
 
 static int precision_index(const char *name) {
   for (int i = 0; i < NPREC; i++)
-    if (!strcmp(PRECISIONS[i], name))
+    if (!strcmp(PRECISIONS[i].name, name))
       return i;
   return -1;
 }
 
-const char *model_precision_names(void) {
-  return "fp32, tf32, bf16, fp16, fp8, mixed";
+/* Every precision's name, comma-separated, into BUF (for messages). */
+static const char *precision_names(char *buf, size_t len) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < NPREC && at < len; i++)
+    at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
+                           PRECISIONS[i].name);
+  return buf;
 }
 
 struct device {
@@ -189,22 +205,24 @@ static int device_line(void *ctx, const GPtrArray *w, const char *path,
   if (strcmp(kw, "peak") == 0 && w->len == 4) {
     double v;
     int k = precision_index(W(1));
+    char names[64];
     if (!parse_number(W(2), &v) || v <= 0 || k < 0)
       return fail(err, errlen, -EINVAL,
                   "%s:%zu: expected 'peak PRECISION FLOPS \"SOURCE\"', "
                   "PRECISION one of %s",
-                  path, line, model_precision_names());
+                  path, line, precision_names(names, sizeof names));
     d->peak[k] = v;
     return 0;
   }
   if (strcmp(kw, "mfu") == 0 && w->len == 4) {
     double v;
     int k = precision_index(W(1));
+    char names[64];
     if (!parse_number(W(2), &v) || !(v > 0 && v <= 1) || k < 0)
       return fail(err, errlen, -EINVAL,
                   "%s:%zu: expected 'mfu PRECISION FRACTION \"SOURCE\"', "
                   "FRACTION in (0, 1], PRECISION one of %s",
-                  path, line, model_precision_names());
+                  path, line, precision_names(names, sizeof names));
     d->mfu[k] = v;
     g_free(d->mfu_source[k]);
     d->mfu_source[k] = g_strdup(W(3));
@@ -701,18 +719,13 @@ static int mean_efficiency(const struct timing *tm, bool all_devices,
     for (guint i = 0; i < y->measured->len; i++) {
       const struct measured *x =
           &g_array_index(y->measured, struct measured, i);
-      /* bf16 and fp16 run on the tensor cores the older parts' mixed
-       * measurements used. */
-      bool same = strcmp(x->precision, tm->prec) == 0 ||
-                  (strcmp(x->precision, "mixed") == 0 &&
-                   (strcmp(tm->prec, "bf16") == 0 ||
-                    strcmp(tm->prec, "fp16") == 0));
-      if (!same)
+      int xp = precision_index(x->precision);
+      bool same = xp == tm->prec_ix ||
+                  (xp >= 0 && PRECISIONS[xp].mixed &&
+                   PRECISIONS[tm->prec_ix].tensor16);
+      if (!same || xp < 0 || !(y->peak[xp] > 0))
         continue;
       double e;
-      int xp = precision_index(x->precision);
-      if (xp < 0 || !(y->peak[xp] > 0))
-        continue;
       int rc = measured_efficiency(tm->dir, y, x, xp, &e, err, errlen);
       if (rc)
         return rc;
@@ -852,9 +865,10 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
   if (rc)
     return rc;
   tm.prec_ix = precision_index(prec);
+  char names[64];
   if (tm.prec_ix < 0)
     return fail(err, errlen, -EINVAL, "unknown precision '%s' (valid: %s)",
-                prec, model_precision_names());
+                prec, precision_names(names, sizeof names));
   tm.peak = tm.d->peak[tm.prec_ix];
   if (!(tm.d->memory > 0))
     return fail(err, errlen, -EINVAL,
@@ -864,7 +878,7 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
     for (int i = 0; i < NPREC; i++)
       if (tm.d->peak[i] > 0)
         g_string_append_printf(has, "%s%s", has->len ? ", " : "",
-                               PRECISIONS[i]);
+                               PRECISIONS[i].name);
     int rc2 = fail(err, errlen, -EINVAL,
                    "device %s has no %s peak in devices.conf (it lists %s)",
                    dev, prec, has->str);

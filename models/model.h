@@ -78,16 +78,14 @@ struct model {
 
 struct model_opts {
   const char *device;    /* NULL: the reference device, P100 */
-  const char *precision; /* "fp32" (default), or model_precision_names() */
+  const char *precision; /* "fp32" (default), or another precision of
+                          * devices.conf's peaks (models/model.c) */
   int batch;             /* 0: the model file's batch */
   const char *dir;       /* NULL: GRADSIM_MODELS_DIR or the built-in path */
   uint64_t tokens;       /* token models: tokens per sample, 0: the file's */
   double mfu;            /* token models: model FLOPs utilization, 0: the
                           * device's measured one (devices.conf) */
 };
-
-/* The precisions devices.conf may list, comma-separated (static). */
-const char *model_precision_names(void);
 
 /* Limits of a model file: the tensors' elements summed, and one layer's
  * forward FLOPs per sample. */

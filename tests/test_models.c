@@ -1616,3 +1616,38 @@ Test(server, pull_with_and_without_momentum) {
   codec_state_free(st);
   codec_free(c);
 }
+
+/* The older parts' mixed measurements time the 16-bit tensor-core
+ * precisions (bf16, fp16) of a device that lists their peaks, and no
+ * other: M measured tiny mixed at efficiency 4e9 * 100 / 1e12 = 0.4; H
+ * lists bf16, fp16 and fp8 peaks and measured nothing. */
+Test(model, mixed_measurements_time_bf16_and_fp16) {
+  static const char devs[] =
+      "device M \"m\"\npeak mixed 1e12 \"s\"\nmemory 1e11 \"s\"\n"
+      "measured tiny mixed 32 100 \"s\"\n"
+      "device H \"h\"\npeak bf16 2e12 \"s\"\npeak fp16 2e12 \"s\"\n"
+      "peak fp8 4e12 \"s\"\nmemory 1e11 \"s\"\n";
+  const char *names[] = {"tiny.model", "other.model", "devices.conf", NULL};
+  const char *texts[] = {TINY, OTHER, devs};
+  char *dir = make_dir(names, texts);
+  char err[512] = "";
+  struct model *m;
+  static const char *const half[] = {"bf16", "fp16"};
+  for (size_t i = 0; i < 2; i++) {
+    struct model_opts h = {.device = "H", .precision = half[i], .batch = 0,
+                           .dir = dir};
+    cr_assert_eq(model_load("other", &h, &m, err, sizeof err), 0, "%s: %s",
+                 half[i], err);
+    /* 6e9 FLOPs x 10 samples at 0.4 of 2e12. */
+    cr_expect_float_eq(m->forward_s + m->backward_s, 6e9 * 10 / (2e12 * 0.4),
+                       1e-12, "%s", half[i]);
+    model_free(m);
+  }
+  struct model_opts f8 = {.device = "H", .precision = "fp8", .batch = 0,
+                          .dir = dir};
+  cr_assert_eq(model_load("other", &f8, &m, err, sizeof err), -EINVAL);
+  cr_expect_str_eq(err, "devices.conf has no measurement at precision fp8 "
+                        "to calibrate device H");
+  rm_dir(dir);
+  g_free(dir);
+}
