@@ -4,6 +4,7 @@
 
 #include "codec.h"
 #include "estimate.h"
+#include "model.h"
 #include "presets.h"
 #include "units.h"
 
@@ -360,16 +361,15 @@ static int k_device(struct point *p, const char *v, char *e, size_t l) {
   p->device = g_strdup(v);
   return 0;
 }
+/* precision: one the device table knows (models/model.c). */
 static int k_precision(struct point *p, const char *v, char *e, size_t l) {
-  static const char *const names[] = {"fp32", "tf32", "bf16",
-                                      "fp16", "fp8",  "mixed"};
-  int t;
-  int rc = choice(v, names, G_N_ELEMENTS(names), &t, e, l);
-  if (!rc) {
-    g_free(p->precision);
-    p->precision = g_strdup(v);
-  }
-  return rc;
+  char names[64];
+  if (!model_precision_known(v))
+    return bad(e, l, "must be one of %s",
+               model_precision_names(names, sizeof names));
+  g_free(p->precision);
+  p->precision = g_strdup(v);
+  return 0;
 }
 static int k_batch(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 0, 1000000, &p->batch, e, l);

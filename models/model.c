@@ -148,8 +148,11 @@ static int precision_index(const char *name) {
   return -1;
 }
 
-/* Every precision's name, comma-separated, into BUF (for messages). */
-static const char *precision_names(char *buf, size_t len) {
+bool model_precision_known(const char *name) {
+  return precision_index(name) >= 0;
+}
+
+const char *model_precision_names(char *buf, size_t len) {
   size_t at = 0;
   buf[0] = '\0';
   for (int i = 0; i < NPREC && at < len; i++)
@@ -210,7 +213,7 @@ static int device_line(void *ctx, const GPtrArray *w, const char *path,
       return fail(err, errlen, -EINVAL,
                   "%s:%zu: expected 'peak PRECISION FLOPS \"SOURCE\"', "
                   "PRECISION one of %s",
-                  path, line, precision_names(names, sizeof names));
+                  path, line, model_precision_names(names, sizeof names));
     d->peak[k] = v;
     return 0;
   }
@@ -222,7 +225,7 @@ static int device_line(void *ctx, const GPtrArray *w, const char *path,
       return fail(err, errlen, -EINVAL,
                   "%s:%zu: expected 'mfu PRECISION FRACTION \"SOURCE\"', "
                   "FRACTION in (0, 1], PRECISION one of %s",
-                  path, line, precision_names(names, sizeof names));
+                  path, line, model_precision_names(names, sizeof names));
     d->mfu[k] = v;
     g_free(d->mfu_source[k]);
     d->mfu_source[k] = g_strdup(W(3));
@@ -868,7 +871,7 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
   char names[64];
   if (tm.prec_ix < 0)
     return fail(err, errlen, -EINVAL, "unknown precision '%s' (valid: %s)",
-                prec, precision_names(names, sizeof names));
+                prec, model_precision_names(names, sizeof names));
   tm.peak = tm.d->peak[tm.prec_ix];
   if (!(tm.d->memory > 0))
     return fail(err, errlen, -EINVAL,

@@ -15,6 +15,7 @@
 #ifndef GRADSIM_MODELS_MODEL_H
 #define GRADSIM_MODELS_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,6 +76,12 @@ struct model {
   double forward_s, backward_s, update_s;
   char *timing_source; /* how the times were obtained, one line */
 };
+
+/* Whether NAME is a precision devices.conf may list a peak for (fp32,
+ * mixed, ...), and all of their names, comma-separated, into BUF of LEN
+ * bytes (64 hold them), which it returns. */
+bool model_precision_known(const char *name);
+const char *model_precision_names(char *buf, size_t len);
 
 struct model_opts {
   const char *device;    /* NULL: the reference device, P100 */
