@@ -471,16 +471,25 @@ int import_safetensors_data(const char *name, const void *data, size_t len,
 
 /* ---- plain lists -------------------------------------------------------------- */
 
+/* PATH's contents into *TEXT (g_free) and *LEN; -EIO with GLib's message
+ * (which names the file). */
+static int read_text(const char *path, char **text, gsize *len, char *err,
+                     size_t errlen) {
+  GError *ge = NULL;
+  if (g_file_get_contents(path, text, len, &ge))
+    return 0;
+  int rc = fail(err, errlen, -EIO, "%s", ge->message);
+  g_error_free(ge);
+  return rc;
+}
+
 int import_list(const char *path, GPtrArray *out, char *err, size_t errlen) {
   char *text;
   gsize len;
-  GError *ge = NULL;
-  if (!g_file_get_contents(path, &text, &len, &ge)) {
-    int rc = fail(err, errlen, -EIO, "%s", ge->message);
-    g_error_free(ge);
+  int rc = read_text(path, &text, &len, err, errlen);
+  if (rc)
     return rc;
-  }
-  int rc = import_list_data(path, text, len, out, err, errlen);
+  rc = import_list_data(path, text, len, out, err, errlen);
   g_free(text);
   return rc;
 }
@@ -775,13 +784,10 @@ int import_config(const char *path, GPtrArray *out, struct import_info *info,
                   char *err, size_t errlen) {
   char *text;
   gsize len;
-  GError *ge = NULL;
-  if (!g_file_get_contents(path, &text, &len, &ge)) {
-    int rc = fail(err, errlen, -EIO, "%s", ge->message);
-    g_error_free(ge);
+  int rc = read_text(path, &text, &len, err, errlen);
+  if (rc)
     return rc;
-  }
-  int rc = import_config_data(path, text, len, out, info, err, errlen);
+  rc = import_config_data(path, text, len, out, info, err, errlen);
   g_free(text);
   return rc;
 }
