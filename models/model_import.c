@@ -720,7 +720,9 @@ static int config_llama(const char *file, JsonObject *o, const char *dt,
   if (!rc)
     rc = json_count(file, o, "intermediate_size", true, 0, 1, &I, err,
                     errlen);
-  if (!rc && d % H)
+  /* Without head_dim the heads split hidden_size; with it they need not
+   * (q_proj is num_attention_heads x head_dim rows either way). */
+  if (!rc && d % H && !json_object_has_member(o, "head_dim"))
     rc = fail(err, errlen, -EINVAL,
               "%s: hidden_size %" PRId64 " is not a multiple of "
               "num_attention_heads %" PRId64 " (give head_dim)",

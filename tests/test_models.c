@@ -1556,6 +1556,30 @@ Test(import, bad_input) {
     import_info_clear(&info);
     rm_tmp(path);
   }
+  /* A given head_dim need not divide hidden_size: q_proj is heads x
+   * head_dim rows (3 x 4 = 12 of hidden_size 10), k_proj and v_proj
+   * num_key_value_heads x head_dim. */
+  static const char hd[] =
+      "{\"model_type\": \"llama\", \"hidden_size\": 10, "
+      "\"num_hidden_layers\": 1, \"vocab_size\": 5, "
+      "\"num_attention_heads\": 3, \"num_key_value_heads\": 1, "
+      "\"head_dim\": 4, \"intermediate_size\": 4}";
+  char *hpath = tmp_file("config.json", hd, strlen(hd));
+  struct import_info hinfo = {.name = g_strdup("x")};
+  cr_assert_eq(import_config(hpath, t, &hinfo, err, sizeof err), 0, "%s",
+               err);
+  bool q = false, k = false;
+  for (guint i = 0; i < t->len; i++) {
+    const struct import_tensor *x = t->pdata[i];
+    if (strstr(x->name, "q_proj.weight"))
+      q = x->dims[0] == 12 && x->dims[1] == 10;
+    if (strstr(x->name, "k_proj.weight"))
+      k = x->dims[0] == 4 && x->dims[1] == 10;
+  }
+  cr_expect(q && k, "q_proj 12 x 10 and k_proj 4 x 10");
+  g_ptr_array_set_size(t, 0);
+  import_info_clear(&hinfo);
+  rm_tmp(hpath);
   /* Lists: a bad line, a repeated name; the line is named. */
   static const struct {
     const char *text, *want;
