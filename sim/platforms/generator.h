@@ -60,6 +60,10 @@ void platform_write_cluster(FILE *f, const struct point *p, int hosts,
 /* Host names h<I> of the cluster topologies. */
 void platform_cluster_host(const struct point *p, int i, char *name,
                            size_t len);
+/* The hosts of the machine topologies (gpu-cluster, nvswitch): the GPUs
+ * w0..w(N-1), machine by machine, then the aggregators a0.. */
+int platform_gpu_hosts(const struct point *p);
+void platform_gpu_host(const struct point *p, int i, char *name, size_t len);
 
 /* What SimGrid makes of a platform file, learnt by loading it in a child
  * process (SimGrid starts once per process and aborts on a platform it

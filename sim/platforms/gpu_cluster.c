@@ -130,12 +130,11 @@ static int gpu_write(FILE *f, const struct point *p, double link_lat_s,
   return 0;
 }
 
-static int gpu_hosts(const struct point *p) {
+int platform_gpu_hosts(const struct point *p) {
   return p->nodes + p->aggregators;
 }
 
-/* The GPUs w0..w(N-1), then the aggregators a0.. */
-static void gpu_host(const struct point *p, int i, char *name, size_t len) {
+void platform_gpu_host(const struct point *p, int i, char *name, size_t len) {
   if (i < p->nodes)
     snprintf(name, len, "w%d", i);
   else
@@ -177,8 +176,8 @@ const struct platform_gen platform_gpu_cluster = {
     .topology = TOPO_GPU,
     .check = gpu_check,
     .node_net = gpu_node_net,
-    .host_count = gpu_hosts,
-    .host_name = gpu_host,
+    .host_count = platform_gpu_hosts,
+    .host_name = platform_gpu_host,
     .write = gpu_write,
     .links = -1,
 };

@@ -254,26 +254,14 @@ static double nv_route_bytes(const struct point *p) {
   return 8.0 * vertices * (double)(p->nodes + p->aggregators);
 }
 
-static int nv_hosts(const struct point *p) {
-  return p->nodes + p->aggregators;
-}
-
-/* The GPUs w0..w(N-1), machine by machine, then the aggregators a0.. */
-static void nv_host(const struct point *p, int i, char *name, size_t len) {
-  if (i < p->nodes)
-    snprintf(name, len, "w%d", i);
-  else
-    snprintf(name, len, "a%d", i - p->nodes);
-}
-
 const struct platform_gen platform_nvswitch = {
     .name = "nvswitch",
     .topology = TOPO_NVSWITCH,
     .check = nv_check,
     .node_net = nv_node_net,
     .route_bytes = nv_route_bytes,
-    .host_count = nv_hosts,
-    .host_name = nv_host,
+    .host_count = platform_gpu_hosts,
+    .host_name = platform_gpu_host,
     .write = nv_write,
     .links = -1,
 };
