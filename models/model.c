@@ -148,17 +148,38 @@ static int precision_index(const char *name) {
   return -1;
 }
 
+/* A tensor's dtype in a model file (model.h: the one list of their
+ * names). */
+static const char *const DTYPE_NAMES[] = {"fp32", "fp16", "bf16", "fp64",
+                                          "fp8_e4m3", "fp8_e5m2"};
+
+const char *model_dtype_find(const char *name) {
+  for (size_t i = 0; i < G_N_ELEMENTS(DTYPE_NAMES); i++)
+    if (!strcmp(DTYPE_NAMES[i], name))
+      return DTYPE_NAMES[i];
+  return NULL;
+}
+
+/* The N NAMES, comma-separated, into BUF of LEN bytes, which it returns. */
+static const char *join_names(const char *const *names, size_t n, char *buf,
+                              size_t len) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && at < len; i++)
+    at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
+                           names[i]);
+  return buf;
+}
+
 bool model_precision_known(const char *name) {
   return precision_index(name) >= 0;
 }
 
 const char *model_precision_names(char *buf, size_t len) {
-  size_t at = 0;
-  buf[0] = '\0';
-  for (int i = 0; i < NPREC && at < len; i++)
-    at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
-                           PRECISIONS[i].name);
-  return buf;
+  const char *names[NPREC];
+  for (int i = 0; i < NPREC; i++)
+    names[i] = PRECISIONS[i].name;
+  return join_names(names, NPREC, buf, len);
 }
 
 struct device {
@@ -445,16 +466,13 @@ static int tensor_line(struct model_parse *st, const GPtrArray *w,
   else
     tp->layer = GPOINTER_TO_SIZE(ix) - 1;
   if (!rc && w->len == 6) {
-    static const char *const dts[] = {"fp32", "fp16", "bf16", "fp64",
-                                      "fp8_e4m3", "fp8_e5m2"};
-    bool known = false;
-    for (size_t i = 0; i < G_N_ELEMENTS(dts); i++)
-      known |= strcmp(W(5), dts[i]) == 0;
-    if (!known)
+    char names[80];
+    if (!model_dtype_find(W(5)))
       rc = fail(err, errlen, -EINVAL,
-                "%s:%zu: tensor %s: dtype '%s' must be one of fp32, fp16, "
-                "bf16, fp64, fp8_e4m3, fp8_e5m2",
-                path, line, W(1), W(5));
+                "%s:%zu: tensor %s: dtype '%s' must be one of %s", path, line,
+                W(1), W(5),
+                join_names(DTYPE_NAMES, G_N_ELEMENTS(DTYPE_NAMES), names,
+                           sizeof names));
     else
       g_strlcpy(tp->dtype, W(5), sizeof tp->dtype);
   }

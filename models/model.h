@@ -77,6 +77,10 @@ struct model {
   char *timing_source; /* how the times were obtained, one line */
 };
 
+/* NAME as a tensor dtype of a model file (fp32, bf16, fp8_e4m3, ...): the
+ * table's own string, or NULL for a name that is none. */
+const char *model_dtype_find(const char *name);
+
 /* Whether NAME is a precision devices.conf may list a peak for (fp32,
  * mixed, ...), and all of their names, comma-separated, into BUF of LEN
  * bytes (64 hold them), which it returns. */

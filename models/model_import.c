@@ -46,7 +46,9 @@ void import_info_clear(struct import_info *info) {
 
 /* ---- dtypes and shapes --------------------------------------------------- */
 
-/* The dtype names accepted, by route, and gradsim's name for each. */
+/* The other names of dtypes, by route (safetensors, torch_dtype), and
+ * gradsim's name for each (its own names, model_dtype_find(), are taken
+ * as they are). */
 static const struct {
   const char *in, *out;
 } DTYPES[] = {
@@ -55,15 +57,15 @@ static const struct {
     {"float32", "fp32"},      {"float16", "fp16"},     {"bfloat16", "bf16"},
     {"float64", "fp64"},      {"float", "fp32"},       {"half", "fp16"},
     {"float8_e4m3fn", "fp8_e4m3"}, {"float8_e5m2", "fp8_e5m2"},
-    {"fp32", "fp32"},         {"fp16", "fp16"},        {"bf16", "bf16"},
-    {"fp64", "fp64"},         {"fp8_e4m3", "fp8_e4m3"},
-    {"fp8_e5m2", "fp8_e5m2"},
 };
 /* Tensors of these are buffers (masks, indices), not parameters. */
 static const char *const NONFLOAT[] = {"I64", "I32", "I16", "I8", "U8",
                                        "U16", "U32", "U64", "BOOL"};
 
 static const char *dtype_of(const char *name) {
+  const char *own = model_dtype_find(name);
+  if (own)
+    return own;
   for (size_t i = 0; i < G_N_ELEMENTS(DTYPES); i++)
     if (!strcmp(DTYPES[i].in, name))
       return DTYPES[i].out;
