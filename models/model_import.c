@@ -275,6 +275,32 @@ static const char *json_string(JsonObject *o, const char *key) {
 
 /* ---- safetensors ------------------------------------------------------------ */
 
+/* The header length *N of safetensors file NAME, SIZE bytes long, whose
+ * first 8 bytes are B (NULL when it has fewer): its little-endian first
+ * word, at most IMPORT_HEADER_MAX and within the file. */
+static int st_length(const char *name, const unsigned char *b, uint64_t size,
+                     uint64_t *n, char *err, size_t errlen) {
+  if (!b || size < 8)
+    return fail(err, errlen, -EINVAL,
+                "%s: truncated safetensors file: fewer than the 8 bytes of "
+                "its header length",
+                name);
+  *n = 0;
+  for (int i = 7; i >= 0; i--)
+    *n = *n << 8 | b[i];
+  if (*n > IMPORT_HEADER_MAX)
+    return fail(err, errlen, -EINVAL,
+                "%s: safetensors header of %" PRIu64
+                " bytes: at most 100 MB is read",
+                name, *n);
+  if (*n == 0 || *n > size - 8)
+    return fail(err, errlen, -EINVAL,
+                "%s: safetensors header length %" PRIu64
+                " is past the end of the file (%" PRIu64 " bytes) or zero",
+                name, *n, size);
+  return 0;
+}
+
 static int read_prefix(const char *path, uint64_t *hlen, char **header,
                        char *err, size_t errlen) {
   FILE *f = fopen(path, "rb");
@@ -284,39 +310,18 @@ static int read_prefix(const char *path, uint64_t *hlen, char **header,
   int rc = 0;
   unsigned char b[8];
   *header = NULL;
-  if (fread(b, 1, 8, f) != 8) {
-    rc = fail(err, errlen, -EINVAL,
-              "%s: truncated safetensors file: fewer than the 8 bytes of its "
-              "header length",
-              path);
-  } else {
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; i--)
-      n = n << 8 | b[i];
-    *hlen = n;
-    if (fseek(f, 0, SEEK_END) != 0) {
-      rc = fail(err, errlen, -EIO, "%s: cannot seek", path);
-    } else {
-      long size = ftell(f);
-      if (n > IMPORT_HEADER_MAX)
-        rc = fail(err, errlen, -EINVAL,
-                  "%s: safetensors header of %" PRIu64
-                  " bytes: at most 100 MB is read",
-                  path, n);
-      else if (size < 0 || (uint64_t)size - 8 < n || n == 0)
-        rc = fail(err, errlen, -EINVAL,
-                  "%s: safetensors header length %" PRIu64
-                  " is past the end of the file (%ld bytes) or zero",
-                  path, n, size);
-      else if (fseek(f, 8, SEEK_SET) != 0)
-        rc = fail(err, errlen, -EIO, "%s: cannot seek", path);
-      else {
-        *header = g_malloc(n + 1);
-        if (fread(*header, 1, n, f) != n)
-          rc = fail(err, errlen, -EIO, "%s: cannot read the header", path);
-        (*header)[n] = '\0';
-      }
-    }
+  long size = -1;
+  if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+      fseek(f, 0, SEEK_SET) != 0)
+    rc = fail(err, errlen, -EIO, "%s: cannot seek", path);
+  if (!rc)
+    rc = st_length(path, fread(b, 1, 8, f) == 8 ? b : NULL, (uint64_t)size,
+                   hlen, err, errlen);
+  if (!rc) {
+    *header = g_malloc(*hlen + 1);
+    if (fread(*header, 1, *hlen, f) != *hlen)
+      rc = fail(err, errlen, -EIO, "%s: cannot read the header", path);
+    (*header)[*hlen] = '\0';
   }
   fclose(f);
   if (rc) {
@@ -353,7 +358,6 @@ static int st_tensor(const char *file, const char *name, JsonNode *node,
   JsonArray *a = json_node_get_array(sh);
   size_t k = json_array_get_length(a);
   uint64_t dims[MODEL_MAX_DIMS];
-  struct import_tensor probe = {0};
   bool ok = k <= MODEL_MAX_DIMS;
   for (size_t i = 0; ok && i < k; i++) {
     JsonNode *d = json_array_get_element(a, (guint)i);
@@ -382,13 +386,14 @@ static int st_tensor(const char *file, const char *name, JsonNode *node,
     (*skipped)++; /* an empty tensor holds no parameter */
     return 0;
   }
-  if (set_shape(&probe, dims, k) != 0)
+  struct import_tensor *t = tensor_new(name, ours);
+  if (set_shape(t, dims, k) != 0) {
+    import_tensor_free(t);
     return fail(err, errlen, -EINVAL,
                 "%s: tensor '%s': its shape's product passes %" PRIu64
                 " parameters",
                 file, name, MODEL_MAX_PARAMS);
-  struct import_tensor *t = tensor_new(name, ours);
-  set_shape(t, dims, k);
+  }
   g_ptr_array_add(out, t);
   return 0;
 }
@@ -443,28 +448,14 @@ int import_safetensors_data(const char *name, const void *data, size_t len,
                             size_t errlen) {
   const unsigned char *b = data;
   *skipped = 0;
-  if (len < 8)
-    return fail(err, errlen, -EINVAL,
-                "%s: truncated safetensors file: fewer than the 8 bytes of "
-                "its header length",
-                name);
   uint64_t n = 0;
-  for (int i = 7; i >= 0; i--)
-    n = n << 8 | b[i];
-  if (n > IMPORT_HEADER_MAX)
-    return fail(err, errlen, -EINVAL,
-                "%s: safetensors header of %" PRIu64
-                " bytes: at most 100 MB is read",
-                name, n);
-  if (n == 0 || n > len - 8)
-    return fail(err, errlen, -EINVAL,
-                "%s: safetensors header length %" PRIu64
-                " is past the end of the file (%zu bytes) or zero",
-                name, n, len);
+  int rc = st_length(name, len >= 8 ? b : NULL, len, &n, err, errlen);
+  if (rc)
+    return rc;
   GHashTable *seen = name_set();
   guint before = out->len;
-  int rc = st_header(name, (const char *)b + 8, (size_t)n, out, seen, skipped,
-                     err, errlen);
+  rc = st_header(name, (const char *)b + 8, (size_t)n, out, seen, skipped, err,
+                 errlen);
   g_hash_table_destroy(seen);
   if (!rc && out->len == before)
     rc = fail(err, errlen, -EINVAL, "%s: no parameter tensors in it", name);
