@@ -90,16 +90,11 @@ static void print_list(const struct model_catalog *cat, bool csv,
  * the file gives none), into BUF. */
 static const char *shape_text(const struct model_tensor *t, char *buf,
                               size_t len) {
-  size_t used = 0;
-  buf[0] = '\0';
-  for (size_t d = 0; d < t->ndims && used < len; d++)
-    used += (size_t)snprintf(buf + used, len - used, "%s%" PRIu64,
-                             d ? "x" : "", t->dims[d]);
-  return t->ndims ? buf : "-";
+  return t->ndims ? model_format_shape(t->dims, t->ndims, buf, len) : "-";
 }
 
 static void print_show(const struct model *m, bool csv) {
-  char shape[MODEL_MAX_DIMS * 21];
+  char shape[MODEL_SHAPE_TEXT_MAX];
   if (csv) {
     printf("tensor,elements,layer,backward_s,shape\n");
     for (size_t i = 0; i < m->ntensors; i++)

@@ -3,6 +3,7 @@
 #include "model.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -415,6 +416,16 @@ void model_tensor_matrix(const struct model_tensor *t, uint64_t *rows,
   }
   *rows = t->dims[0];
   *cols = t->elements / t->dims[0];
+}
+
+const char *model_format_shape(const uint64_t *dims, size_t n, char *buf,
+                               size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t d = 0; d < n && used < len; d++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%" PRIu64,
+                             d ? "x" : "", dims[d]);
+  return buf;
 }
 
 size_t model_parse_shape(const char *text, uint64_t dims[MODEL_MAX_DIMS]) {

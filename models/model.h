@@ -52,6 +52,11 @@ void model_tensor_matrix(const struct model_tensor *t, uint64_t *rows,
  * whole number >= 1, their product at most MODEL_MAX_PARAMS) into DIMS;
  * returns the number of dimensions, or 0 when TEXT is not a shape. */
 size_t model_parse_shape(const char *text, uint64_t dims[MODEL_MAX_DIMS]);
+/* DIMS (N of them) written as model_parse_shape() reads them, into BUF of
+ * LEN bytes (MODEL_SHAPE_TEXT_MAX hold any shape), which it returns. */
+#define MODEL_SHAPE_TEXT_MAX (MODEL_MAX_DIMS * 21)
+const char *model_format_shape(const uint64_t *dims, size_t n, char *buf,
+                               size_t len);
 
 struct model {
   char *name;

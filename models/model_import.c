@@ -1112,7 +1112,6 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
   GArray *items = g_array_new(FALSE, TRUE, sizeof(struct item));
   GHashTable *cores = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                             NULL);
-  uint64_t params = 0;
   bool has_head = false, has_head_if = f && !f->head_if;
   for (guint i = 0; i < in->len; i++) {
     const struct import_tensor *t = in->pdata[i];
@@ -1157,7 +1156,6 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
         has_head_if = true;
     }
     it.flops = tensor_flops(t, mod, leaf, f, (double)s);
-    params += elements_of(t);
     g_array_append_val(items, it);
   }
   /* A tied head: a layer without a tensor of its own, the product with
@@ -1210,20 +1208,13 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
   if (!(total > 0))
     bad = "the tensors do no arithmetic (embeddings only): no compute to "
           "time";
+  GString *o = NULL;
   if (bad) {
     fail(err, errlen, -EINVAL, "%s", bad);
-    for (guint i = 0; i < items->len; i++)
-      g_free(g_array_index(items, struct item, i).layer);
-    g_array_free(items, TRUE);
-    g_hash_table_destroy(cores);
-    g_hash_table_destroy(lix);
-    g_ptr_array_free(layers, TRUE);
-    g_array_free(lflops, TRUE);
-    g_array_free(lattn, TRUE);
-    return NULL;
+    goto done;
   }
-  GString *o = g_string_new(NULL);
-  text_header(o, info, params, in->len, layers->len, total, s);
+  o = g_string_new(NULL);
+  text_header(o, info, sum, in->len, layers->len, total, s);
   g_string_append_printf(o, "model %s\n", info->name);
   if (info->source && *info->source)
     g_string_append_printf(o, "source \"%s\"\n", info->source);
@@ -1249,17 +1240,16 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
     const struct item *it = &g_array_index(items, struct item, i);
     if (!it->t)
       continue;
-    GString *sh = g_string_new(NULL);
-    for (size_t d = 0; d < it->t->ndims; d++)
-      g_string_append_printf(sh, "%s%" PRIu64, d ? "x" : "", it->t->dims[d]);
-    g_string_append_printf(o, "tensor %s %" PRIu64 " %s %s %s\n", it->t->name,
-                           elements_of(it->t), it->layer, sh->str,
-                           it->t->dtype);
-    g_string_free(sh, TRUE);
+    char sh[MODEL_SHAPE_TEXT_MAX];
+    g_string_append_printf(
+        o, "tensor %s %" PRIu64 " %s %s %s\n", it->t->name, elements_of(it->t),
+        it->layer, model_format_shape(it->t->dims, it->t->ndims, sh, sizeof sh),
+        it->t->dtype);
   }
   g_string_append_printf(o, "\nexpect params %" PRIu64 " 0 \"the sum of the "
                             "imported tensors\"\n",
-                         params);
+                         sum);
+done:
   for (guint i = 0; i < items->len; i++)
     g_free(g_array_index(items, struct item, i).layer);
   g_array_free(items, TRUE);
@@ -1268,5 +1258,5 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
   g_ptr_array_free(layers, TRUE);
   g_array_free(lflops, TRUE);
   g_array_free(lattn, TRUE);
-  return g_string_free(o, FALSE);
+  return o ? g_string_free(o, FALSE) : NULL;
 }
