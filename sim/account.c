@@ -110,22 +110,8 @@ static double formula_of(const struct sim *s) {
     return NAN;
   const struct formula *f = formula_find(name);
   double total = 0;
-  for (size_t b = 0; b < s->nbuckets; b++) {
-    struct formula_in in;
-    formula_in_init(&in);
-    in.v[FP_P] = s->nworkers;
-    in.v[FP_N] = (double)s->p->grad_bytes * (double)s->buckets[b].n;
-    in.v[FP_ALPHA] = s->p->latency_s;
-    in.v[FP_BETA] = 1.0 / s->p->bandwidth_Bps;
-    in.v[FP_GAMMA] = s->gamma;
-    if (s->coll->formula_params)
-      s->coll->formula_params(s, &in);
-    struct formula_out o;
-    char err[256];
-    if (formula_eval(f, &in, &o, err, sizeof err) != 0)
-      return NAN;
-    total += o.total;
-  }
+  for (size_t b = 0; b < s->nbuckets; b++)
+    total += sim_formula_time(s, f, s->buckets[b].n);
   return total;
 }
 

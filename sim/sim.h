@@ -255,6 +255,13 @@ struct node_net topology_node_net(const struct point *p);
  * workers) is P's: a flat topology. */
 bool topology_flat(const struct point *p);
 
+/* Formula F's time for a bucket of VALUES on S's point: p, n (at the
+ * gradients' bytes a value), alpha, beta and gamma of the point, and the
+ * rest from S's collective (formula_params); NAN when F cannot be
+ * evaluated. */
+double sim_formula_time(const struct sim *s, const struct formula *f,
+                        uint64_t values);
+
 /* ---- primitives for collectives ---------------------------------------- */
 
 struct coll_call;

@@ -81,17 +81,20 @@ static int nccl_check(const struct sim *s, char *err, size_t errlen) {
   return 0;
 }
 
+/* The first GPU (local index) of channel C's rail, C mod K. */
+static int rail_first(const struct geo *g, int c) {
+  return (c % g->nics) * (g->g / g->nics);
+}
+
 /* The GPU of machine N at position I of channel C's order there (entry
- * at rail C mod K's first GPU). */
+ * at its rail's first GPU). */
 static int chan_rank(const struct geo *g, int c, int n, int i) {
-  int entry = (c % g->nics) * (g->g / g->nics);
-  return n * g->g + (entry + i) % g->g;
+  return n * g->g + (rail_first(g, c) + i) % g->g;
 }
 
 /* RANK's position in channel C's order inside its machine. */
 static int chan_pos(const struct geo *g, int c, int rank) {
-  int entry = (c % g->nics) * (g->g / g->nics);
-  return (rank % g->g - entry + g->g) % g->g;
+  return (rank % g->g - rail_first(g, c) + g->g) % g->g;
 }
 
 /* ---- rings --------------------------------------------------------- */
@@ -114,7 +117,7 @@ static int entry_shift(const struct geo *g, int n) {
 
 /* Channel C's entry and exit GPUs (local indices) in machine N. */
 static int ring_entry(const struct geo *g, int c, int n) {
-  return ((c % g->nics) * (g->g / g->nics) + entry_shift(g, n)) % g->g;
+  return (rail_first(g, c) + entry_shift(g, n)) % g->g;
 }
 static int ring_exit(const struct geo *g, int c, int n) {
   int e = ring_entry(g, c, n);
@@ -457,21 +460,11 @@ static void nccl_formula(const struct sim *s, struct formula_in *in) {
   }
 }
 
-/* The formula NAME's time for C's bucket on the point's network. */
+/* The formula NAME's time for C's bucket on the point's network
+ * (INFINITY when it cannot be evaluated: never the choice). */
 static double model_time(const struct coll_call *c, const char *name) {
-  struct formula_in in;
-  formula_in_init(&in);
-  in.v[FP_P] = c->sim->nworkers;
-  in.v[FP_N] = (double)c->sim->p->grad_bytes * (double)c->v->n;
-  in.v[FP_ALPHA] = c->sim->p->latency_s;
-  in.v[FP_BETA] = 1.0 / c->sim->p->bandwidth_Bps;
-  in.v[FP_GAMMA] = c->sim->gamma;
-  nccl_formula(c->sim, &in);
-  struct formula_out o;
-  char err[256];
-  if (formula_eval(formula_find(name), &in, &o, err, sizeof err) != 0)
-    return INFINITY;
-  return o.total;
+  double t = sim_formula_time(c->sim, formula_find(name), c->v->n);
+  return isnan(t) ? INFINITY : t;
 }
 
 /* NCCL's choice (tuning.cc, enqueue.cc topoGetAlgoInfo): the least time
