@@ -111,6 +111,29 @@ static void edge(FILE *f, const char *src, const char *dst,
   fprintf(f, "</route>\n");
 }
 
+/* The edges A -> B and B -> A over the split-duplex links LINKS
+ * (NULL-terminated, in A's order: each UP from A, each DOWN in reverse
+ * from B), then the FATPIPE PAD when there is one. */
+static void both_ways(FILE *f, const char *a, const char *b,
+                      const char *const *links, const char *pad) {
+  GString *up = g_string_new(NULL), *down = g_string_new(NULL);
+  size_t n = 0;
+  while (links[n])
+    n++;
+  for (size_t i = 0; i < n; i++) {
+    g_string_append_printf(up, "%s%s:UP", i ? " " : "", links[i]);
+    g_string_append_printf(down, "%s%s:DOWN", i ? " " : "", links[n - 1 - i]);
+  }
+  if (pad) {
+    g_string_append_printf(up, " %s", pad);
+    g_string_append_printf(down, " %s", pad);
+  }
+  edge(f, a, b, up->str);
+  edge(f, b, a, down->str);
+  g_string_free(up, TRUE);
+  g_string_free(down, TRUE);
+}
+
 /* Machine N's GPUs, NVSwitch, transit vertices and NICs, and their
  * links (SimGrid wants a zone's routes after all of these). */
 static void write_machine(FILE *f, const struct point *p, int n) {
@@ -142,22 +165,18 @@ static void write_machine(FILE *f, const struct point *p, int n) {
 /* Machine N's edges. */
 static void write_machine_edges(FILE *f, const struct point *p, int n) {
   int g = p->gpus_per_node, k = p->nics_per_node;
-  char a[64], b[64], l[256];
+  char a[64], b[64], l[256], nv[48], pcie[48], pcienic[48], padi[48];
   for (int i = 0; i < g; i++) {
     int j = i * k / g;
     snprintf(a, sizeof a, "w%d", n * g + i);
+    snprintf(nv, sizeof nv, "n%d-nv%d", n, i);
+    snprintf(pcie, sizeof pcie, "n%d-pcie%d", n, i);
+    snprintf(pcienic, sizeof pcienic, "n%d-pcienic%d", n, j);
+    snprintf(padi, sizeof padi, "n%d-pad%d", n, i);
     snprintf(b, sizeof b, "n%d-sw", n);
-    snprintf(l, sizeof l, "n%d-nv%d:UP n%d-pad%d", n, i, n, i);
-    edge(f, a, b, l);
-    snprintf(l, sizeof l, "n%d-nv%d:DOWN n%d-pad%d", n, i, n, i);
-    edge(f, b, a, l);
+    both_ways(f, a, b, (const char *const[]){nv, NULL}, padi);
     snprintf(b, sizeof b, "n%d-nic%d", n, j);
-    snprintf(l, sizeof l, "n%d-pcie%d:UP n%d-pcienic%d:UP n%d-pad%d", n, i,
-             n, j, n, i);
-    edge(f, a, b, l);
-    snprintf(l, sizeof l, "n%d-pcienic%d:DOWN n%d-pcie%d:DOWN n%d-pad%d", n,
-             j, n, i, n, i);
-    edge(f, b, a, l);
+    both_ways(f, a, b, (const char *const[]){pcie, pcienic, NULL}, padi);
     /* PXN: the NVSwitch's side of GPU i's NVLink, then its PCIe. */
     snprintf(a, sizeof a, "n%d-sw", n);
     snprintf(b, sizeof b, "n%d-px%d", n, i);
@@ -218,26 +237,21 @@ static int nv_write(FILE *f, const struct point *p, double link_lat_s,
   for (int r = 0; r < rails; r++)
     for (int grp = 0; grp < groups; grp++) {
       leaf_name(p, r, grp, a, sizeof a);
-      snprintf(l, sizeof l, "%s-up:UP %s-uppad", a, a);
-      edge(f, a, "core", l);
-      snprintf(l, sizeof l, "%s-up:DOWN %s-uppad", a, a);
-      edge(f, "core", a, l);
+      snprintf(b, sizeof b, "%s-up", a);
+      snprintf(l, sizeof l, "%s-uppad", a);
+      both_ways(f, a, "core", (const char *const[]){b, NULL}, l);
     }
   for (int n = 0; n < nm; n++)
     for (int j = 0; j < k; j++) {
       snprintf(a, sizeof a, "n%d-nic%d", n, j);
       leaf_name(p, p->fabric == FABRIC_RAIL ? j : 0, n / per, b, sizeof b);
-      snprintf(l, sizeof l, "n%d-net%d:UP", n, j);
-      edge(f, a, b, l);
-      snprintf(l, sizeof l, "n%d-net%d:DOWN", n, j);
-      edge(f, b, a, l);
+      snprintf(l, sizeof l, "n%d-net%d", n, j);
+      both_ways(f, a, b, (const char *const[]){l, NULL}, NULL);
     }
   for (int i = 0; i < p->aggregators; i++) {
     snprintf(a, sizeof a, "a%d", i);
-    snprintf(l, sizeof l, "a%d-net:UP", i);
-    edge(f, a, "core", l);
-    snprintf(l, sizeof l, "a%d-net:DOWN", i);
-    edge(f, "core", a, l);
+    snprintf(l, sizeof l, "a%d-net", i);
+    both_ways(f, a, "core", (const char *const[]){l, NULL}, NULL);
   }
   fprintf(f, "  </zone>\n");
   return 0;
