@@ -123,7 +123,8 @@ static void md_claim_row(GString *s, const struct claim_result *cr) {
 static void score_text(GString *s, const GArray *res) {
   struct claim_score v = claim_score(res, CLAIM_VALIDATION),
                      k = claim_score(res, CLAIM_CHECK),
-                     c = claim_score(res, CLAIM_CALIBRATION);
+                     c = claim_score(res, CLAIM_CALIBRATION),
+                     x = claim_score(res, CLAIM_CONTRADICTED);
   g_string_append_printf(s, "%u of %u validation claims within tolerance",
                          v.within, v.total - v.not_judged);
   if (v.not_judged)
@@ -131,8 +132,12 @@ static void score_text(GString *s, const GArray *res) {
                            v.not_judged);
   g_string_append_printf(s,
                          "; checks: %u of %u hold; %u calibration "
-                         "number%s (not scored)",
+                         "number%s",
                          k.within, k.total, c.total, c.total == 1 ? "" : "s");
+  if (x.total)
+    g_string_append_printf(s, "; %u paper number%s contradicted by the paper",
+                           x.total, x.total == 1 ? "" : "s");
+  g_string_append(s, " (not scored)");
 }
 
 /* The score and the claims table. */
@@ -142,7 +147,9 @@ static void md_claims(GString *s, const GArray *res) {
   g_string_append(s, ". Validation: a paper measurement gradsim predicts "
                      "(scored); calibration: a paper number a parameter was "
                      "set to; check: arithmetic or a property true by "
-                     "construction.\n\n| claim | kind | paper | gradsim | "
+                     "construction; contradicted: a paper number the "
+                     "paper's own figures or settings contradict (the "
+                     "discussion quotes them).\n\n| claim | kind | paper | gradsim | "
                      "ratio | within tolerance? |\n|---|---|---|---|---|---|"
                      "\n");
   for (guint i = 0; i < res->len; i++)
@@ -251,34 +258,37 @@ char *repro_report(const GArray *done, bool quick) {
   g_string_append(rep, "The score counts validation claims only: paper "
                        "measurements gradsim predicts. Checks (arithmetic, "
                        "or true by construction) and calibration numbers "
-                       "(what a parameter was fitted to) are reported, not "
+                       "(what a parameter was fitted to) and paper numbers "
+                       "their own paper contradicts are reported, not "
                        "scored.\n\n| experiment | what | validation within "
                        "tolerance | not evaluable or not evaluated | checks "
-                       "holding | "
-                       "calibration |\n|---|---|---|---|---|---|\n");
+                       "holding | calibration | contradicted "
+                       "|\n|---|---|---|---|---|---|---|\n");
   struct claim_score tv = {0, 0, 0}, tk = {0, 0, 0};
-  guint tc = 0;
+  guint tc = 0, tx = 0;
   for (guint i = 0; i < done->len; i++) {
     const struct repro_done *d = &g_array_index(done, struct repro_done, i);
     struct claim_score v = d->validation, k = d->checks, c = d->calibration;
     tv.total += v.total, tv.within += v.within, tv.not_judged += v.not_judged;
     tk.total += k.total, tk.within += k.within, tc += c.total;
+    tx += d->contradicted.total;
     g_string_append_printf(rep,
                            "| [%s](%s/%s.md) | %s | %u of %u | %u | %u "
-                           "of %u | %u |\n",
+                           "of %u | %u | %u |\n",
                            d->name, d->name, d->name, d->title, v.within,
                            v.total - v.not_judged, v.not_judged, k.within,
-                           k.total, c.total);
+                           k.total, c.total, d->contradicted.total);
   }
   guint judged = tv.total - tv.not_judged;
   g_string_append_printf(rep,
                          "\n%u of %u validation claims within "
                          "tolerance (%.0f%%), %u more not evaluable or "
                          "not evaluated; checks: %u of %u hold; %u "
-                         "calibration numbers.\n\n",
+                         "calibration numbers; %u paper numbers "
+                         "contradicted by their paper.\n\n",
                          tv.within, judged,
                          judged ? 100.0 * tv.within / judged : 0.0,
-                         tv.not_judged, tk.within, tk.total, tc);
+                         tv.not_judged, tk.within, tk.total, tc, tx);
   for (guint i = 0; i < done->len; i++) {
     const struct repro_done *d = &g_array_index(done, struct repro_done, i);
     /* The claims table of NAME.md, under the experiment's name. */

@@ -102,7 +102,18 @@ struct paper_value {
   char *text;    /* as written */
 };
 
-enum claim_kind { CLAIM_VALIDATION, CLAIM_CALIBRATION, CLAIM_CHECK };
+/* VALIDATION: a paper measurement gradsim predicts (scored);
+ * CALIBRATION: a paper number a parameter was fitted to; CHECK:
+ * arithmetic or true by construction; CONTRADICTED: a paper number that
+ * the same paper's own figures or stated settings contradict (its note
+ * quotes them and gives the arithmetic). Only VALIDATION is scored. */
+enum claim_kind {
+  CLAIM_VALIDATION,
+  CLAIM_CALIBRATION,
+  CLAIM_CHECK,
+  CLAIM_CONTRADICTED,
+  CLAIM_KIND_COUNT
+};
 
 struct repro_claim {
   char *id, *text, *source, *note;
@@ -240,7 +251,7 @@ struct repro_opts {
 struct repro_done {
   char *name, *title;
   /* The scores of its claims by kind. */
-  struct claim_score validation, checks, calibration;
+  struct claim_score validation, checks, calibration, contradicted;
   double wall_s; /* wall time it took */
   /* While the reproductions run (REPORT.md is made from them); NULL once
    * repro_reproduce() returns, since they point into the loaded specs. */

@@ -758,6 +758,7 @@ static int write_results(const struct job *j, const struct table *t,
   d->validation = claim_score(res, CLAIM_VALIDATION);
   d->checks = claim_score(res, CLAIM_CHECK);
   d->calibration = claim_score(res, CLAIM_CALIBRATION);
+  d->contradicted = claim_score(res, CLAIM_CONTRADICTED);
   d->res = res;
   d->fits = fits;
   d->md = md;

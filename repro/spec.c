@@ -137,7 +137,8 @@ static const char *const quick_sim_keys[] = {
 static const char *const quick_params[] = {"sample", "warmup", "steps",
                                            "sizes", "runs"};
 
-static const char *const kind_names[] = {"validation", "calibration", "check"};
+static const char *const kind_names[CLAIM_KIND_COUNT] = {
+    "validation", "calibration", "check", "contradicted"};
 
 const char *claim_kind_name(enum claim_kind kind) { return kind_names[kind]; }
 
@@ -312,7 +313,7 @@ static struct repro_claim *load_claim(GKeyFile *kf, const char *group,
   char *paper = get(kf, group, "paper"), *perr = NULL;
   char *kind = get(kf, group, "kind");
   int rc = 0, k = -1;
-  for (int i = 0; kind && i < 3; i++)
+  for (int i = 0; kind && i < CLAIM_KIND_COUNT; i++)
     if (!strcmp(kind, kind_names[i]))
       k = i;
   c->kind = k < 0 ? CLAIM_VALIDATION : (enum claim_kind)k;
@@ -324,9 +325,17 @@ static struct repro_claim *load_claim(GKeyFile *kf, const char *group,
   } else if (k < 0) {
     *err = g_strdup_printf("%s: [%s] kind = %s: must be validation (a paper "
                            "measurement gradsim predicts), calibration (a "
-                           "paper number a parameter was set to) or check "
-                           "(arithmetic, or true by construction)",
+                           "paper number a parameter was set to), check "
+                           "(arithmetic, or true by construction) or "
+                           "contradicted (a paper number its own paper "
+                           "contradicts)",
                            path, group, kind);
+    rc = -1;
+  } else if (c->kind == CLAIM_CONTRADICTED && !(c->note && *c->note)) {
+    *err = g_strdup_printf("%s: [%s] kind = contradicted needs a note: the "
+                           "paper's lines that contradict the number, and "
+                           "the arithmetic",
+                           path, group);
     rc = -1;
   } else if (c->not_evaluable &&
              (!*c->not_evaluable || c->kind != CLAIM_VALIDATION)) {

@@ -330,6 +330,14 @@ Test(spec, kinds) {
               false);
   cr_expect_eq(claim(r, 1)->tol, 0.9);
   repro_free(r);
+  /* A contradicted paper number with the note that says why. */
+  r = load_ok(HEAD VARIANT CLAIM "[reproduce.claim x]\nkind = contradicted\n"
+                                 "text = x\nsource = y\nvalue = 1\n"
+                                 "paper = 1\nnote = Fig. 2 gives 2\n",
+              false);
+  cr_expect_eq(claim(r, 1)->kind, CLAIM_CONTRADICTED);
+  cr_expect_str_eq(claim_kind_name(claim(r, 1)->kind), "contradicted");
+  repro_free(r);
 }
 
 Test(spec, refuses_files) {
@@ -424,8 +432,15 @@ Test(spec, refuses_claims) {
           false,
           "[reproduce.claim d] kind = guess: must be validation (a paper "
           "measurement gradsim predicts), calibration (a paper number a "
-          "parameter was set to) or check (arithmetic, or true by "
-          "construction)");
+          "parameter was set to), check (arithmetic, or true by "
+          "construction) or contradicted (a paper number its own paper "
+          "contradicts)");
+  /* A contradicted number is not scored, so it must say why. */
+  refused(HEAD VARIANT "[reproduce.claim d]\nkind = contradicted\ntext = x\n"
+                       "source = y\nvalue = 1\npaper = 1\n",
+          false,
+          "[reproduce.claim d] kind = contradicted needs a note: the "
+          "paper's lines that contradict the number, and the arithmetic");
   refused(HEAD VARIANT "[reproduce.claim d]\nkind = check\ntext = x\n"
                        "source = y\nvalue = 1\npaper = 1\n"
                        "not_evaluable = no GPU\n",
