@@ -1,5 +1,5 @@
 /* cli/reproduce.c: `gradsim reproduce [NAME ...|all] [--quick]
- * [--jobs N] [--out DIR]`: the paper reproductions (repro/repro.h):
+ * [--jobs N] [--out DIR] [--off MECH ...] [--ablation]`: the paper reproductions (repro/repro.h):
  * arguments, progress on stderr, the summary table on stdout, exit
  * codes. */
 #include "cli.h"
@@ -81,9 +81,10 @@ static void print_summary(const GArray *done, const char *out) {
 }
 
 int cli_reproduce(int argc, char **argv) {
-  gboolean quick = FALSE;
+  gboolean quick = FALSE, ablation = FALSE;
   gint64 jobs = 0;
   char *out = NULL;
+  char **off = NULL;
   GOptionEntry opts[] = {
       {"quick", 0, 0, G_OPTION_ARG_NONE, &quick,
        "fewer iterations and smaller sizes: a smoke test of every "
@@ -95,6 +96,14 @@ int cli_reproduce(int argc, char **argv) {
        "N"},
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
        "results directory (default results)", "DIR"},
+      {"off", 0, 0, G_OPTION_ARG_STRING_ARRAY, &off,
+       "turn a mechanism of the reproductions off ([reproduce.mechanism "
+       "NAME]; all: every one); may be repeated",
+       "NAME"},
+      {"ablation", 0, 0, G_OPTION_ARG_NONE, &ablation,
+       "also run each reproduction with each of its mechanisms off and "
+       "with all off, and report the scores (NAME.md, REPORT.md)",
+       NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   cli_parse(&argc, &argv, "[NAME ...|all]",
             "Reproduce the seed papers' figures and tables: run each "
@@ -115,8 +124,18 @@ int cli_reproduce(int argc, char **argv) {
   if (g_file_test(out, G_FILE_TEST_EXISTS) &&
       !g_file_test(out, G_FILE_TEST_IS_DIR))
     cli_bad_input("reproduce: --out %s exists and is not a directory", out);
-  struct repro_opts o = {out,         exp_dir,   plots_dir, (unsigned)jobs,
-                         (bool)quick, to_stderr, NULL};
+  if (off && ablation)
+    cli_bad_input("reproduce: --ablation turns the mechanisms off itself: "
+                  "give it without --off");
+  struct repro_opts o = {out,
+                         exp_dir,
+                         plots_dir,
+                         (unsigned)jobs,
+                         (bool)quick,
+                         (const char *const *)off,
+                         (bool)ablation,
+                         to_stderr,
+                         NULL};
   GArray *done;
   char *err = NULL, *cwd = g_get_current_dir();
   char *abs_out = g_path_is_absolute(out) ? g_strdup(out)
@@ -134,5 +153,6 @@ int cli_reproduce(int argc, char **argv) {
   g_free(exp_dir);
   g_free(plots_dir);
   g_free(out);
+  g_strfreev(off);
   return 0;
 }

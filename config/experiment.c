@@ -196,6 +196,17 @@ static int k_host_stack(struct point *p, const char *v, char *e, size_t l) {
     return bad(e, l, "is not a rate (e.g. 10Gbps) or none");
   return 0;
 }
+/* ingress_bandwidth: "same", or the rate a host receives at (its
+ * `bandwidth` then shapes its egress only). */
+static int k_ingress(struct point *p, const char *v, char *e, size_t l) {
+  if (!strcmp(v, "same")) {
+    p->ingress_Bps = 0;
+    return 0;
+  }
+  if (rate(v, &p->ingress_Bps, e, l) != 0)
+    return bad(e, l, "is not a rate (e.g. 1Gbps) or same");
+  return 0;
+}
 static int k_dfly_group(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 1, 4096, &p->group_size, e, l);
 }
@@ -440,6 +451,16 @@ static int k_reduce(struct point *p, const char *v, char *e, size_t l) {
   }
   if (rate(v, &p->reduce_Bps, e, l) != 0)
     return bad(e, l, "is not a rate (e.g. 5GBps) or fused");
+  return 0;
+}
+/* staging: "none", or the rate of the copies to host memory and back. */
+static int k_staging(struct point *p, const char *v, char *e, size_t l) {
+  if (!strcmp(v, "none")) {
+    p->staging_Bps = 0;
+    return 0;
+  }
+  if (rate(v, &p->staging_Bps, e, l) != 0)
+    return bad(e, l, "is not a rate (e.g. 12GBps) or none");
   return 0;
 }
 static int k_payload(struct point *p, const char *v, char *e, size_t l) {
@@ -701,6 +722,7 @@ static const struct key keys[] = {
     {"platform", "leaf", "16", k_leaf},
     {"platform", "oversubscription", "1", k_oversub},
     {"platform", "host_stack", "none", k_host_stack},
+    {"platform", "ingress_bandwidth", "same", k_ingress},
     {"platform", "hosts_per_router", "4", k_dfly_group},
     {"platform", "torus_dims", "auto", k_torus},
     {"platform", "hosts", "", k_hosts},
@@ -732,6 +754,7 @@ static const struct key keys[] = {
     {"exchange", "codec", "none", k_codec},
     {"exchange", "placement", "cpu", k_placement},
     {"exchange", "reduce_rate", "5GBps", k_reduce},
+    {"exchange", "staging", "none", k_staging},
     {"exchange", "payload", "full", k_payload},
     {"exchange", "sample", "65536", k_sample},
     {"exchange", "compress_min", "0", k_compress_min},

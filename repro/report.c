@@ -236,16 +236,92 @@ static void md_discussion(GString *s, const struct repro *r) {
     g_string_append_c(s, '\n');
 }
 
+/* The mechanisms: what each is, whether this run has it, and with
+ * ABLATION the validation score without each. */
+static void md_mechanisms(GString *s, const struct repro *r, const GArray *res,
+                          const GArray *ablation) {
+  if (!r->mechanisms->len)
+    return;
+  g_string_append(s, "## Mechanisms\n\nWhat the paper implies and gradsim "
+                     "models in this reproduction. `gradsim reproduce NAME "
+                     "--off MECHANISM` runs it without one (its "
+                     "calibrations are then not fitted, and the paper "
+                     "numbers they were fitted to are scored); "
+                     "`--ablation` runs every configuration below.\n\n| "
+                     "mechanism | what | source | in this run |\n|---|---|"
+                     "---|---|\n");
+  for (guint i = 0; i < r->mechanisms->len; i++) {
+    const struct repro_mechanism *m = g_ptr_array_index(r->mechanisms, i);
+    g_string_append_printf(s, "| `%s` | ", m->name);
+    md_cell(s, m->text);
+    g_string_append(s, " | ");
+    md_cell(s, m->source);
+    g_string_append_printf(s, " | %s |\n", m->off ? "off" : "on");
+  }
+  g_string_append(s, "\n");
+  if (!ablation)
+    return;
+  struct claim_score v = claim_score(res, CLAIM_VALIDATION);
+  g_string_append_printf(s,
+                         "Ablation: validation claims within tolerance, each "
+                         "configuration calibrated afresh (`ablation/` holds "
+                         "their files).\n\n| mechanisms | validation |\n|---"
+                         "|---|\n| all on | %u of %u |\n",
+                         v.within, v.total - v.not_judged);
+  for (guint i = 0; i < ablation->len; i++) {
+    const struct repro_ablation *a =
+        &g_array_index(ablation, struct repro_ablation, i);
+    bool all = !strcmp(a->off, "all");
+    g_string_append_printf(s, "| %s%s%s off | %u of %u |\n", all ? "" : "`",
+                           a->off, all ? "" : "`", a->validation.within,
+                           a->validation.total - a->validation.not_judged);
+  }
+  g_string_append(s, "\n");
+}
+
 char *repro_markdown(const struct repro *r, const GArray *res,
-                     const GArray *fits, const GPtrArray *plots, bool quick,
-                     const char *command) {
+                     const GArray *fits, const GArray *ablation,
+                     const GPtrArray *plots, bool quick, const char *command) {
   GString *s = g_string_new(NULL);
   md_head(s, r, plots, quick, command);
   md_fits(s, fits);
+  md_mechanisms(s, r, res, ablation);
   md_claims(s, res);
   md_how(s, r, res);
   md_discussion(s, r);
   return g_string_free(s, FALSE);
+}
+
+/* The ablations (--ablation): per reproduction with mechanisms, its
+ * validation score with all on, each off and all off. */
+static void report_ablation(GString *rep, const GArray *done) {
+  bool any = false;
+  for (guint i = 0; i < done->len; i++) {
+    const struct repro_done *d = &g_array_index(done, struct repro_done, i);
+    if (!d->ablation)
+      continue;
+    if (!any)
+      g_string_append(rep, "## Ablation\n\nValidation claims within "
+                           "tolerance with every mechanism on, each off, "
+                           "and all off (each configuration calibrated "
+                           "afresh; NAME.md says what each mechanism "
+                           "is).\n\n| experiment | all on | without |\n"
+                           "|---|---|---|\n");
+    any = true;
+    const struct claim_score v = d->validation;
+    g_string_append_printf(rep, "| %s | %u of %u | ", d->name, v.within,
+                           v.total - v.not_judged);
+    for (guint k = 0; k < d->ablation->len; k++) {
+      const struct repro_ablation *a =
+          &g_array_index(d->ablation, struct repro_ablation, k);
+      g_string_append_printf(rep, "%s%s: %u of %u", k ? "; " : "", a->off,
+                             a->validation.within,
+                             a->validation.total - a->validation.not_judged);
+    }
+    g_string_append(rep, " |\n");
+  }
+  if (any)
+    g_string_append(rep, "\n");
 }
 
 char *repro_report(const GArray *done, bool quick) {
@@ -289,6 +365,7 @@ char *repro_report(const GArray *done, bool quick) {
                          tv.within, judged,
                          judged ? 100.0 * tv.within / judged : 0.0,
                          tv.not_judged, tk.within, tk.total, tc, tx);
+  report_ablation(rep, done);
   for (guint i = 0; i < done->len; i++) {
     const struct repro_done *d = &g_array_index(done, struct repro_done, i);
     /* The claims table of NAME.md, under the experiment's name. */

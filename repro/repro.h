@@ -32,6 +32,13 @@
  *                                calibration claim), group, range
  *                                (LO..HI), variants, apply, precision: a
  *                                parameter fitted before the run (below)
+ *   [reproduce.mechanism NAME]   text, source, and what turning it off
+ *                                means: off (section.key = value; ...
+ *                                for every variant), calibrate (the
+ *                                calibrations that belong to it: not
+ *                                fitted when off, their claims then
+ *                                scored as validation), derive (NAME =
+ *                                EXPR; ...: derived columns redefined)
  *
  * A claim's kind says what it can show:
  *   validation   a paper measurement gradsim predicts: scored;
@@ -39,7 +46,10 @@
  *                [reproduce.calibrate] section or by hand): reported,
  *                never scored;
  *   check        arithmetic or a property that holds by construction:
- *                reported as holding or not, never scored.
+ *                reported as holding or not, never scored;
+ *   contradicted a paper number that the same paper's own figures or
+ *                stated settings contradict (its note says how):
+ *                reported, never scored.
  * not_evaluable = REASON: a validation claim gradsim cannot evaluate
  * here (e.g. GPU timings on a CPU): shown with its figure and the reason,
  * not scored.
@@ -129,6 +139,16 @@ struct repro_claim {
   bool tol_abs;
 };
 
+/* A mechanism the paper implies and the reproduction models: what
+ * turning it off changes (the ablation of the README). */
+struct repro_mechanism {
+  char *name, *text, *source;
+  GPtrArray *off_sets;  /* "section.key=value", every variant, when off */
+  GPtrArray *calibrate; /* char *: names of its [reproduce.calibrate] */
+  GPtrArray *derive;    /* char *: "NAME=EXPR" redefinitions when off */
+  bool off;             /* turned off in this load */
+};
+
 /* A parameter fitted before the run. */
 struct repro_calibrate {
   char *name;
@@ -157,12 +177,16 @@ struct repro {
   GPtrArray *derive_exprs; /* struct expr * */
   GPtrArray *claims;       /* struct repro_claim * */
   GPtrArray *calibrate;    /* struct repro_calibrate *, in file order */
+  GPtrArray *mechanisms;   /* struct repro_mechanism *, in file order */
 };
 
 /* Read the [reproduce] sections of PATH (QUICK: with [reproduce.quick]
- * applied). NULL with a one-line *ERR (file, section, key, what is
- * allowed) on bad input, or when the file has no [reproduce] section. */
-struct repro *repro_load(const char *path, bool quick, char **err);
+ * applied; OFF: NULL, or a NULL-terminated list of mechanism names, or
+ * "all", turned off). NULL with a one-line *ERR (file, section, key,
+ * what is allowed) on bad input, or when the file has no [reproduce]
+ * section. */
+struct repro *repro_load(const char *path, bool quick, const char *const *off,
+                         char **err);
 void repro_free(struct repro *r);
 /* A [reproduce] parameter, or DEF. */
 const char *repro_param(const struct repro *r, const char *key,
@@ -208,12 +232,13 @@ struct repro_fit {
 };
 
 /* NAME.md: title, setup, the plots, the score, the calibrated
- * parameters (FITS: struct repro_fit, may be empty), the claims table,
- * the discussion. PLOTS: file names in the same directory (may be
- * empty). */
+ * parameters (FITS: struct repro_fit, may be empty), the mechanisms
+ * (with ABLATION, struct repro_ablation, their scores; may be NULL),
+ * the claims table, the discussion. PLOTS: file names in the same
+ * directory (may be empty). */
 char *repro_markdown(const struct repro *r, const GArray *res,
-                     const GArray *fits, const GPtrArray *plots, bool quick,
-                     const char *command);
+                     const GArray *fits, const GArray *ablation,
+                     const GPtrArray *plots, bool quick, const char *command);
 
 /* calibration.csv: name, fit, value, claim, group, paper, gradsim,
  * residual (gradsim / paper - 1), runs. */
@@ -241,10 +266,21 @@ struct repro_opts {
   const char *plots;       /* the gnuplot scripts (plots/NAME.gp) */
   unsigned jobs;           /* points simulated at once, >= 1 */
   bool quick;              /* [reproduce.quick] and quick. keys applied */
+  const char *const *off;  /* mechanisms turned off (repro_load), or NULL */
+  bool ablation; /* also run each reproduction with each of its
+                    mechanisms off, and with all off (ablation/ in its
+                    directory; the scores in NAME.md and REPORT.md) */
   /* Called with a line of progress, or of a warning (WARNING set), no
    * newline; may be NULL. */
   void (*note)(bool warning, const char *line, void *ctx);
   void *ctx;
+};
+
+/* One run of an ablation: the mechanisms turned off ("all", or one
+ * name) and the validation score without them. */
+struct repro_ablation {
+  char *off;
+  struct claim_score validation;
 };
 
 /* One finished reproduction. */
@@ -253,6 +289,7 @@ struct repro_done {
   /* The scores of its claims by kind. */
   struct claim_score validation, checks, calibration, contradicted;
   double wall_s; /* wall time it took */
+  GArray *ablation; /* struct repro_ablation (--ablation), or NULL */
   /* While the reproductions run (REPORT.md is made from them); NULL once
    * repro_reproduce() returns, since they point into the loaded specs. */
   GArray *res;  /* struct claim_result */

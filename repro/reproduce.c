@@ -142,8 +142,9 @@ static struct experiment *variant_experiment(const struct repro *r,
   return e;
 }
 
-static struct job *job_load(const char *path, bool quick, char **err) {
-  struct repro *r = repro_load(path, quick, err);
+static struct job *job_load(const char *path, bool quick,
+                            const char *const *off, char **err) {
+  struct repro *r = repro_load(path, quick, off, err);
   if (!r)
     return NULL;
   struct job *j = g_new0(struct job, 1);
@@ -649,6 +650,13 @@ static int calibrate(struct job *j, const char *dir, const struct repro_opts *o,
 
 /* ---- one reproduction ---------------------------------------------------- */
 
+static void ablation_free(GArray *a) {
+  for (guint i = 0; a && i < a->len; i++)
+    g_free(g_array_index(a, struct repro_ablation, i).off);
+  if (a)
+    g_array_free(a, TRUE);
+}
+
 /* plots/PLOT.gp, once per terminal: gnuplot -e "dir='D'; term='png'". */
 static GPtrArray *draw(const struct repro *r, const char *dir,
                        const struct repro_opts *o) {
@@ -731,7 +739,7 @@ static struct table *results_of(const struct job *j, const char *dir,
 /* The judged claims of J over T, and its files: runs.csv, claims.csv,
  * calibration.csv (with FITS), the plots and NAME.md; *D filled. */
 static int write_results(const struct job *j, const struct table *t,
-                         GArray *fits, const char *dir,
+                         GArray *fits, GArray *ablation, const char *dir,
                          const struct repro_opts *o, struct repro_done *d,
                          char **err) {
   const struct repro *r = j->r;
@@ -748,9 +756,15 @@ static int write_results(const struct job *j, const struct table *t,
     g_free(fc);
   }
   GPtrArray *plots = draw(r, dir, o);
-  char *cmd = g_strdup_printf("gradsim reproduce %s%s", r->name,
-                              o->quick ? " --quick" : "");
-  char *md = repro_markdown(r, res, fits, plots, o->quick, cmd);
+  GString *cmd = g_string_new(NULL);
+  g_string_printf(cmd, "gradsim reproduce %s%s", r->name,
+                  o->quick ? " --quick" : "");
+  for (guint i = 0; i < r->mechanisms->len; i++) {
+    const struct repro_mechanism *m = g_ptr_array_index(r->mechanisms, i);
+    if (m->off)
+      g_string_append_printf(cmd, " --off %s", m->name);
+  }
+  char *md = repro_markdown(r, res, fits, ablation, plots, o->quick, cmd->str);
   char *md_name = g_strdup_printf("%s.md", r->name);
   status = status ? status : write_file(dir, md_name, md, err);
   d->name = g_strdup(r->name);
@@ -761,18 +775,20 @@ static int write_results(const struct job *j, const struct table *t,
   d->contradicted = claim_score(res, CLAIM_CONTRADICTED);
   d->res = res;
   d->fits = fits;
+  d->ablation = ablation;
   d->md = md;
   g_free(md_name);
-  g_free(cmd);
+  g_string_free(cmd, TRUE);
   g_ptr_array_free(plots, TRUE);
   return status;
 }
 
-/* Calibrate J, run it and write its files into OUT/NAME; *D filled. */
-static int reproduce_one(struct job *j, const struct repro_opts *o,
-                         struct repro_done *d, char **err) {
+/* Calibrate J, run it and write its files into DIR; *D filled (with
+ * ABLATION, which it then owns). */
+static int reproduce_in(struct job *j, const char *dir,
+                        const struct repro_opts *o, GArray *ablation,
+                        struct repro_done *d, char **err) {
   double t0 = g_get_monotonic_time() / 1e6;
-  char *dir = g_build_filename(o->out, j->r->name, NULL);
   GArray *fits = g_array_new(FALSE, TRUE, sizeof(struct repro_fit));
   int status = make_dir(dir, err);
   if (!status && j->r->calibrate->len)
@@ -780,12 +796,71 @@ static int reproduce_one(struct job *j, const struct repro_opts *o,
   struct table *t = status ? NULL : results_of(j, dir, o, &status, err);
   if (!t) {
     g_array_free(fits, TRUE);
-    g_free(dir);
+    ablation_free(ablation);
     return status ? status : REPRO_ENV_FAILURE;
   }
-  status = write_results(j, t, fits, dir, o, d, err);
+  status = write_results(j, t, fits, ablation, dir, o, d, err);
   d->wall_s = g_get_monotonic_time() / 1e6 - t0;
   table_free(t);
+  return status;
+}
+
+/* The ablation of J: J again with each mechanism off, then (with more
+ * than one) with all off, each in DIR/ablation/without-NAME (all-off),
+ * calibrated afresh; *OUT: their validation scores. */
+static int ablate(const struct job *j, const char *dir,
+                  const struct repro_opts *o, GArray **out, char **err) {
+  GArray *abl = g_array_new(FALSE, TRUE, sizeof(struct repro_ablation));
+  const GPtrArray *ms = j->r->mechanisms;
+  int status = 0;
+  for (guint i = 0; i <= ms->len && !status; i++) {
+    if (i == ms->len && ms->len < 2)
+      break;
+    const char *name =
+        i < ms->len
+            ? ((const struct repro_mechanism *)g_ptr_array_index(ms, i))->name
+            : "all";
+    const char *off[] = {name, NULL};
+    struct job *k = job_load(j->r->path, o->quick, off, err);
+    if (!k) {
+      status = REPRO_BAD_INPUT;
+      break;
+    }
+    char *sub = i < ms->len ? g_strdup_printf("without-%s", name)
+                            : g_strdup("all-off");
+    char *kdir = g_build_filename(dir, "ablation", sub, NULL);
+    note(o, false, "reproduce: %s: ablation, %s off...", j->r->name, name);
+    struct repro_done d = {0};
+    status = reproduce_in(k, kdir, o, NULL, &d, err);
+    struct repro_ablation a = {g_strdup(name), d.validation};
+    g_array_append_val(abl, a);
+    GArray *one = g_array_new(FALSE, TRUE, sizeof(struct repro_done));
+    g_array_append_val(one, d);
+    repro_done_free(one);
+    g_free(kdir);
+    g_free(sub);
+    job_free(k);
+  }
+  if (status) {
+    ablation_free(abl);
+    abl = NULL;
+  }
+  *out = abl;
+  return status;
+}
+
+/* J into OUT/NAME, after its ablation (--ablation); *D filled. */
+static int reproduce_one(struct job *j, const struct repro_opts *o,
+                         struct repro_done *d, char **err) {
+  double t0 = g_get_monotonic_time() / 1e6;
+  char *dir = g_build_filename(o->out, j->r->name, NULL);
+  GArray *abl = NULL;
+  int status = 0;
+  if (o->ablation && j->r->mechanisms->len)
+    status = ablate(j, dir, o, &abl, err);
+  if (!status)
+    status = reproduce_in(j, dir, o, abl, d, err);
+  d->wall_s = g_get_monotonic_time() / 1e6 - t0;
   g_free(dir);
   return status;
 }
@@ -812,6 +887,7 @@ void repro_done_free(GArray *done) {
     struct repro_done *d = &g_array_index(done, struct repro_done, i);
     g_free(d->name);
     g_free(d->title);
+    ablation_free(d->ablation);
   }
   g_array_free(done, TRUE);
 }
@@ -821,17 +897,62 @@ static char *absolute(const char *path, const char *cwd) {
                                   : g_build_filename(cwd, path, NULL);
 }
 
-/* Every job loaded and checked before anything runs or is written. */
+/* The names of OFF that the reproduction at PATH has as mechanisms
+ * ("all" when it has any), each marked in USED; NULL with *ERR when it
+ * does not load. */
+static GPtrArray *off_for(const char *path, bool quick, const char *const *off,
+                          bool *used, char **err) {
+  struct repro *r = repro_load(path, quick, NULL, err);
+  if (!r)
+    return NULL;
+  GPtrArray *mine = g_ptr_array_new_with_free_func(g_free);
+  for (guint k = 0; off[k]; k++) {
+    bool has = !strcmp(off[k], "all") && r->mechanisms->len;
+    for (guint i = 0; i < r->mechanisms->len && !has; i++)
+      has = !strcmp(((const struct repro_mechanism *)g_ptr_array_index(
+                         r->mechanisms, i))
+                        ->name,
+                    off[k]);
+    if (has)
+      g_ptr_array_add(mine, g_strdup(off[k]));
+    used[k] |= has || !strcmp(off[k], "all");
+  }
+  g_ptr_array_add(mine, NULL);
+  repro_free(r);
+  return mine;
+}
+
+/* Every job loaded and checked before anything runs or is written; the
+ * mechanisms of OFF turned off in the reproductions that have them (a
+ * name none of them has is bad input). */
 static GPtrArray *load_all(char *const *names, guint n, const char *exp_dir,
-                           bool quick, char **err) {
+                           bool quick, const char *const *off, char **err) {
   GPtrArray *jobs = g_ptr_array_new_with_free_func(job_free_cb);
+  guint noff = 0;
+  while (off && off[noff])
+    noff++;
+  bool *used = g_new0(bool, noff + 1);
   for (guint i = 0; i < n && !*err; i++) {
     char *path = g_strdup_printf("%s/%s.ini", exp_dir, names[i]);
-    struct job *j = job_load(path, quick, err);
+    GPtrArray *mine = noff ? off_for(path, quick, off, used, err) : NULL;
+    struct job *j = *err ? NULL
+                         : job_load(path, quick,
+                                    mine ? (const char *const *)mine->pdata
+                                         : NULL,
+                                    err);
     if (j)
       g_ptr_array_add(jobs, j);
+    if (mine)
+      g_ptr_array_free(mine, TRUE);
     g_free(path);
   }
+  for (guint k = 0; k < noff && !*err; k++)
+    if (!used[k])
+      *err = g_strdup_printf("--off %s: none of the reproductions asked for "
+                             "has a mechanism of that name ([reproduce."
+                             "mechanism NAME])",
+                             off[k]);
+  g_free(used);
   if (*err) {
     g_ptr_array_free(jobs, TRUE);
     return NULL;
@@ -882,7 +1003,7 @@ int repro_reproduce(char *const *names, guint n, const struct repro_opts *o,
   if (chdir(root) != 0)
     status = fail(err, REPRO_BAD_INPUT, "cannot enter %s: %s", root,
                   g_strerror(errno));
-  GPtrArray *jobs = status ? NULL : load_all(names, n, exps, o->quick, err);
+  GPtrArray *jobs = status ? NULL : load_all(names, n, exps, o->quick, o->off, err);
   if (!status && !jobs)
     status = REPRO_BAD_INPUT;
   if (jobs) {

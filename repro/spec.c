@@ -38,6 +38,18 @@ static void claim_free(struct repro_claim *c) {
 
 static void claim_free_cb(gpointer c) { claim_free(c); }
 
+static void mechanism_free(struct repro_mechanism *m) {
+  g_free(m->name);
+  g_free(m->text);
+  g_free(m->source);
+  g_ptr_array_free(m->off_sets, TRUE);
+  g_ptr_array_free(m->calibrate, TRUE);
+  g_ptr_array_free(m->derive, TRUE);
+  g_free(m);
+}
+
+static void mechanism_free_cb(gpointer m) { mechanism_free(m); }
+
 void repro_free(struct repro *r) {
   if (!r)
     return;
@@ -62,6 +74,8 @@ void repro_free(struct repro *r) {
     g_ptr_array_free(r->claims, TRUE);
   if (r->calibrate)
     g_ptr_array_free(r->calibrate, TRUE);
+  if (r->mechanisms)
+    g_ptr_array_free(r->mechanisms, TRUE);
   g_free(r);
 }
 
@@ -128,6 +142,8 @@ static const char *const claim_keys[] = {"kind",      "text", "source",
 
 static const char *const calibrate_keys[] = {
     "fit", "claim", "group", "range", "variants", "apply", "precision"};
+static const char *const mechanism_keys[] = {"text", "source", "off",
+                                             "calibrate", "derive"};
 
 /* What --quick may change: sizes and step counts, never a design or a
  * schedule. */
@@ -379,6 +395,7 @@ static struct repro *repro_new(const char *path) {
   r->derive_exprs = g_ptr_array_new_with_free_func(expr_free_cb);
   r->claims = g_ptr_array_new_with_free_func(claim_free_cb);
   r->calibrate = g_ptr_array_new_with_free_func(calibrate_free_cb);
+  r->mechanisms = g_ptr_array_new_with_free_func(mechanism_free_cb);
   return r;
 }
 
@@ -566,6 +583,66 @@ static void load_calibrate(struct repro *r, GKeyFile *kf, const char *g,
   g_free(prec);
 }
 
+/* "NAME = VALUE; NAME = VALUE" of KEY in G: "NAME=VALUE" strings into
+ * OUT, each NAME accepted by OK (NULL: any non-empty name); false with
+ * *ERR. */
+static bool assignments(const struct repro *r, const char *g, const char *key,
+                        const char *text, bool (*ok)(const char *),
+                        GPtrArray *out, char **err) {
+  char **parts = g_strsplit(text, ";", -1);
+  for (char **a = parts; *a && !*err; a++) {
+    char *eq = strchr(*a, '=');
+    char *name = eq ? g_strstrip(g_strndup(*a, (gsize)(eq - *a))) : NULL;
+    char *val = eq ? g_strstrip(g_strdup(eq + 1)) : NULL;
+    if (!name || !*name || !*val || (ok && !ok(name)))
+      *err = g_strdup_printf("%s: [%s] %s = %s: expected NAME = VALUE; ... "
+                             "(%s)",
+                             r->path, g, key, text,
+                             ok ? "NAME a simulation key, section.key"
+                                : "NAME a derived column");
+    else
+      g_ptr_array_add(out, g_strdup_printf("%s=%s", name, val));
+    g_free(name);
+    g_free(val);
+  }
+  g_strfreev(parts);
+  return !*err;
+}
+
+/* [reproduce.mechanism NAME]: text, source, and what turning it off
+ * changes (off, calibrate, derive; at least one). */
+static void load_mechanism(struct repro *r, GKeyFile *kf, const char *g,
+                           char **err) {
+  if (known_keys(kf, g, r->path, mechanism_keys, G_N_ELEMENTS(mechanism_keys),
+                 err) != 0)
+    return;
+  struct repro_mechanism *m = g_new0(struct repro_mechanism, 1);
+  g_ptr_array_add(r->mechanisms, m);
+  m->name = g_strstrip(g_strdup(g + strlen("reproduce.mechanism ")));
+  m->text = get(kf, g, "text");
+  m->source = get(kf, g, "source");
+  m->off_sets = g_ptr_array_new_with_free_func(g_free);
+  m->derive = g_ptr_array_new_with_free_func(g_free);
+  m->calibrate = labels_of(kf, g, "calibrate");
+  char *off = get(kf, g, "off"), *derive = get(kf, g, "derive");
+  if (!*m->name || strchr(m->name, ',') || !strcmp(m->name, "all") ||
+      !m->text || !m->source)
+    *err = g_strdup_printf("%s: [%s] needs a name (not 'all', no comma), "
+                           "text and source",
+                           r->path, g);
+  else if (!off && !derive && !m->calibrate->len)
+    *err = g_strdup_printf("%s: [%s] says what turning it off changes: off "
+                           "(section.key = value; ...), calibrate (names) "
+                           "or derive (NAME = EXPR; ...)",
+                           r->path, g);
+  else if (off)
+    assignments(r, g, "off", off, is_sim_key, m->off_sets, err);
+  if (!*err && derive)
+    assignments(r, g, "derive", derive, NULL, m->derive, err);
+  g_free(off);
+  g_free(derive);
+}
+
 static const struct repro_claim *find_claim(const struct repro *r,
                                             const char *id) {
   for (guint i = 0; i < r->claims->len; i++) {
@@ -666,15 +743,142 @@ static void load_sections(struct repro *r, GKeyFile *kf, bool quick,
         g_ptr_array_add(r->claims, c);
     } else if (g_str_has_prefix(g, "reproduce.calibrate ")) {
       load_calibrate(r, kf, g, err);
+    } else if (g_str_has_prefix(g, "reproduce.mechanism ")) {
+      load_mechanism(r, kf, g, err);
     } else {
       *err = g_strdup_printf("%s: unknown section [%s] (valid: reproduce, "
                              "reproduce.quick, reproduce.variant LABEL, "
                              "reproduce.derive, reproduce.claim ID, "
-                             "reproduce.calibrate NAME)",
+                             "reproduce.calibrate NAME, reproduce.mechanism "
+                             "NAME)",
                              r->path, g);
     }
   }
   g_strfreev(groups);
+}
+
+static struct repro_calibrate *find_calibrate(const struct repro *r,
+                                              const char *name, guint *at) {
+  for (guint i = 0; i < r->calibrate->len; i++) {
+    struct repro_calibrate *c = g_ptr_array_index(r->calibrate, i);
+    if (!strcmp(c->name, name)) {
+      if (at)
+        *at = i;
+      return c;
+    }
+  }
+  return NULL;
+}
+
+static int find_derive(const struct repro *r, const char *name) {
+  for (guint i = 0; i < r->derive_names->len; i++)
+    if (!strcmp(g_ptr_array_index(r->derive_names, i), name))
+      return (int)i;
+  return -1;
+}
+
+/* Every mechanism names calibrations and derived columns that exist,
+ * and redefines them by expressions that parse. */
+static void check_mechanisms(const struct repro *r, char **err) {
+  for (guint i = 0; i < r->mechanisms->len && !*err; i++) {
+    const struct repro_mechanism *m = g_ptr_array_index(r->mechanisms, i);
+    for (guint k = 0; k < m->calibrate->len && !*err; k++)
+      if (!find_calibrate(r, g_ptr_array_index(m->calibrate, k), NULL))
+        *err = g_strdup_printf("%s: [reproduce.mechanism %s] calibrate: no "
+                               "[reproduce.calibrate %s]",
+                               r->path, m->name,
+                               (char *)g_ptr_array_index(m->calibrate, k));
+    for (guint k = 0; k < m->derive->len && !*err; k++) {
+      const char *d = g_ptr_array_index(m->derive, k);
+      char *name = g_strndup(d, (gsize)(strchr(d, '=') - d)), *perr = NULL;
+      struct expr *e = expr_parse(strchr(d, '=') + 1, &perr);
+      if (find_derive(r, name) < 0)
+        *err = g_strdup_printf("%s: [reproduce.mechanism %s] derive: no "
+                               "derived column %s in [reproduce.derive]",
+                               r->path, m->name, name);
+      else if (!e)
+        *err = g_strdup_printf("%s: [reproduce.mechanism %s] derive %s: %s",
+                               r->path, m->name, name, perr);
+      if (e)
+        expr_free(e);
+      g_free(perr);
+      g_free(name);
+    }
+  }
+}
+
+/* Turn mechanism M off: its overrides for every variant, its
+ * calibrations dropped (a claim no calibration fits any more is then a
+ * paper measurement gradsim predicts: validation), its derived columns
+ * redefined. */
+static void mechanism_off(struct repro *r, struct repro_mechanism *m) {
+  m->off = true;
+  for (guint k = 0; k < m->off_sets->len; k++)
+    g_ptr_array_add(r->sets, g_strdup(g_ptr_array_index(m->off_sets, k)));
+  GPtrArray *unfitted = g_ptr_array_new_with_free_func(g_free);
+  for (guint k = 0; k < m->calibrate->len; k++) {
+    guint at;
+    struct repro_calibrate *c =
+        find_calibrate(r, g_ptr_array_index(m->calibrate, k), &at);
+    if (c) {
+      g_ptr_array_add(unfitted, g_strdup(c->claim_id));
+      g_ptr_array_remove_index(r->calibrate, at);
+    }
+  }
+  for (guint k = 0; k < unfitted->len; k++) {
+    const char *id = g_ptr_array_index(unfitted, k);
+    bool fitted = false;
+    for (guint i = 0; i < r->calibrate->len && !fitted; i++)
+      fitted = !strcmp(
+          ((struct repro_calibrate *)g_ptr_array_index(r->calibrate, i))
+              ->claim_id,
+          id);
+    for (guint i = 0; i < r->claims->len && !fitted; i++) {
+      struct repro_claim *c = g_ptr_array_index(r->claims, i);
+      if (!strcmp(c->id, id))
+        c->kind = CLAIM_VALIDATION;
+    }
+  }
+  g_ptr_array_free(unfitted, TRUE);
+  for (guint k = 0; k < m->derive->len; k++) {
+    const char *d = g_ptr_array_index(m->derive, k);
+    char *name = g_strndup(d, (gsize)(strchr(d, '=') - d)), *perr = NULL;
+    int at = find_derive(r, name);
+    expr_free(r->derive_exprs->pdata[at]);
+    r->derive_exprs->pdata[at] = expr_parse(strchr(d, '=') + 1, &perr);
+    g_free(perr);
+    g_free(name);
+  }
+}
+
+/* The mechanisms OFF names ("all": every one) turned off. */
+static void apply_off(struct repro *r, const char *const *off, char **err) {
+  for (const char *const *o = off; o && *o && !*err; o++) {
+    bool all = !strcmp(*o, "all"), found = all;
+    for (guint i = 0; i < r->mechanisms->len; i++) {
+      struct repro_mechanism *m = g_ptr_array_index(r->mechanisms, i);
+      if ((all || !strcmp(m->name, *o)) && !m->off) {
+        mechanism_off(r, m);
+        found = true;
+      } else if (!strcmp(m->name, *o)) {
+        found = true;
+      }
+    }
+    if (!found) {
+      GString *names = g_string_new(NULL);
+      for (guint i = 0; i < r->mechanisms->len; i++)
+        g_string_append_printf(
+            names, "%s%s", i ? ", " : "",
+            ((struct repro_mechanism *)g_ptr_array_index(r->mechanisms, i))
+                ->name);
+      *err = g_strdup_printf("%s: no mechanism '%s' to turn off (%s%s)",
+                             r->path, *o,
+                             names->len ? "valid: " : "this reproduction "
+                                                      "has none",
+                             names->str);
+      g_string_free(names, TRUE);
+    }
+  }
 }
 
 /* The kind, and what every reproduction needs. */
@@ -706,7 +910,8 @@ static void check_whole(struct repro *r, char **err) {
     check_calibration(r, g_ptr_array_index(r->calibrate, i), err);
 }
 
-struct repro *repro_load(const char *path, bool quick, char **err) {
+struct repro *repro_load(const char *path, bool quick, const char *const *off,
+                         char **err) {
   *err = NULL;
   GKeyFile *kf = g_key_file_new();
   GError *ge = NULL;
@@ -727,6 +932,10 @@ struct repro *repro_load(const char *path, bool quick, char **err) {
   if (!*err)
     load_sections(r, kf, quick, err);
   g_key_file_free(kf);
+  if (!*err)
+    check_mechanisms(r, err);
+  if (!*err)
+    apply_off(r, off, err);
   if (!*err)
     check_whole(r, err);
   if (*err) {

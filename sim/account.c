@@ -219,6 +219,7 @@ void account_summarize(struct sim *s, struct run_result *r) {
   }
   split_of(s, n, r);
   r->wire_bytes += s->aggr_wire_bytes / n;
+  r->aggr_reduce_s = s->naggr ? s->aggr_reduce_s / n / s->naggr : 0;
   r->exchange_s = ex ? exch / ex : 0;
   r->simulated_s = simgrid_get_clock();
   r->iteration_s = r->simulated_s / n;

@@ -79,6 +79,8 @@ struct point {
   double oversubscription;  /* fat-tree: leaf down/up bandwidth ratio */
   double host_stack_Bps;    /* a host's sends plus receives at most this
                              * (0: each way at the link's rate) */
+  double ingress_Bps;       /* star: a host's receiving rate (0: the
+                             * link's; else `bandwidth` is egress only) */
   int group_size;           /* dragonfly: hosts per router */
   int torus_dims[3];        /* torus: hosts along each axis (0: none) */
   /* [platform] hosts: worker i takes hosts[i], aggregator a hosts[nodes +
@@ -114,6 +116,9 @@ struct point {
   char *codec; /* a codec spec, or "none" */
   enum placement placement;
   double reduce_Bps; /* bytes summed per second (gamma = 1 / this) */
+  double staging_Bps; /* CUDA-aware MPI: each bucket copied to the host
+                       * before its collective and back after it at this
+                       * rate (0: none, the collective on device memory) */
   enum payload payload;
   int sample;        /* sampled: values encoded per block */
   int compress_min;  /* buckets of fewer values travel uncompressed */
@@ -164,6 +169,10 @@ struct run_result {
    * waits compute did not hide, by what the exchange was doing. */
   double split_compute_s, exposed_comm_s, exposed_codec_s, exposed_reduce_s,
       split_idle_s;
+  /* The aggregators' summation per iteration (mean over aggregators; 0
+   * without them): in sync every worker waits for it, inside its idle
+   * time, since an aggregator is no worker. */
+  double aggr_reduce_s;
   double wire_bytes;
   double formula_s; /* NAN where no analytic model applies */
   const char *oracle; /* "pass", "fail" or "na" (static strings) */

@@ -125,8 +125,19 @@ double sim_gpu(struct worker *w, double seconds) {
 }
 
 void sim_reduce(struct worker *w, struct sim *s, uint64_t values) {
-  sim_cpu(w, (double)s->p->grad_bytes * (double)values * s->gamma,
-          ST_REDUCE);
+  double t = (double)s->p->grad_bytes * (double)values * s->gamma;
+  if (!w && t > 0)
+    s->aggr_reduce_s += t;
+  sim_cpu(w, t, ST_REDUCE);
+}
+
+void sim_stage(struct worker *w, struct sim *s, uint64_t values) {
+  if (!(s->p->staging_Bps > 0) || !values)
+    return;
+  double t0 = sim_now();
+  sg_actor_sleep_for((double)s->p->grad_bytes * (double)values /
+                     s->p->staging_Bps);
+  sim_span(w, t0, sim_now(), ST_COMM);
 }
 
 /* The rank of the calling side: workers 0..P-1, aggregators P.. */

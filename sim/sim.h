@@ -162,6 +162,7 @@ struct sim {
   const struct codec_costs *costs;
   uint64_t pack_count; /* seeds the fresh codec streams of sim_pack */
   double aggr_wire_bytes;
+  double aggr_reduce_s; /* the aggregators' summation, all of them */
   struct net_totals net;
   /* placement = nic with a codec other than inceptionn: its streaming
    * engine (codec_costs.conf). */
@@ -287,6 +288,10 @@ double sim_gpu(struct worker *w, double seconds);
 /* Summation of VALUES dense values: gamma * 4 * VALUES of CPU work on W
  * (NULL: the calling aggregator). */
 void sim_reduce(struct worker *w, struct sim *s, uint64_t values);
+/* [exchange] staging: VALUES of W's bucket copied between device and
+ * host memory at the staging rate (a copy engine's, not the CPU's: the
+ * time passes on W's communication side as transfer). */
+void sim_stage(struct worker *w, struct sim *s, uint64_t values);
 
 /* Send M (takes ownership) from the caller to rank DST without waiting;
  * returns the comm to wait on (sim_wait_send), or NULL when the message

@@ -521,6 +521,30 @@ Test(experiment, enum_names_select_their_values) {
   g_free(err);
 }
 
+/* ingress_bandwidth: the star's one-way links; elsewhere refused with the
+ * key and where it applies; a rate or "same". */
+Test(experiment, ingress_only_on_the_star) {
+  char *sets[] = {"platform.ingress_bandwidth=1Gbps", NULL};
+  char *err = NULL;
+  struct experiment *e = load(BASE, sets, 0, &err);
+  cr_assert_not_null(e, "%s", err ? err : "?");
+  const struct point *p = g_ptr_array_index(e->points, 0);
+  cr_expect_float_eq(p->ingress_Bps, 1.25e8, 1);
+  experiment_free(e);
+  char *tree[] = {"platform.ingress_bandwidth=1Gbps",
+                  "platform.topology=fat-tree", NULL};
+  cr_expect_null(load(BASE, tree, 0, &err));
+  cr_expect(err && strstr(err, "ingress_bandwidth applies to the star "
+                               "topology, not to fat-tree"),
+            "%s", err ? err : "");
+  g_free(err);
+  err = NULL;
+  char *bad[] = {"platform.ingress_bandwidth=fast", NULL};
+  cr_expect_null(load(BASE, bad, 0, &err));
+  cr_expect(err && strstr(err, "or same"), "%s", err ? err : "");
+  g_free(err);
+}
+
 /* host_stack is a limiter link of the <cluster> topologies; the others
  * refuse it with a message naming the key and where it applies. */
 Test(experiment, host_stack_only_on_cluster_topologies) {

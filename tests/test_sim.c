@@ -120,6 +120,43 @@ ParameterizedTest(struct fcase *c, sim, formula) {
   run_result_clear(&r);
 }
 
+/* The aggregators' summation per iteration (runs.csv aggr_reduce_s): each
+ * of A aggregators sums p - 1 pushes of its n / A values at the reduce
+ * rate, every iteration; a ring has none. One simulation a process. */
+struct acase {
+  char algorithm[8];
+  int aggr;
+  double want;
+};
+
+ParameterizedTestParameters(sim, aggregator_summation_per_iteration) {
+  static struct acase cases[] = {
+      /* 3 x 1e6 values x 4 bytes at 5 GB/s; two shards of 5e5 */
+      {"ps", 1, 3 * 4e6 / 5e9},
+      {"ps", 2, 3 * 2e6 / 5e9},
+      {"ring", 0, 0},
+  };
+  return cr_make_param_array(struct acase, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct acase *c, sim, aggregator_summation_per_iteration) {
+  char *ini = g_strdup_printf(
+      "[platform]\nnodes = 4\naggregators = %d\nbandwidth = 10Gbps\n"
+      "latency = 5us\nideal = true\n[model]\nname = synthetic\n"
+      "params = 1000000\ntensors = 1\ncompute = 0.001\n[exchange]\n"
+      "algorithm = %s\nreduce_rate = 5GBps\npayload = none\n"
+      "[training]\niterations = 3\n",
+      c->aggr, c->algorithm);
+  struct run_result r;
+  simulate(ini, &r);
+  cr_expect(fabs(r.aggr_reduce_s - c->want) <= 1e-12,
+            "%s with %d aggregators: %.12g s, want %.12g s", c->algorithm,
+            c->aggr, r.aggr_reduce_s, c->want);
+  g_free(ini);
+  run_result_clear(&r);
+}
+
 /* GradientFlow's hierarchical ring on its machines (8 GPUs, PCIe switches
  * of 4, one NIC each): the formula assumes no contention inside a machine,
  * which holds because the broadcast sends one copy across the switches
@@ -1058,6 +1095,69 @@ static double hs_exchange(const char *topology, const char *algorithm,
   result_in_child(ini, &r);
   g_free(ini);
   return r.exchange_s;
+}
+
+/* [platform] ingress_bandwidth: `bandwidth` shapes a host's egress only.
+ * A parameter server's four pushes then leave at the egress rate at once
+ * and share the server's faster way in: the push takes n / B instead of
+ * 4 n / B, 3 n / B less, and the broadcast tree (one way at a time, each
+ * send at the egress rate) is unchanged. */
+static double ingress_exchange(const char *ingress) {
+  char *ini = g_strdup_printf(
+      "[platform]\nnodes = 4\naggregators = 1\nbandwidth = 1Gbps\n"
+      "ingress_bandwidth = %s\nlatency = 5us\nideal = true\n"
+      "[model]\nname = synthetic\nparams = 10000000\ntensors = 1\n"
+      "compute = 0.001\n[exchange]\nalgorithm = ps\n"
+      "reduce_rate = 1000GBps\npayload = none\n[training]\niterations = 1\n",
+      ingress);
+  struct run_result r;
+  result_in_child(ini, &r);
+  g_free(ini);
+  return r.exchange_s;
+}
+
+Test(platform, ingress_shapes_egress_only) {
+  double same = ingress_exchange("same");
+  double fast_in = ingress_exchange("10Gbps");
+  double n_over_b = 4e7 * 8 / 1e9;
+  cr_expect(fabs((same - fast_in) - 3 * n_over_b) <= 1e-6 * same,
+            "symmetric %.9g s, egress-only %.9g s: %.9g s apart, want %.9g",
+            same, fast_in, same - fast_in, 3 * n_over_b);
+  /* At the egress rate both ways the one-way star is the cluster. */
+  double equal = ingress_exchange("1Gbps");
+  cr_expect(fabs(equal - same) <= 1e-9 * same, "%.12g against %.12g", equal,
+            same);
+}
+
+/* [exchange] staging: each bucket copied to the host before its
+ * collective and back after it, 2 x 4 n / rate more per bucket, in the
+ * exchange and in the iteration; the host's sums at reduce_rate. */
+static void staging_run(const char *staging, int tensors,
+                        struct run_result *r) {
+  char *ini = g_strdup_printf(
+      "[platform]\nnodes = 8\nbandwidth = 10Gbps\nlatency = 5us\n"
+      "ideal = true\n[model]\nname = synthetic\nparams = 8000000\n"
+      "tensors = %d\ncompute = 0.001\n[exchange]\nalgorithm = rdb\n"
+      "reduce_rate = 5GBps\nstaging = %s\npayload = none\n"
+      "[training]\niterations = 2\nfusion_bytes = 0\n",
+      tensors, staging);
+  result_in_child(ini, r);
+  g_free(ini);
+}
+
+Test(platform, staging_copies_each_bucket_both_ways) {
+  for (int tensors = 1; tensors <= 4; tensors *= 4) {
+    struct run_result off, on;
+    staging_run("none", tensors, &off);
+    staging_run("10GBps", tensors, &on);
+    double want = 2 * 8e6 * 4 / 10e9; /* every bucket, both ways */
+    cr_expect(fabs((on.iteration_s - off.iteration_s) - want) <= 1e-9,
+              "%d tensors: %.12g s against %.12g s, want %.12g s more",
+              tensors, on.iteration_s, off.iteration_s, want);
+    cr_expect(fabs((on.comm_s - off.comm_s) - want) <= 1e-9,
+              "%d tensors: the copies are transfer time (%.12g, %.12g)",
+              tensors, on.comm_s, off.comm_s);
+  }
 }
 
 Test(platform, host_stack_shares_both_ways) {

@@ -45,7 +45,7 @@ static char *write_file(const char *name, const char *text) {
 
 static struct repro *load_ok(const char *text, bool quick) {
   char *path = write_file("spec.ini", text), *err = NULL;
-  struct repro *r = repro_load(path, quick, &err);
+  struct repro *r = repro_load(path, quick, NULL, &err);
   cr_assert_not_null(r, "%s", err ? err : "?");
   cr_assert_null(err);
   g_free(path);
@@ -56,7 +56,7 @@ static struct repro *load_ok(const char *text, bool quick) {
  * start of what follows the file's name). */
 static void refused(const char *text, bool quick, const char *want) {
   char *path = write_file("bad.ini", text), *err = NULL;
-  struct repro *r = repro_load(path, quick, &err);
+  struct repro *r = repro_load(path, quick, NULL, &err);
   cr_assert_null(r, "loaded, wanted '%s':\n%s", want, text);
   cr_assert_not_null(err);
   char *head = g_strconcat(path, ": ", want, NULL);
@@ -342,7 +342,7 @@ Test(spec, kinds) {
 
 Test(spec, refuses_files) {
   char *missing = g_build_filename(Dir, "none.ini", NULL), *err = NULL;
-  cr_expect_null(repro_load(missing, false, &err));
+  cr_expect_null(repro_load(missing, false, NULL, &err));
   cr_assert_not_null(err);
   char *head = g_strconcat(missing, ": ", NULL);
   cr_expect(g_str_has_prefix(err, head) && !strchr(err, '\n'), "%s", err);
@@ -355,7 +355,8 @@ Test(spec, refuses_files) {
   refused(HEAD VARIANT CLAIM "[reproduce.extra]\nx = 1\n", false,
           "unknown section [reproduce.extra] (valid: reproduce, "
           "reproduce.quick, reproduce.variant LABEL, reproduce.derive, "
-          "reproduce.claim ID, reproduce.calibrate NAME)");
+          "reproduce.claim ID, reproduce.calibrate NAME, reproduce.mechanism "
+          "NAME)");
 }
 
 Test(spec, refuses_the_whole) {
@@ -593,4 +594,125 @@ Test(spec, refuses_calibrations) {
           false,
           "[reproduce.calibrate k] fit = exchange.algorithm: a variant sets "
           "that key, which the fitted value would override");
+}
+
+/* [reproduce.mechanism NAME]: read back, and turned off: its overrides
+ * added to every variant's, its calibration dropped and the claim it was
+ * fitted to scored as validation, its derived column redefined. */
+#define MECHS                                                                 \
+  HEAD VARIANT                                                                \
+  "[reproduce.derive]\nsummed = exchange_s + 1\n"                             \
+  "[reproduce.calibrate lat]\nfit = platform.latency\nclaim = t\n"            \
+  "range = 1e-6..1e-4\n"                                                      \
+  "[reproduce.claim t]\nkind = calibration\ntext = x\nsource = y\n"           \
+  "value = exchange_s\npaper = 1\n"                                           \
+  "[reproduce.mechanism stack]\ntext = a stack\nsource = p. 1\n"              \
+  "off = platform.host_stack = none; exchange.reduce_rate = 1GBps\n"          \
+  "calibrate = lat\nderive = summed = exchange_s\n"                           \
+  "[reproduce.mechanism other]\ntext = t2\nsource = p. 2\n"                   \
+  "off = platform.latency = 9us\n"
+
+/* R's derived column "summed" on a row with exchange_s = 2. */
+static double summed(const struct repro *r) {
+  char *err = NULL;
+  struct table *t = table_parse_csv("exchange_s\n2\n", &err);
+  cr_assert_not_null(t, "%s", err);
+  double v = NAN;
+  cr_assert_eq(r->derive_names->len, 1);
+  int rc = expr_eval(g_ptr_array_index(r->derive_exprs, 0), t, NULL, NULL, 0,
+                     &v, &err);
+  cr_assert_eq(rc, 0, "%s", err ? err : "");
+  table_free(t);
+  return v;
+}
+
+static struct repro *load_off(const char *text, const char *const *off,
+                              char **err) {
+  char *path = write_file("mech.ini", text);
+  struct repro *r = repro_load(path, false, off, err);
+  g_free(path);
+  return r;
+}
+
+Test(spec, mechanisms) {
+  char *err = NULL;
+  struct repro *r = load_off(MECHS, NULL, &err);
+  cr_assert_not_null(r, "%s", err ? err : "?");
+  cr_assert_eq(r->mechanisms->len, 2);
+  const struct repro_mechanism *m = g_ptr_array_index(r->mechanisms, 0);
+  cr_expect_str_eq(m->name, "stack");
+  cr_expect_str_eq(m->text, "a stack");
+  cr_expect_str_eq(m->source, "p. 1");
+  cr_assert_eq(m->off_sets->len, 2);
+  cr_expect_str_eq(str(m->off_sets, 0), "platform.host_stack=none");
+  cr_expect_str_eq(str(m->off_sets, 1), "exchange.reduce_rate=1GBps");
+  cr_expect_str_eq(str(m->calibrate, 0), "lat");
+  cr_expect_str_eq(str(m->derive, 0), "summed=exchange_s");
+  cr_expect(!m->off);
+  cr_expect_eq(r->calibrate->len, 1);
+  cr_expect_eq(claim(r, 0)->kind, CLAIM_CALIBRATION);
+  cr_expect_eq(r->sets->len, 0);
+  cr_expect_float_eq(summed(r), 3, 1e-12);
+  repro_free(r);
+
+  const char *off[] = {"stack", NULL};
+  r = load_off(MECHS, off, &err);
+  cr_assert_not_null(r, "%s", err ? err : "?");
+  m = g_ptr_array_index(r->mechanisms, 0);
+  cr_expect(m->off);
+  cr_expect(!((const struct repro_mechanism *)g_ptr_array_index(
+                  r->mechanisms, 1))
+                 ->off);
+  cr_expect_eq(r->calibrate->len, 0, "its calibration is not fitted");
+  cr_expect_eq(claim(r, 0)->kind, CLAIM_VALIDATION,
+               "the number it was fitted to is scored");
+  cr_assert_eq(r->sets->len, 2);
+  cr_expect_str_eq(str(r->sets, 0), "platform.host_stack=none");
+  cr_expect_float_eq(summed(r), 2, 1e-12, "summed redefined");
+  repro_free(r);
+
+  const char *all[] = {"all", NULL};
+  r = load_off(MECHS, all, &err);
+  cr_assert_not_null(r, "%s", err ? err : "?");
+  cr_expect_eq(r->sets->len, 3, "both mechanisms' overrides");
+  repro_free(r);
+
+  const char *nosuch[] = {"nosuch", NULL};
+  cr_expect_null(load_off(MECHS, nosuch, &err));
+  cr_expect(err && strstr(err, "no mechanism 'nosuch' to turn off (valid: "
+                               "stack, other)"),
+            "%s", err ? err : "");
+  g_free(err);
+}
+
+Test(spec, refuses_mechanisms) {
+  refused(HEAD VARIANT CLAIM "[reproduce.mechanism m]\nsource = s\n"
+                             "off = platform.latency = 1us\n",
+          false,
+          "[reproduce.mechanism m] needs a name (not 'all', no comma), "
+          "text and source");
+  refused(HEAD VARIANT CLAIM "[reproduce.mechanism m]\ntext = t\n"
+                             "source = s\n",
+          false, "[reproduce.mechanism m] says what turning it off changes");
+  refused(HEAD VARIANT CLAIM "[reproduce.mechanism all]\ntext = t\n"
+                             "source = s\noff = platform.latency = 1us\n",
+          false, "[reproduce.mechanism all] needs a name (not 'all'");
+  refused(HEAD VARIANT CLAIM "[reproduce.mechanism m]\ntext = t\n"
+                             "source = s\noff = latency = 1us\n",
+          false,
+          "[reproduce.mechanism m] off = latency = 1us: expected NAME = "
+          "VALUE");
+  refused(HEAD VARIANT CLAIM "[reproduce.mechanism m]\ntext = t\n"
+                             "source = s\ncalibrate = nope\n",
+          false, "[reproduce.mechanism m] calibrate: no [reproduce.calibrate "
+                 "nope]");
+  refused(HEAD VARIANT CLAIM "[reproduce.mechanism m]\ntext = t\n"
+                             "source = s\nderive = nope = 1\n",
+          false, "[reproduce.mechanism m] derive: no derived column nope");
+  refused(HEAD VARIANT CLAIM "[reproduce.mechanism m]\ntext = t\n"
+                             "source = s\nderive = x\n",
+          false, "[reproduce.mechanism m] derive = x: expected NAME = VALUE");
+  refused(HEAD VARIANT CLAIM "[reproduce.mechanism m]\ntext = t\n"
+                             "source = s\ncolour = red\n",
+          false, "[reproduce.mechanism m] unknown key 'colour'");
 }

@@ -24,6 +24,8 @@ struct platform_gen {
   bool flat;
   /* It honours [platform] host_stack (the <cluster> topologies). */
   bool host_stack;
+  /* It honours [platform] ingress_bandwidth (star). */
+  bool ingress;
   /* Bytes of SimGrid's routing beyond hosts and links (NULL: none). */
   double (*route_bytes)(const struct point *p);
   /* Hosts the platform has for P (at least P's workers and aggregators:

@@ -56,6 +56,14 @@ int topology_check(const struct point *p, char *err, size_t errlen) {
              g ? "" : " (give its hosts a shared limiter link there)");
     return -1;
   }
+  if (p->ingress_Bps > 0 && !(g && g->ingress)) {
+    snprintf(err, errlen,
+             "[platform] ingress_bandwidth applies to the star topology, not "
+             "to %s%s",
+             g ? g->name : "a platform file",
+             g ? "" : " (give its hosts separate links each way there)");
+    return -1;
+  }
   return g && g->check ? g->check(p, err, errlen) : 0;
 }
 
@@ -78,5 +86,7 @@ double topology_route_bytes(const struct point *p) {
 
 bool topology_flat(const struct point *p) {
   const struct platform_gen *g = platform_gen_of(p);
-  return g && g->flat;
+  /* A host stack or a slower way in or out is not the formulas' network
+   * of one bandwidth between any two workers. */
+  return g && g->flat && !(p->host_stack_Bps > 0) && !(p->ingress_Bps > 0);
 }

@@ -18,13 +18,19 @@ bool schedule_exchanges(const struct sim *s, int it) {
 /* [exchange] compress_min: small buckets (batch normalization's scales
  * and shifts, biases) go as plain fp32 whatever the codec, as 3LC does
  * (seeds/004 Section 5.1: "we exclude state changes for small layers
- * (batch normalization in our experiments) from compression"). */
+ * (batch normalization in our experiments) from compression").
+ * [exchange] staging: CUDA-aware OpenMPI's allreduce on device buffers
+ * copies the bucket to host memory, runs the host collective (its sums
+ * on the CPU, at reduce_rate) and copies the result back (OpenMPI 3.1,
+ * ompi/mca/coll/cuda/coll_cuda_allreduce.c). */
 static void exchange_bucket(struct wstate *ws, size_t b) {
   struct sim *s = ws->w->sim;
   struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
                         .bucket = b, .v = &ws->vecs[b],
                         .raw = sim_uncompressed(s, b)};
+  sim_stage(ws->w, s, c.v->n);
   s->coll->worker(&c);
+  sim_stage(ws->w, s, c.v->n);
 }
 
 /* Bucket B of iteration IT: prepared, exchanged (in rounds, for a linear

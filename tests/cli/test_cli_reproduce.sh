@@ -38,7 +38,7 @@ N=$(echo "$NAMES" | wc -l)
 # ---- help -------------------------------------------------------------------
 if run_ok "reproduce --help exits 0" reproduce --help; then
   miss=
-  for o in --quick --jobs --out; do
+  for o in --quick --jobs --out --off --ablation; do
     grep -q -- "$o" "$L/out" || miss+=" $o"
   done
   check "reproduce --help lists its options" "$(isempty "$miss")" \
@@ -341,6 +341,65 @@ EOF
         "$(cut -c1-120 c4/fit/runs.csv)"
     fi
   fi
+  # Mechanisms: --off turns one off (its calibration not fitted, the
+  # claim it was fitted to then scored; its overrides applied), and
+  # --ablation runs each off and all off beside the full run.
+  mkdir -p "$E/mech"
+  cat "$E/cal/fit.ini" - >"$E/mech/fit.ini" <<'EOF'
+[reproduce.mechanism fitted-latency]
+text = the latency fitted to the known run
+source = nowhere
+calibrate = latency
+[reproduce.mechanism fast-link]
+text = a 10 Gbps link (off: 12 Gbps)
+source = nowhere
+off = platform.bandwidth = 12Gbps
+EOF
+  if GRADSIM_EXPERIMENTS_DIR=$E/mech GRADSIM_PLOTS_DIR=$E/mech run_ok \
+    "--off one mechanism runs" reproduce fit --off fitted-latency --out m; then
+    check "--off: its calibration is not fitted (the file's 20 us)" \
+      "$(awk -F, 'NR > 1 { n++; if ($0 !~ /,2e-05,/) f = 1 }
+        END { exit f || n != 2 }' m/fit/runs.csv && [ ! -e m/fit/calibration.csv ]
+        echo $?)" "$(cut -c1-120 m/fit/runs.csv)"
+    check "--off: the claim it was fitted to is scored" \
+      "$(grep -q '^ring-time,.*,validation$' m/fit/claims.csv &&
+        grep -q "^fit  *2 / 2 " "$L/out"; echo $?)" "$(cat "$L/out")"
+    check "--off: NAME.md says which mechanism is off, and the command" \
+      "$(grep -q '^| `fitted-latency` | .* | off |$' m/fit/fit.md &&
+        grep -q '^| `fast-link` | .* | on |$' m/fit/fit.md &&
+        grep -q 'gradsim reproduce fit --off fitted-latency' m/fit/fit.md
+        echo $?)"
+  fi
+  if GRADSIM_EXPERIMENTS_DIR=$E/mech GRADSIM_PLOTS_DIR=$E/mech run_ok \
+    "--ablation runs" reproduce fit --ablation --out a; then
+    check "--ablation: each mechanism off and all off, in ablation/" \
+      "$([ -s a/fit/ablation/without-fitted-latency/claims.csv ] &&
+        [ -s a/fit/ablation/without-fast-link/claims.csv ] &&
+        [ -s a/fit/ablation/all-off/claims.csv ]; echo $?)"
+    check "--ablation: the link's override applied when it is off" \
+      "$(grep -q ',1.2e+10,' a/fit/ablation/without-fast-link/runs.csv &&
+        ! grep -q ',1.2e+10,' a/fit/runs.csv; echo $?)"
+    check "--ablation: NAME.md and REPORT.md give the scores" \
+      "$(grep -q '^| all on | 1 of 1 |$' a/fit/fit.md &&
+        grep -q '^| `fitted-latency` off | 2 of 2 |$' a/fit/fit.md &&
+        grep -q '^| all off | 2 of 2 |$' a/fit/fit.md &&
+        grep -q '^| fit | 1 of 1 | fitted-latency: 2 of 2; fast-link: 1 of 1; all: 2 of 2 |$' a/REPORT.md
+        echo $?)" "$(grep -A8 '^Ablation' a/fit/fit.md; grep -A4 '^## Ablation' a/REPORT.md)"
+  fi
+  GRADSIM_EXPERIMENTS_DIR=$E/mech bad "--off an unknown mechanism" \
+    "--off nosuch: none of the reproductions" reproduce fit --off nosuch \
+    --out never
+  GRADSIM_EXPERIMENTS_DIR=$E/mech bad "--off with --ablation" \
+    "give it without --off" reproduce fit --off fast-link --ablation --out never
+  sed 's/^calibrate = latency$/calibrate = nosuch/' "$E/mech/fit.ini" \
+    >"$E/mech/bad.ini"
+  GRADSIM_EXPERIMENTS_DIR=$E/mech bad "a mechanism's unknown calibration" \
+    "calibrate: no \[reproduce.calibrate nosuch\]" reproduce bad --out never
+  sed 's/^off = platform.bandwidth = 12Gbps$/off = bandwidth = 12Gbps/' \
+    "$E/mech/fit.ini" >"$E/mech/bad.ini"
+  GRADSIM_EXPERIMENTS_DIR=$E/mech bad "a mechanism's override outside the simulation" \
+    "off = bandwidth = 12Gbps: expected NAME = VALUE" reproduce bad --out never
+  rm -f "$E/mech/bad.ini"
   # The value must be reachable within the range.
   sed 's/^range = 1e-6..5e-5/range = 2e-5..5e-5/' "$E/cal/fit.ini" \
     >"$E/cal2/fit.ini"

@@ -70,7 +70,7 @@ if run_ok "a small ring runs" run small.ini --out o1; then
   check "runs.csv has the required columns" "$(isempty "$miss")" \
     "missing:$miss" "header: $hdr"
   check "runs.csv ends with the split of iteration_s" \
-    "$(case $hdr in *,grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,exposed_reduce_s,split_idle_s) echo 0 ;; *) echo 1 ;; esac)" \
+    "$(case $hdr in *,grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,exposed_reduce_s,split_idle_s,aggr_reduce_s) echo 0 ;; *) echo 1 ;; esac)" \
     "header: $hdr"
   check "runs.csv has one row" "$([ "$(csv_rows o1/runs.csv)" = 1 ]; echo $?)"
   rel=$(csv_get o1/runs.csv 1 formula_rel_err)
