@@ -360,11 +360,12 @@ char *repro_report(const GArray *done, bool quick) {
                          "\n%u of %u validation claims within "
                          "tolerance (%.0f%%), %u more not evaluable or "
                          "not evaluated; checks: %u of %u hold; %u "
-                         "calibration numbers; %u paper numbers "
-                         "contradicted by their paper.\n\n",
+                         "calibration number%s; %u paper number%s "
+                         "contradicted by the same paper.\n\n",
                          tv.within, judged,
                          judged ? 100.0 * tv.within / judged : 0.0,
-                         tv.not_judged, tk.within, tk.total, tc, tx);
+                         tv.not_judged, tk.within, tk.total, tc,
+                         tc == 1 ? "" : "s", tx, tx == 1 ? "" : "s");
   report_ablation(rep, done);
   for (guint i = 0; i < done->len; i++) {
     const struct repro_done *d = &g_array_index(done, struct repro_done, i);
