@@ -395,10 +395,10 @@ if run_ok "model list --device V100 --precision mixed --batch 256 --format csv e
   cp "$L/out" "$L/listv.csv"
   f=$(csv_find "$L/listv.csv" alexnet forward_s) b=$(csv_find "$L/listv.csv" alexnet backward_s)
   u=$(csv_find "$L/listv.csv" alexnet update_s)
-  rel_eq "$(calc "$f + $b")" "$(calc "256 / 3692")" 2e-5 &&
+  rel_eq "$(calc "$f + $b")" "$(calc "256 / 3700")" 2e-5 &&
     rel_eq "$u" "$(calc "20 * 60967976 / 900e9")" 2e-5 &&
     [ "$(csv_find "$L/listv.csv" alexnet batch)" = 256 ]
-  check "model list: alexnet on V100 mixed at batch 256: forward+backward = 256/3692 s, update at 900e9 B/s" $? \
+  check "model list: alexnet on V100 mixed at batch 256: forward+backward = 256/3700 s, update at 900e9 B/s" $? \
     "forward $f backward $b update $u batch $(csv_find "$L/listv.csv" alexnet batch)"
   bad=
   for m in $MODELS; do
