@@ -1,7 +1,7 @@
 /* cli/reproduce.c: `gradsim reproduce [NAME ...|all] [--quick]
- * [--jobs N] [--out DIR] [--off MECH ...] [--ablation]`: the paper reproductions (repro/repro.h):
- * arguments, progress on stderr, the summary table on stdout, exit
- * codes. */
+ * [--jobs N] [--out DIR] [--off MECH ...] [--ablation]`: the paper
+ * reproductions (repro/repro.h): arguments, progress on stderr, the
+ * summary table on stdout, exit codes. */
 #include "cli.h"
 
 #include "repro.h"

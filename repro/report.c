@@ -149,9 +149,9 @@ static void md_claims(GString *s, const GArray *res) {
                      "set to; check: arithmetic or a property true by "
                      "construction; contradicted: a paper number the "
                      "paper's own figures or settings contradict (the "
-                     "discussion quotes them).\n\n| claim | kind | paper | gradsim | "
-                     "ratio | within tolerance? |\n|---|---|---|---|---|---|"
-                     "\n");
+                     "discussion quotes them).\n\n| claim | kind | paper | "
+                     "gradsim | ratio | within tolerance? |\n|---|---|---|"
+                     "---|---|---|\n");
   for (guint i = 0; i < res->len; i++)
     md_claim_row(s, &g_array_index(res, struct claim_result, i));
   g_string_append(s, "\n");

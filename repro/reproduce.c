@@ -1003,7 +1003,8 @@ int repro_reproduce(char *const *names, guint n, const struct repro_opts *o,
   if (chdir(root) != 0)
     status = fail(err, REPRO_BAD_INPUT, "cannot enter %s: %s", root,
                   g_strerror(errno));
-  GPtrArray *jobs = status ? NULL : load_all(names, n, exps, o->quick, o->off, err);
+  GPtrArray *jobs =
+      status ? NULL : load_all(names, n, exps, o->quick, o->off, err);
   if (!status && !jobs)
     status = REPRO_BAD_INPUT;
   if (jobs) {
