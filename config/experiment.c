@@ -92,6 +92,20 @@ static int rate(const char *v, double *out, char *err, size_t errlen) {
   return 0;
 }
 
+/* V: a rate into *OUT, or WORD, which stands for AS_WORD; anything else
+ * "is not a rate (e.g. EXAMPLE) or WORD". */
+static int rate_or(const char *v, const char *word, double as_word,
+                   const char *example, double *out, char *err,
+                   size_t errlen) {
+  if (!strcmp(v, word)) {
+    *out = as_word;
+    return 0;
+  }
+  if (rate(v, out, err, errlen) != 0)
+    return bad(err, errlen, "is not a rate (e.g. %s) or %s", example, word);
+  return 0;
+}
+
 static int seconds(const char *v, double *out, char *err, size_t errlen) {
   char msg[256];
   if (units_time(v, out, msg, sizeof msg) != 0)
@@ -188,24 +202,12 @@ static int k_oversub(struct point *p, const char *v, char *e, size_t l) {
 }
 /* host_stack: "none", or the rate a host's sends and receives share. */
 static int k_host_stack(struct point *p, const char *v, char *e, size_t l) {
-  if (!strcmp(v, "none")) {
-    p->host_stack_Bps = 0;
-    return 0;
-  }
-  if (rate(v, &p->host_stack_Bps, e, l) != 0)
-    return bad(e, l, "is not a rate (e.g. 10Gbps) or none");
-  return 0;
+  return rate_or(v, "none", 0, "10Gbps", &p->host_stack_Bps, e, l);
 }
 /* ingress_bandwidth: "same", or the rate a host receives at (its
  * `bandwidth` then shapes its egress only). */
 static int k_ingress(struct point *p, const char *v, char *e, size_t l) {
-  if (!strcmp(v, "same")) {
-    p->ingress_Bps = 0;
-    return 0;
-  }
-  if (rate(v, &p->ingress_Bps, e, l) != 0)
-    return bad(e, l, "is not a rate (e.g. 1Gbps) or same");
-  return 0;
+  return rate_or(v, "same", 0, "1Gbps", &p->ingress_Bps, e, l);
 }
 static int k_dfly_group(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 1, 4096, &p->group_size, e, l);
@@ -445,23 +447,11 @@ static int k_placement(struct point *p, const char *v, char *e, size_t l) {
  * (NCCL's kernels add what they receive as they copy it), no time of its
  * own. */
 static int k_reduce(struct point *p, const char *v, char *e, size_t l) {
-  if (!strcmp(v, "fused")) {
-    p->reduce_Bps = INFINITY;
-    return 0;
-  }
-  if (rate(v, &p->reduce_Bps, e, l) != 0)
-    return bad(e, l, "is not a rate (e.g. 5GBps) or fused");
-  return 0;
+  return rate_or(v, "fused", INFINITY, "5GBps", &p->reduce_Bps, e, l);
 }
 /* staging: "none", or the rate of the copies to host memory and back. */
 static int k_staging(struct point *p, const char *v, char *e, size_t l) {
-  if (!strcmp(v, "none")) {
-    p->staging_Bps = 0;
-    return 0;
-  }
-  if (rate(v, &p->staging_Bps, e, l) != 0)
-    return bad(e, l, "is not a rate (e.g. 12GBps) or none");
-  return 0;
+  return rate_or(v, "none", 0, "12GBps", &p->staging_Bps, e, l);
 }
 static int k_payload(struct point *p, const char *v, char *e, size_t l) {
   int t;

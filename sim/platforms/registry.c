@@ -46,24 +46,28 @@ char *topology_names(void) {
   return g_string_free(s, FALSE);
 }
 
+/* [platform] KEY, which applies to WHERE only, set for G's topology (NULL:
+ * a platform file, where FILE_HINT says how to have it). */
+static int not_here(const struct platform_gen *g, const char *key,
+                    const char *where, const char *file_hint, char *err,
+                    size_t errlen) {
+  snprintf(err, errlen, "[platform] %s applies to %s, not to %s%s%s%s", key,
+           where, g ? g->name : "a platform file", g ? "" : " (",
+           g ? "" : file_hint, g ? "" : ")");
+  return -1;
+}
+
 int topology_check(const struct point *p, char *err, size_t errlen) {
   const struct platform_gen *g = platform_gen_of(p);
-  if (p->host_stack_Bps > 0 && !(g && g->host_stack)) {
-    snprintf(err, errlen,
-             "[platform] host_stack applies to the star, fat-tree, "
-             "dragonfly and torus topologies, not to %s%s",
-             g ? g->name : "a platform file",
-             g ? "" : " (give its hosts a shared limiter link there)");
-    return -1;
-  }
-  if (p->ingress_Bps > 0 && !(g && g->ingress)) {
-    snprintf(err, errlen,
-             "[platform] ingress_bandwidth applies to the star topology, not "
-             "to %s%s",
-             g ? g->name : "a platform file",
-             g ? "" : " (give its hosts separate links each way there)");
-    return -1;
-  }
+  if (p->host_stack_Bps > 0 && !(g && g->host_stack))
+    return not_here(g, "host_stack",
+                    "the star, fat-tree, dragonfly and torus topologies",
+                    "give its hosts a shared limiter link there", err,
+                    errlen);
+  if (p->ingress_Bps > 0 && !(g && g->ingress))
+    return not_here(g, "ingress_bandwidth", "the star topology",
+                    "give its hosts separate links each way there", err,
+                    errlen);
   return g && g->check ? g->check(p, err, errlen) : 0;
 }
 
