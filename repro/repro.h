@@ -187,6 +187,10 @@ struct repro {
  * section. */
 struct repro *repro_load(const char *path, bool quick, const char *const *off,
                          char **err);
+/* Turn off the mechanisms of R that OFF names (NULL-terminated; "all":
+ * every one), skipping the names R does not have; FOUND[k] is set when R
+ * has OFF[k] ("all" always), left as it was otherwise. */
+void repro_off_known(struct repro *r, const char *const *off, bool *found);
 void repro_free(struct repro *r);
 /* A [reproduce] parameter, or DEF. */
 const char *repro_param(const struct repro *r, const char *key,

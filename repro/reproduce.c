@@ -142,11 +142,9 @@ static struct experiment *variant_experiment(const struct repro *r,
   return e;
 }
 
-static struct job *job_load(const char *path, bool quick,
-                            const char *const *off, char **err) {
-  struct repro *r = repro_load(path, quick, off, err);
-  if (!r)
-    return NULL;
+/* The job of R (which it then owns): R's variants as experiments,
+ * checked; NULL with *ERR (R freed). */
+static struct job *job_of(struct repro *r, char **err) {
   struct job *j = g_new0(struct job, 1);
   j->r = r;
   j->exps = g_ptr_array_new_with_free_func(experiment_free_cb);
@@ -167,6 +165,12 @@ static struct job *job_load(const char *path, bool quick,
     return NULL;
   }
   return j;
+}
+
+static struct job *job_load(const char *path, bool quick,
+                            const char *const *off, char **err) {
+  struct repro *r = repro_load(path, quick, off, err);
+  return r ? job_of(r, err) : NULL;
 }
 
 /* ---- the results table of simulated designs ------------------------------ */
@@ -657,6 +661,23 @@ static void ablation_free(GArray *a) {
     g_array_free(a, TRUE);
 }
 
+/* Drop what points into D's loaded spec: its results and fits. */
+static void forget_one(struct repro_done *d) {
+  g_free(d->md);
+  claim_results_free(d->res);
+  if (d->fits)
+    g_array_free(d->fits, TRUE);
+  d->md = NULL, d->res = NULL, d->fits = NULL;
+}
+
+/* Free what D holds. */
+static void done_clear(struct repro_done *d) {
+  forget_one(d);
+  g_free(d->name);
+  g_free(d->title);
+  ablation_free(d->ablation);
+}
+
 /* plots/PLOT.gp, once per terminal: gnuplot -e "dir='D'; term='png'". */
 static GPtrArray *draw(const struct repro *r, const char *dir,
                        const struct repro_opts *o) {
@@ -788,7 +809,6 @@ static int write_results(const struct job *j, const struct table *t,
 static int reproduce_in(struct job *j, const char *dir,
                         const struct repro_opts *o, GArray *ablation,
                         struct repro_done *d, char **err) {
-  double t0 = g_get_monotonic_time() / 1e6;
   GArray *fits = g_array_new(FALSE, TRUE, sizeof(struct repro_fit));
   int status = make_dir(dir, err);
   if (!status && j->r->calibrate->len)
@@ -800,7 +820,6 @@ static int reproduce_in(struct job *j, const char *dir,
     return status ? status : REPRO_ENV_FAILURE;
   }
   status = write_results(j, t, fits, ablation, dir, o, d, err);
-  d->wall_s = g_get_monotonic_time() / 1e6 - t0;
   table_free(t);
   return status;
 }
@@ -834,9 +853,7 @@ static int ablate(const struct job *j, const char *dir,
     status = reproduce_in(k, kdir, o, NULL, &d, err);
     struct repro_ablation a = {g_strdup(name), d.validation};
     g_array_append_val(abl, a);
-    GArray *one = g_array_new(FALSE, TRUE, sizeof(struct repro_done));
-    g_array_append_val(one, d);
-    repro_done_free(one);
+    done_clear(&d);
     g_free(kdir);
     g_free(sub);
     job_free(k);
@@ -867,59 +884,22 @@ static int reproduce_one(struct job *j, const struct repro_opts *o,
 
 /* ---- all of them --------------------------------------------------------- */
 
-/* Drop what points into the loaded specs: the results and fits. */
 static void forget_results(GArray *done) {
-  for (guint i = 0; done && i < done->len; i++) {
-    struct repro_done *d = &g_array_index(done, struct repro_done, i);
-    g_free(d->md);
-    claim_results_free(d->res);
-    if (d->fits)
-      g_array_free(d->fits, TRUE);
-    d->md = NULL, d->res = NULL, d->fits = NULL;
-  }
+  for (guint i = 0; done && i < done->len; i++)
+    forget_one(&g_array_index(done, struct repro_done, i));
 }
 
 void repro_done_free(GArray *done) {
   if (!done)
     return;
-  forget_results(done);
-  for (guint i = 0; i < done->len; i++) {
-    struct repro_done *d = &g_array_index(done, struct repro_done, i);
-    g_free(d->name);
-    g_free(d->title);
-    ablation_free(d->ablation);
-  }
+  for (guint i = 0; i < done->len; i++)
+    done_clear(&g_array_index(done, struct repro_done, i));
   g_array_free(done, TRUE);
 }
 
 static char *absolute(const char *path, const char *cwd) {
   return g_path_is_absolute(path) ? g_strdup(path)
                                   : g_build_filename(cwd, path, NULL);
-}
-
-/* The names of OFF that the reproduction at PATH has as mechanisms
- * ("all" when it has any), each marked in USED; NULL with *ERR when it
- * does not load. */
-static GPtrArray *off_for(const char *path, bool quick, const char *const *off,
-                          bool *used, char **err) {
-  struct repro *r = repro_load(path, quick, NULL, err);
-  if (!r)
-    return NULL;
-  GPtrArray *mine = g_ptr_array_new_with_free_func(g_free);
-  for (guint k = 0; off[k]; k++) {
-    bool has = !strcmp(off[k], "all") && r->mechanisms->len;
-    for (guint i = 0; i < r->mechanisms->len && !has; i++)
-      has = !strcmp(((const struct repro_mechanism *)g_ptr_array_index(
-                         r->mechanisms, i))
-                        ->name,
-                    off[k]);
-    if (has)
-      g_ptr_array_add(mine, g_strdup(off[k]));
-    used[k] |= has || !strcmp(off[k], "all");
-  }
-  g_ptr_array_add(mine, NULL);
-  repro_free(r);
-  return mine;
 }
 
 /* Every job loaded and checked before anything runs or is written; the
@@ -934,16 +914,12 @@ static GPtrArray *load_all(char *const *names, guint n, const char *exp_dir,
   bool *used = g_new0(bool, noff + 1);
   for (guint i = 0; i < n && !*err; i++) {
     char *path = g_strdup_printf("%s/%s.ini", exp_dir, names[i]);
-    GPtrArray *mine = noff ? off_for(path, quick, off, used, err) : NULL;
-    struct job *j = *err ? NULL
-                         : job_load(path, quick,
-                                    mine ? (const char *const *)mine->pdata
-                                         : NULL,
-                                    err);
+    struct repro *r = repro_load(path, quick, NULL, err);
+    if (r)
+      repro_off_known(r, off, used);
+    struct job *j = r ? job_of(r, err) : NULL;
     if (j)
       g_ptr_array_add(jobs, j);
-    if (mine)
-      g_ptr_array_free(mine, TRUE);
     g_free(path);
   }
   for (guint k = 0; k < noff && !*err; k++)

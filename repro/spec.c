@@ -643,10 +643,10 @@ static void load_mechanism(struct repro *r, GKeyFile *kf, const char *g,
   g_free(derive);
 }
 
-static const struct repro_claim *find_claim(const struct repro *r,
-                                            const char *id) {
+static struct repro_claim *find_claim(const struct repro *r,
+                                      const char *id) {
   for (guint i = 0; i < r->claims->len; i++) {
-    const struct repro_claim *c = g_ptr_array_index(r->claims, i);
+    struct repro_claim *c = g_ptr_array_index(r->claims, i);
     if (!strcmp(c->id, id))
       return c;
   }
@@ -833,11 +833,9 @@ static void mechanism_off(struct repro *r, struct repro_mechanism *m) {
           ((struct repro_calibrate *)g_ptr_array_index(r->calibrate, i))
               ->claim_id,
           id);
-    for (guint i = 0; i < r->claims->len && !fitted; i++) {
-      struct repro_claim *c = g_ptr_array_index(r->claims, i);
-      if (!strcmp(c->id, id))
-        c->kind = CLAIM_VALIDATION;
-    }
+    struct repro_claim *c = fitted ? NULL : find_claim(r, id);
+    if (c)
+      c->kind = CLAIM_VALIDATION;
   }
   g_ptr_array_free(unfitted, TRUE);
   for (guint k = 0; k < m->derive->len; k++) {
@@ -851,20 +849,24 @@ static void mechanism_off(struct repro *r, struct repro_mechanism *m) {
   }
 }
 
-/* The mechanisms OFF names ("all": every one) turned off. */
-static void apply_off(struct repro *r, const char *const *off, char **err) {
-  for (const char *const *o = off; o && *o && !*err; o++) {
-    bool all = !strcmp(*o, "all"), found = all;
+/* The mechanisms OFF names ("all": every one) turned off. With FOUND
+ * (one flag per name), a name R does not have is skipped and FOUND says
+ * which ones R had ("all" always); without, it is an error in *ERR. */
+static void apply_off(struct repro *r, const char *const *off, bool *found,
+                      char **err) {
+  for (guint k = 0; off && off[k] && !*err; k++) {
+    bool all = !strcmp(off[k], "all"), has = all;
     for (guint i = 0; i < r->mechanisms->len; i++) {
       struct repro_mechanism *m = g_ptr_array_index(r->mechanisms, i);
-      if ((all || !strcmp(m->name, *o)) && !m->off) {
-        mechanism_off(r, m);
-        found = true;
-      } else if (!strcmp(m->name, *o)) {
-        found = true;
+      if (all || !strcmp(m->name, off[k])) {
+        has = true;
+        if (!m->off)
+          mechanism_off(r, m);
       }
     }
-    if (!found) {
+    if (found)
+      found[k] |= has;
+    else if (!has) {
       GString *names = g_string_new(NULL);
       for (guint i = 0; i < r->mechanisms->len; i++)
         g_string_append_printf(
@@ -872,13 +874,18 @@ static void apply_off(struct repro *r, const char *const *off, char **err) {
             ((struct repro_mechanism *)g_ptr_array_index(r->mechanisms, i))
                 ->name);
       *err = g_strdup_printf("%s: no mechanism '%s' to turn off (%s%s)",
-                             r->path, *o,
+                             r->path, off[k],
                              names->len ? "valid: " : "this reproduction "
                                                       "has none",
                              names->str);
       g_string_free(names, TRUE);
     }
   }
+}
+
+void repro_off_known(struct repro *r, const char *const *off, bool *found) {
+  char *err = NULL;
+  apply_off(r, off, found, &err);
 }
 
 /* The kind, and what every reproduction needs. */
@@ -935,7 +942,7 @@ struct repro *repro_load(const char *path, bool quick, const char *const *off,
   if (!*err)
     check_mechanisms(r, err);
   if (!*err)
-    apply_off(r, off, err);
+    apply_off(r, off, NULL, err);
   if (!*err)
     check_whole(r, err);
   if (*err) {
