@@ -76,6 +76,17 @@ char *platform_xml(const struct point *p, const char *dir, char **err) {
   return path;
 }
 
+bool platform_builds(const struct point *p) {
+  const struct platform_gen *gen = platform_gen_of(p);
+  return gen && gen->build && (gen->links_of || gen->links > 0);
+}
+
+void platform_build(const struct point *p) {
+  const struct platform_gen *gen = platform_gen_of(p);
+  int links = gen->links_of ? gen->links_of(p) : gen->links;
+  gen->build(p, p->latency_s / links);
+}
+
 char **platform_cfg(const struct point *p) {
   GPtrArray *a = g_ptr_array_new();
   if (p->ideal) {

@@ -24,7 +24,14 @@ enum { PLATFORM_SPEED = 1000000000 }; /* flop/s of every generated host */
  * terminated array to g_strfreev). */
 char **platform_cfg(const struct point *p);
 
-/* After simgrid_load_platform: the worker and aggregator hosts of P, in
+/* Whether P's generator builds its platform in SimGrid itself
+ * (platform_build) rather than gradsim loading platform_xml's file. */
+bool platform_builds(const struct point *p);
+/* After simgrid_init: P's platform built in SimGrid, in place of
+ * simgrid_load_platform of its XML (platform_builds(P) only). */
+void platform_build(const struct point *p);
+
+/* After simgrid_load_platform or platform_build: the worker and aggregator hosts of P, in
  * SimGrid's host order for files, by name for generated platforms.
  * Returns 0 or -1 with *ERR set (not enough hosts). */
 int platform_hosts(const struct point *p, sg_host_t **workers,

@@ -405,7 +405,7 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
   return 0;
 }
 
-/* SimGrid started on P's platform (written into WORKDIR), with the
+/* SimGrid started on P's platform (built, or written into WORKDIR), with the
  * point's network configuration, for ACTORS actors (whose stacks get
  * guard pages if the process's mappings allow). ARGS keeps the strings
  * SimGrid was given and *ARGV the array of them it was given (SimGrid
@@ -413,8 +413,11 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
 static int start_simgrid(const struct point *p, const char *workdir,
                          int actors, GPtrArray *args, char ***argvp,
                          char **err) {
-  char *xml = platform_xml(p, workdir, err);
-  if (!xml)
+  /* A platform gradsim builds itself needs no file; a file's errors are
+   * found before SimGrid starts. */
+  bool build = platform_builds(p);
+  char *xml = build ? NULL : platform_xml(p, workdir, err);
+  if (!build && !xml)
     return -1;
   g_ptr_array_add(args, g_strdup("gradsim"));
   char **cfg = platform_cfg(p);
@@ -432,7 +435,10 @@ static int start_simgrid(const struct point *p, const char *workdir,
   *argvp = argv;
   simgrid_init(&argc, argv);
   sg_link_load_plugin_init();
-  simgrid_load_platform(xml);
+  if (build)
+    platform_build(p);
+  else
+    simgrid_load_platform(xml);
   g_free(xml);
   return 0;
 }

@@ -23,6 +23,7 @@
 #include <simgrid/host.h>
 #include <simgrid/link.h>
 #include <xbt/dynar.h>
+#include <xbt/sysdep.h>
 
 /* Simulate the one point of the experiment TEXT. */
 static void simulate(const char *text, struct run_result *r) {
@@ -1069,6 +1070,111 @@ Test(fat_tree, links_of) {
     g_unlink(xml);
     g_rmdir(dir);
     g_free(xml);
+    g_free(dir);
+    g_free(text);
+    experiment_free(e);
+  }
+}
+
+/* Every route between the hosts of the platform SimGrid has loaded, in
+ * host-name order, with its latency and each link's bandwidth and
+ * latency, into the file OUT_PATH (an actor: SimGrid seals the platform
+ * when it runs). */
+static const char *dump_path;
+
+static void dump_actor(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  size_t n = sg_host_count();
+  sg_host_t *h = sg_host_list();
+  FILE *f = fopen(dump_path, "w");
+  xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  for (size_t a = 0; a < n; a++)
+    for (size_t b = 0; b < n; b++) {
+      xbt_dynar_reset(links);
+      sg_host_get_route(h[a], h[b], links);
+      fprintf(f, "%s %s %.17g:", sg_host_get_name(h[a]),
+              sg_host_get_name(h[b]), sg_host_get_route_latency(h[a], h[b]));
+      unsigned i;
+      sg_link_t l;
+      xbt_dynar_foreach (links, i, l)
+        fprintf(f, " %s/%.17g/%.17g", sg_link_get_name(l),
+                sg_link_get_bandwidth(l), sg_link_get_latency(l));
+      fputc('\n', f);
+    }
+  xbt_dynar_free(&links);
+  fclose(f);
+  xbt_free(h);
+}
+
+/* In a child process: P's platform, built by gradsim (BUILD) or loaded
+ * from its XML by SimGrid, and every route of it into OUT. */
+static void dump_routes(const struct point *p, bool build, const char *dir,
+                        const char *out) {
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    char *err = NULL, *xml = build ? NULL : platform_xml(p, dir, &err);
+    int argc = 2;
+    char *argv[] = {"test", "--log=root.thres:critical", NULL};
+    simgrid_init(&argc, argv);
+    if (build)
+      platform_build(p);
+    else
+      simgrid_load_platform(xml);
+    dump_path = out;
+    sg_actor_create("dump", sg_host_by_name("h0"), dump_actor, 0, NULL);
+    simgrid_run();
+    _exit(0);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The fat tree gradsim builds (fat_tree_zone.cpp) is SimGrid's own
+ * FatTreeZone of the <cluster> it writes: every route, both ways and to
+ * itself, the same links by name in the same order, the same latency,
+ * each link's rate and latency; on one leaf and several, oversubscribed,
+ * with aggregators, with host_stack's limiters. */
+Test(fat_tree, built_is_simgrids) {
+  static const char *const shapes[] = {
+      "nodes = 2\nleaf = 16", "nodes = 17\nleaf = 16",
+      "nodes = 24\nleaf = 8\noversubscription = 2\naggregators = 2",
+      "nodes = 30\nleaf = 4\nhost_stack = 2Gbps",
+      "nodes = 12\nleaf = 4\noversubscription = 4"};
+  struct experiment *e0 =
+      load_text("[platform]\ntopology = fat-tree\nnodes = 4\n[model]\nname = "
+                "synthetic\n");
+  cr_assert(platform_builds(g_ptr_array_index(e0->points, 0)));
+  experiment_free(e0);
+  for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+    char *text = g_strdup_printf("[platform]\ntopology = fat-tree\n%s\n"
+                                 "bandwidth = 10Gbps\nlatency = 7us\n"
+                                 "[model]\nname = synthetic\n",
+                                 shapes[i]);
+    struct experiment *e = load_text(text);
+    const struct point *p = g_ptr_array_index(e->points, 0);
+    char *dir = g_dir_make_tmp("gstest-XXXXXX", NULL);
+    char *out[2];
+    gchar *got[2];
+    for (int k = 0; k < 2; k++) {
+      out[k] = g_build_filename(dir, k ? "built" : "simgrid", NULL);
+      dump_routes(p, k, dir, out[k]);
+      cr_assert(g_file_get_contents(out[k], &got[k], NULL, NULL));
+      g_unlink(out[k]);
+    }
+    cr_expect(strlen(got[0]) > 100, "%s: no routes", shapes[i]);
+    cr_expect_str_eq(got[1], got[0], "%s: built and SimGrid's routes differ",
+                     shapes[i]);
+    for (int k = 0; k < 2; k++) {
+      g_free(got[k]);
+      g_free(out[k]);
+    }
+    char *xml = g_build_filename(dir, "platform.xml", NULL);
+    g_unlink(xml);
+    g_free(xml);
+    g_rmdir(dir);
     g_free(dir);
     g_free(text);
     experiment_free(e);

@@ -15,7 +15,8 @@ void platform_write_cluster(FILE *f, const struct point *p, int hosts,
     snprintf(limiter, sizeof limiter, " limiter_link=\"%.17gBps\"",
              p->host_stack_Bps);
   fprintf(f,
-          "  <cluster id=\"cluster\" prefix=\"h\" suffix=\"\" "
+          "  <cluster id=\"" PLATFORM_CLUSTER_ID "\" prefix=\""
+          PLATFORM_CLUSTER_PREFIX "\" suffix=\"\" "
           "radical=\"0-%d\" speed=\"%df\" bw=\"%.17gBps\" lat=\"%.17gs\" "
           "sharing_policy=\"SPLITDUPLEX\"%s%s/>\n",
           hosts - 1, PLATFORM_SPEED, p->bandwidth_Bps, lat_s, limiter,
@@ -25,5 +26,5 @@ void platform_write_cluster(FILE *f, const struct point *p, int hosts,
 void platform_cluster_host(const struct point *p, int i, char *name,
                            size_t len) {
   (void)p;
-  snprintf(name, len, "h%d", i);
+  snprintf(name, len, PLATFORM_CLUSTER_PREFIX "%d", i);
 }

@@ -40,6 +40,11 @@ struct platform_gen {
    * when P cannot be built. */
   int (*write)(FILE *f, const struct point *p, double link_lat_s,
                char **err);
+  /* Build in SimGrid directly (after simgrid_init) the platform WRITE
+   * describes, the same hosts, links, names and routes, faster than
+   * SimGrid loads that XML (NULL: gradsim's runs load the XML). Needs
+   * LINKS or LINKS_OF (no probe). */
+  void (*build)(const struct point *p, double link_lat_s);
   /* The latency `latency` is split evenly over the links of the longest
    * route between two hosts: LINKS of them, or 0 when the platform is
    * probed for it (multi-hop topologies: SimGrid's routing decides);
@@ -53,6 +58,10 @@ struct platform_gen {
 
 /* The generator of P's topology (NULL for topology = file). */
 const struct platform_gen *platform_gen_of(const struct point *p);
+
+/* The cluster topologies' <cluster id> and host name prefix. */
+#define PLATFORM_CLUSTER_ID "cluster"
+#define PLATFORM_CLUSTER_PREFIX "h"
 
 /* The <cluster> of hosts h0..h(HOSTS-1), split-duplex links of P's
  * bandwidth and latency LAT_S, with TOPO_ATTRS (topology and
