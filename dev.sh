@@ -18,15 +18,16 @@ cd "$(dirname "$0")"
 
 # Debian 12 packages: compiler and build tools, the libraries (SimGrid's
 # libsimgrid-dev also brings SMPI's smpicc and smpirun; json-glib reads
-# safetensors headers and Hugging Face configs), gnuplot for plots,
+# safetensors headers and Hugging Face configs; mimalloc is build/gradsim's
+# malloc, meson_options.txt), gnuplot for plots,
 # clang and its runtimes (libclang-rt: the sanitizers of build-asan/, and
 # libFuzzer for the fuzz tests). Real package names only: dpkg knows no
 # virtual package (such as "simgrid", which libsimgrid-dev provides) as
 # installed, and one of those here would make every call run apt-get,
 # which needs the network and root.
 PKGS="build-essential pkg-config meson ninja-build libsimgrid-dev
-libglib2.0-dev libgsl-dev libjson-glib-dev libcriterion-dev gnuplot-nox clang
-libclang-rt-14-dev"
+libglib2.0-dev libgsl-dev libjson-glib-dev libmimalloc-dev libcriterion-dev
+gnuplot-nox clang libclang-rt-14-dev"
 
 missing_packages() {
   missing=""

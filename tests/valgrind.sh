@@ -6,7 +6,8 @@
 # "valgrind: clean" and exits 0, else it names the log and exits 1.
 #
 # Use a build without sanitizers, preferably unoptimised, e.g.
-#   meson setup build-valgrind -Dbuildtype=debug && ninja -C build-valgrind
+#   meson setup build-valgrind -Dbuildtype=debug -Dallocator=system &&
+#     ninja -C build-valgrind
 #   tests/valgrind.sh build-valgrind/gradsim /tmp/vg
 # (about a minute and a half on the development machine.)
 set -u
