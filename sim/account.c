@@ -6,7 +6,7 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/link.h>
-#include <simgrid/plugins/load.h>
+#include <simgrid/host.h>
 #include <xbt/sysdep.h>
 
 #include <math.h>
@@ -85,15 +85,74 @@ void account_prune(struct worker *w, double t) {
   g_array_set_size(w->spans, keep);
 }
 
-/* SimGrid 3.32's link-load plugin can start tracking only inside the
- * simulation: this actor, created first, does it at time 0. */
-void account_track_links(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  sg_link_t *links = sg_link_list();
-  for (size_t i = 0; i < sg_link_count(); i++)
-    sg_link_load_track(links[i]);
-  xbt_free(links);
+void account_links_init(struct sim *s) {
+  s->links = sg_link_list();
+  s->nlinks = sg_link_count();
+  s->link_bytes = g_new0(double, s->nlinks);
+  for (size_t i = 0; i < s->nlinks; i++)
+    sg_link_set_data(s->links[i], GSIZE_TO_POINTER(i + 1));
+  s->route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+}
+
+static gint cmp_key(gconstpointer a, gconstpointer b) {
+  gsize x = GPOINTER_TO_SIZE(a), y = GPOINTER_TO_SIZE(b);
+  return (x > y) - (x < y);
+}
+
+static sg_host_t host_of(const struct sim *s, int rank) {
+  return rank < s->nworkers ? s->workers[rank].host
+                            : s->aggr_hosts[rank - s->nworkers];
+}
+
+void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
+                        double bytes) {
+  xbt_dynar_reset(s->route);
+  sg_host_get_route(host_of(s, src), host_of(s, dst), s->route);
+  unsigned i;
+  sg_link_t l;
+  xbt_dynar_foreach (s->route, i, l)
+    s->link_bytes[GPOINTER_TO_SIZE(sg_link_get_data(l)) - 1] += bytes;
+  for (int lv = 0; w && lv < FF_LEVELS; lv++) {
+    if (!w->ff_recording[lv])
+      continue;
+    gpointer key =
+        GSIZE_TO_POINTER(((gsize)(guint32)src << 32) | (guint32)dst);
+    double *b = g_hash_table_lookup(w->ff_routes[lv], key);
+    if (!b) {
+      b = g_new0(double, 1);
+      g_hash_table_insert(w->ff_routes[lv], key, b);
+    }
+    *b += bytes;
+  }
+}
+
+void account_routes_mark(struct worker *w, int level) {
+  if (!w->ff_routes[level])
+    w->ff_routes[level] =
+        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  else
+    g_hash_table_remove_all(w->ff_routes[level]);
+  w->ff_recording[level] = true;
+}
+
+void account_routes_unmark(struct worker *w, int level) {
+  w->ff_recording[level] = false;
+}
+
+void account_routes_replay(struct worker *w, int level, int times) {
+  /* In key order, so that each link's sum is added to in one order. */
+  GList *keys = g_hash_table_get_keys(w->ff_routes[level]);
+  keys = g_list_sort(keys, cmp_key);
+  bool rec = w->ff_recording[level];
+  w->ff_recording[level] = false;
+  for (GList *k = keys; k; k = k->next) {
+    gsize key = GPOINTER_TO_SIZE(k->data);
+    double b = *(double *)g_hash_table_lookup(w->ff_routes[level], k->data);
+    account_link_bytes(w->sim, w, (int)(key >> 32), (int)(guint32)key,
+                       b * times);
+  }
+  w->ff_recording[level] = rec;
+  g_list_free(keys);
 }
 
 /* The analytic model of the collective, summed over the buckets, on the
@@ -187,22 +246,19 @@ static void split_of(struct sim *s, int n, struct run_result *r) {
   r->split_idle_s = t[4] / n;
 }
 
-/* links.csv: SimGrid's link-load plugin, links that carried traffic. */
-static GString *link_rows(double simulated_s) {
+/* links.csv: the links that carried traffic. */
+static GString *link_rows(const struct sim *s, double simulated_s) {
   GString *rows = g_string_new(NULL);
-  sg_link_t *links = sg_link_list();
-  size_t nl = sg_link_count();
-  for (size_t i = 0; i < nl; i++) {
-    double bytes = sg_link_get_cum_load(links[i]);
+  for (size_t i = 0; i < s->nlinks; i++) {
+    double bytes = s->link_bytes[i];
     if (bytes <= 0)
       continue;
-    double bw = sg_link_get_bandwidth(links[i]);
+    double bw = sg_link_get_bandwidth(s->links[i]);
     g_string_append_printf(rows, "%s,%.17g,%.9g,%.9g\n",
-                           sg_link_get_name(links[i]), bytes,
+                           sg_link_get_name(s->links[i]), bytes,
                            bytes / fmax(simulated_s, 1e-300),
                            bytes / fmax(simulated_s, 1e-300) / bw);
   }
-  xbt_free(links);
   return rows;
 }
 
@@ -236,5 +292,5 @@ void account_summarize(struct sim *s, struct run_result *r) {
   r->oracle = !s->oracle_ok ? "fail" : s->oracle_run ? "pass" : "na";
   if (!s->oracle_ok)
     r->note = g_strdup(s->oracle_msg->str);
-  r->links = link_rows(r->simulated_s);
+  r->links = link_rows(s, r->simulated_s);
 }

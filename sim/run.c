@@ -13,7 +13,6 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/mutex.h>
-#include <simgrid/plugins/load.h>
 #include <simgrid/semaphore.h>
 #include <xbt/asserts.h>
 #include <xbt/log.h>
@@ -434,7 +433,6 @@ static int start_simgrid(const struct point *p, const char *workdir,
   char **argv = g_memdup2(args->pdata, args->len * sizeof(char *));
   *argvp = argv;
   simgrid_init(&argc, argv);
-  sg_link_load_plugin_init();
   if (build)
     platform_build(p);
   else
@@ -579,10 +577,9 @@ static void spawn(const char *name, sg_host_t host, xbt_main_func_t code,
   sg_actor_start_(a, code, 0, NULL);
 }
 
-/* The actors, in this order: link tracking, each worker's compute side
+/* The actors, in this order: each worker's compute side
  * (and communication side), the aggregators. */
 static void make_actors(struct sim *s, sg_host_t *whosts, sg_host_t *ahosts) {
-  sg_actor_create_("links", whosts[0], account_track_links, 0, NULL);
   char name[32];
   for (int i = 0; i < s->nworkers; i++) {
     snprintf(name, sizeof name, "worker%d", i);
@@ -663,11 +660,12 @@ int run_point(const struct point *p, const char *workdir, bool trace,
   make_workers(s, whosts, oracle);
   make_aggregators(s, oracle);
   payload_warm_up(s);
+  s->aggr_hosts = ahosts; /* the run's, as the workers' hosts are */
+  account_links_init(s);
   make_actors(s, whosts, ahosts);
   simgrid_run();
   g_free(argv);
   g_ptr_array_free(args, TRUE);
   g_free(whosts);
-  g_free(ahosts);
   return finish(s, workdir, r, err);
 }

@@ -208,6 +208,7 @@ sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
     s->aggr_wire_bytes += wire;
   }
   long size = wire >= 1 ? (long)wire : 1;
+  account_link_bytes(s, c->w, m->src, dst, (double)size);
   /* Eager protocol (MPICH's, SMPI's send-is-detached-thresh): a message
    * below eager_bytes is detached; its sender goes on at once. */
   bool eager = (double)m->bytes < s->p->eager_bytes;

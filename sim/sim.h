@@ -20,6 +20,7 @@
 #include <simgrid/forward.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <xbt/dynar.h>
 
 /* Where a worker's communication side spends its time. */
 enum state { ST_CODEC, ST_COMM, ST_REDUCE, ST_IDLE, ST_NSTATES };
@@ -100,6 +101,9 @@ struct span {
   enum state st;
 };
 
+/* What fast-forward replays: a ring step, an iteration. */
+enum { FF_LEVEL_STEP, FF_LEVEL_ITERATION, FF_LEVELS };
+
 struct worker {
   int rank;
   struct sim *sim;
@@ -123,6 +127,11 @@ struct worker {
   double first_send;  /* time of its first send in the iteration, or -1 */
   double codec_host_s; /* codec time on the host (cpu or gpu placement) */
   uint64_t ff_legs;    /* ring legs it entered (fast-forward's keys) */
+  /* Bytes its messages put on each route, (src << 32 | dst) -> double,
+   * since the start of the last simulated ring step (level 0) and
+   * iteration (1) that fast-forward may replay; off: not recording. */
+  GHashTable *ff_routes[FF_LEVELS];
+  bool ff_recording[FF_LEVELS];
 };
 
 struct bucket {
@@ -162,6 +171,12 @@ struct sim {
   const struct codec_costs *costs;
   uint64_t pack_count; /* seeds the fresh codec streams of sim_pack */
   double aggr_wire_bytes;
+  /* Bytes each link carried (account_links_init), by the index SimGrid's
+   * link keeps as its data (index + 1). */
+  sg_link_t *links;
+  size_t nlinks;
+  double *link_bytes;
+  xbt_dynar_t route; /* scratch */
   double aggr_reduce_s; /* the aggregators' summation, all of them */
   struct net_totals net;
   /* placement = nic with a codec other than inceptionn: its streaming
@@ -589,8 +604,19 @@ void account_attribute(struct worker *w, double a, double b,
                        struct iter_rec *r);
 /* Drop W's spans that ended before T. */
 void account_prune(struct worker *w, double t);
-/* The actor that starts SimGrid's link-load tracking at time 0. */
-void account_track_links(int argc, char **argv);
+/* After the platform is loaded: S counts the bytes each link carries
+ * (links.csv), in place of SimGrid's link-load plugin, whose every
+ * update sums all flows on a link (O(p^2) when p flows share one). */
+void account_links_init(struct sim *s);
+/* BYTES from rank SRC to rank DST: on every link of their route, and in
+ * worker W's records (fast-forward; W may be NULL). */
+void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
+                        double bytes);
+/* Worker W (re)starts recording its routes' bytes at LEVEL; stops. */
+void account_routes_mark(struct worker *w, int level);
+void account_routes_unmark(struct worker *w, int level);
+/* The bytes recorded at LEVEL put on the links TIMES more times. */
+void account_routes_replay(struct worker *w, int level, int times);
 /* The run's results into R (iterations.csv and links.csv rows too). */
 void account_summarize(struct sim *s, struct run_result *r);
 

@@ -23,10 +23,17 @@ static void ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
   ff_join(c->sim, ff, key, g, g - 1, eligible);
 }
 
+static void ff_ring_leave(struct coll_call *c, struct ff_cursor *ff) {
+  if (ff->on)
+    account_routes_unmark(c->w, FF_LEVEL_STEP);
+  ff_leave(c->sim, ff);
+}
+
 /* The worker's state at the start of a step it simulates. */
 static void ff_mark(const struct coll_call *c, struct ff_cursor *ff) {
   ff->mark_t = sim_now();
   ff->wire = c->w->wire_bytes;
+  account_routes_mark(c->w, FF_LEVEL_STEP);
   memcpy(ff->acc, c->w->acc, sizeof ff->acc);
 }
 
@@ -59,6 +66,7 @@ static void ff_replay(struct coll_call *c, const struct ff_cursor *ff) {
     }
   }
   w->wire_bytes += (w->wire_bytes - ff->wire) * ff->skip;
+  account_routes_replay(w, FF_LEVEL_STEP, ff->skip);
   if (c->rank == 0)
     c->sim->ff_steps += (uint64_t)ff->skip;
   sg_actor_sleep_for(ff->period * ff->skip);
@@ -124,7 +132,7 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
     sim_batch_end(c);
     sim_reduce(c->w, c->sim, summed);
   }
-  ff_leave(c->sim, &ff);
+  ff_ring_leave(c, &ff);
 }
 
 void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
@@ -164,7 +172,7 @@ void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
   }
   for (int k = 0; k < nc; k++)
     msg_free(carry[k]);
-  ff_leave(c->sim, &ff);
+  ff_ring_leave(c, &ff);
 }
 
 /* One ring over GROUP (ME my index): its channel. */

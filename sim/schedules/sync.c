@@ -25,6 +25,7 @@ static void skip_iterations(struct wstate *ws, int it,
       r->exchange_end += shift;
     }
   }
+  account_routes_replay(w, FF_LEVEL_ITERATION, ff->skip);
   if (w->rank == 0)
     s->ff_iterations += (uint64_t)ff->skip;
   sg_actor_sleep_for(ff->period * ff->skip);
@@ -48,6 +49,8 @@ static void sync_worker(struct wstate *ws) {
       skip_iterations(ws, it, &ff);
       break;
     }
+    if (ff.on)
+      account_routes_mark(w, FF_LEVEL_ITERATION);
     struct iter_rec *r = sim_rec(s, it, w->rank);
     r->start = sim_now();
     schedule_compute(ws, m->update_s + m->forward_s + m->backward_s, r);
@@ -68,6 +71,7 @@ static void sync_worker(struct wstate *ws) {
     }
     r->end = sim_now();
   }
+  account_routes_unmark(w, FF_LEVEL_ITERATION);
   ff_leave(s, &ff);
 }
 

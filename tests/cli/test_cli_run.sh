@@ -82,8 +82,11 @@ if run_ok "a small ring runs" run small.ini --out o1; then
     "$(rel_le "$wb" 11520000 1e-9; echo $?)"
   check "iterations.csv: one row per iteration and worker" \
     "$([ "$(csv_rows o1/iterations.csv)" = 8 ]; echo $?)"
-  check "links.csv lists loaded links" \
-    "$([ "$(csv_rows o1/links.csv)" -ge 4 ]; echo $?)"
+  # Each host's link carries, each way, what its worker sends and
+  # receives over the run: wire_bytes x 2 iterations / 4 workers.
+  lb=$(awk -F, 'NR > 1 && $3 != 5760000 { print $2 "=" $3 }' o1/links.csv)
+  check "links.csv: 8 host links, 5,760,000 bytes each way on each" \
+    "$([ "$(csv_rows o1/links.csv)" = 8 ] && [ -z "$lb" ]; echo $?)" "$lb"
   check "config.txt holds the effective configuration" \
     "$(grep -q '^algorithm *= *ring' o1/config.txt; echo $?)"
   check "the summary names the result directory" \
@@ -300,6 +303,9 @@ if run_ok "fast-forward on (32 points)" run ffw.ini --out f1 --quiet &&
   check "fast_forward = off skips none" "$([ "$ffoff" -eq 0 ]; echo $?)"
   check "fast-forward gives the simulated times and bytes (to 1e-9)" \
     "$(isempty "$bad")" "$bad"
+  check "fast-forward gives every link's bytes (links.csv) exactly" \
+    "$(cmp -s <(cut -d, -f1-3 f1/links.csv) <(cut -d, -f1-3 f2/links.csv)
+      echo $?)"
 fi
 # A platform file: its generated twin, written by gradsim platform.
 if run_ok "platform of a fat tree" platform ffw.ini \
