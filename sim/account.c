@@ -7,6 +7,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/link.h>
 #include <simgrid/host.h>
+#include <xbt/dynar.h>
 #include <xbt/sysdep.h>
 
 #include <math.h>
@@ -86,12 +87,8 @@ void account_prune(struct worker *w, double t) {
 }
 
 void account_links_init(struct sim *s) {
-  s->links = sg_link_list();
-  s->nlinks = sg_link_count();
-  s->link_bytes = g_new0(double, s->nlinks);
-  for (size_t i = 0; i < s->nlinks; i++)
-    sg_link_set_data(s->links[i], GSIZE_TO_POINTER(i + 1));
-  s->route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  s->pair_bytes =
+      g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 }
 
 static gint cmp_key(gconstpointer a, gconstpointer b) {
@@ -99,31 +96,28 @@ static gint cmp_key(gconstpointer a, gconstpointer b) {
   return (x > y) - (x < y);
 }
 
-static sg_host_t host_of(const struct sim *s, int rank) {
-  return rank < s->nworkers ? s->workers[rank].host
-                            : s->aggr_hosts[rank - s->nworkers];
+static gpointer pair_key(int src, int dst) {
+  return GSIZE_TO_POINTER(((gsize)(guint32)src << 32) | (guint32)dst);
 }
 
+static void add_bytes(GHashTable *t, gpointer key, double bytes) {
+  double *b = g_hash_table_lookup(t, key);
+  if (!b) {
+    b = g_new0(double, 1);
+    g_hash_table_insert(t, key, b);
+  }
+  *b += bytes;
+}
+
+/* Routes are asked of SimGrid once a pair, at the end (link_rows): a
+ * route costs more than the message's own bookkeeping. */
 void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
                         double bytes) {
-  xbt_dynar_reset(s->route);
-  sg_host_get_route(host_of(s, src), host_of(s, dst), s->route);
-  unsigned i;
-  sg_link_t l;
-  xbt_dynar_foreach (s->route, i, l)
-    s->link_bytes[GPOINTER_TO_SIZE(sg_link_get_data(l)) - 1] += bytes;
-  for (int lv = 0; w && lv < FF_LEVELS; lv++) {
-    if (!w->ff_recording[lv])
-      continue;
-    gpointer key =
-        GSIZE_TO_POINTER(((gsize)(guint32)src << 32) | (guint32)dst);
-    double *b = g_hash_table_lookup(w->ff_routes[lv], key);
-    if (!b) {
-      b = g_new0(double, 1);
-      g_hash_table_insert(w->ff_routes[lv], key, b);
-    }
-    *b += bytes;
-  }
+  gpointer key = pair_key(src, dst);
+  add_bytes(s->pair_bytes, key, bytes);
+  for (int lv = 0; w && lv < FF_LEVELS; lv++)
+    if (w->ff_recording[lv])
+      add_bytes(w->ff_routes[lv], key, bytes);
 }
 
 void account_routes_mark(struct worker *w, int level) {
@@ -246,19 +240,47 @@ static void split_of(struct sim *s, int n, struct run_result *r) {
   r->split_idle_s = t[4] / n;
 }
 
-/* links.csv: the links that carried traffic. */
+static sg_host_t host_of(const struct sim *s, int rank) {
+  return rank < s->nworkers ? s->workers[rank].host
+                            : s->aggr_hosts[rank - s->nworkers];
+}
+
+/* links.csv: the links that carried traffic, each the bytes of the pairs
+ * whose route crosses it (in pair order: each link's sum is of whole
+ * bytes, exact in any order below 2^53). */
 static GString *link_rows(const struct sim *s, double simulated_s) {
-  GString *rows = g_string_new(NULL);
-  for (size_t i = 0; i < s->nlinks; i++) {
-    double bytes = s->link_bytes[i];
-    if (bytes <= 0)
-      continue;
-    double bw = sg_link_get_bandwidth(s->links[i]);
-    g_string_append_printf(rows, "%s,%.17g,%.9g,%.9g\n",
-                           sg_link_get_name(s->links[i]), bytes,
-                           bytes / fmax(simulated_s, 1e-300),
-                           bytes / fmax(simulated_s, 1e-300) / bw);
+  size_t nl = sg_link_count();
+  sg_link_t *links = sg_link_list();
+  double *bytes = g_new0(double, nl);
+  for (size_t i = 0; i < nl; i++)
+    sg_link_set_data(links[i], GSIZE_TO_POINTER(i + 1));
+  GList *keys = g_list_sort(g_hash_table_get_keys(s->pair_bytes), cmp_key);
+  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  for (GList *k = keys; k; k = k->next) {
+    gsize key = GPOINTER_TO_SIZE(k->data);
+    double b = *(double *)g_hash_table_lookup(s->pair_bytes, k->data);
+    xbt_dynar_reset(route);
+    sg_host_get_route(host_of(s, (int)(key >> 32)),
+                      host_of(s, (int)(guint32)key), route);
+    unsigned i;
+    sg_link_t l;
+    xbt_dynar_foreach (route, i, l)
+      bytes[GPOINTER_TO_SIZE(sg_link_get_data(l)) - 1] += b;
   }
+  xbt_dynar_free(&route);
+  g_list_free(keys);
+  GString *rows = g_string_new(NULL);
+  for (size_t i = 0; i < nl; i++) {
+    if (bytes[i] <= 0)
+      continue;
+    double bw = sg_link_get_bandwidth(links[i]);
+    g_string_append_printf(rows, "%s,%.17g,%.9g,%.9g\n",
+                           sg_link_get_name(links[i]), bytes[i],
+                           bytes[i] / fmax(simulated_s, 1e-300),
+                           bytes[i] / fmax(simulated_s, 1e-300) / bw);
+  }
+  g_free(bytes);
+  xbt_free(links);
   return rows;
 }
 
@@ -289,6 +311,7 @@ void account_summarize(struct sim *s, struct run_result *r) {
   r->formula_s = formula_of(s);
   r->ff_steps = s->ff_steps;
   r->ff_iterations = s->ff_iterations;
+  r->ff_buckets = s->ff_buckets;
   r->oracle = !s->oracle_ok ? "fail" : s->oracle_run ? "pass" : "na";
   if (!s->oracle_ok)
     r->note = g_strdup(s->oracle_msg->str);

@@ -185,6 +185,7 @@ struct run_result {
   double simulated_s; /* the whole run */
   uint64_t ff_steps;  /* ring steps worker 0 fast-forwarded, all phases */
   uint64_t ff_iterations; /* whole iterations fast-forwarded */
+  uint64_t ff_buckets;    /* bucket exchanges worker 0 fast-forwarded */
   GString *iterations; /* iterations.csv rows, without point index or header */
   GString *links;      /* links.csv rows, likewise */
   char *note;          /* the oracle's finding when it failed, or NULL */

@@ -95,11 +95,11 @@ static bool same(double a, double b) {
 }
 
 /* The member's vote at step S, and the decision when it is the last. */
-static void vote(struct ff_cursor *cur, int step, double now) {
+static void vote(struct ff_cursor *cur, int step, double now, bool ready) {
   struct ff_seq *q = cur->seq;
   /* cur->t[0] is the start of the previous step, t[1] the one before. */
   double d[FF_INTERVALS];
-  bool periodic = cur->seen >= FF_INTERVALS;
+  bool periodic = ready && cur->seen >= FF_INTERVALS;
   for (int i = 0; i < FF_INTERVALS && periodic; i++) {
     d[i] = (i ? cur->t[i - 1] : now) - cur->t[i];
     periodic = d[i] > 0 && (i == 0 || same(d[i], d[0]));
@@ -127,6 +127,10 @@ static void vote(struct ff_cursor *cur, int step, double now) {
 }
 
 bool ff_step(struct ff_cursor *cur, int step) {
+  return ff_step_if(cur, step, true);
+}
+
+bool ff_step_if(struct ff_cursor *cur, int step, bool ready) {
   if (!cur->on)
     return false;
   double now = sim_now();
@@ -136,9 +140,83 @@ bool ff_step(struct ff_cursor *cur, int step) {
     cur->period = q->d;
     return true;
   }
-  vote(cur, step, now);
+  vote(cur, step, now, ready);
   memmove(cur->t + 1, cur->t, sizeof cur->t - sizeof cur->t[0]);
   cur->t[0] = now;
   cur->seen++;
   return false;
+}
+
+/* ---- periodic runs of buckets ------------------------------------------- */
+
+/* Periods tried, and the fewest whole periods worth a run: fast-forward
+ * needs FF_INTERVALS + 1 steps to vote and one more to skip anything. */
+enum { FF_RUN_PERIOD_MAX = 64, FF_RUN_STEPS_MIN = FF_INTERVALS + 3 };
+
+/* Buckets A and B are the same exchange: as many values, sent as plain
+ * fp32 or through the codec alike. */
+static bool same_bucket(const struct sim *s, size_t a, size_t b) {
+  return s->buckets[a].n == s->buckets[b].n &&
+         sim_uncompressed(s, a) == sim_uncompressed(s, b);
+}
+
+/* Buckets from FIRST, in whole periods of PERIOD, each the same as the
+ * one PERIOD before. */
+static int periods_from(const struct sim *s, size_t first, size_t period) {
+  size_t end = first + period;
+  while (end < s->nbuckets && same_bucket(s, end, end - period))
+    end++;
+  return (int)((end - first) / period);
+}
+
+/* RUN's compute time a period, when backward posts its buckets
+ * periodically (the gap before each the same as PERIOD buckets before,
+ * the first period's first excepted: it follows another run or the
+ * start), else 0. */
+static double compute_period(const struct ff_run *run, const double *gap) {
+  size_t end = run->first + (size_t)run->steps * run->period;
+  for (size_t b = run->first + run->period + 1; b < end; b++)
+    if (gap[b] != gap[b - run->period])
+      return 0;
+  double d = 0;
+  for (size_t b = end - run->period; b < end; b++)
+    d += gap[b];
+  return d;
+}
+
+void ff_bucket_runs(struct sim *s) {
+  s->nff_runs = 0;
+  if (!s->ff_ok || s->naggr || s->coll->aggregators ||
+      s->coll->bucket_state ||
+      (s->codec && s->p->placement != PLACE_CPU))
+    return;
+  GArray *runs = g_array_new(FALSE, FALSE, sizeof(struct ff_run));
+  for (size_t b = 0; b < s->nbuckets;) {
+    /* The period that skips the most buckets from B, the shortest of
+     * those that skip as many. */
+    struct ff_run best = {b, 0, 0, 0};
+    for (size_t per = 1;
+         per <= FF_RUN_PERIOD_MAX && b + FF_RUN_STEPS_MIN * per <= s->nbuckets;
+         per++) {
+      int k = periods_from(s, b, per);
+      if (k >= FF_RUN_STEPS_MIN &&
+          (size_t)k * per > (size_t)best.steps * best.period)
+        best = (struct ff_run){b, per, k, 0};
+    }
+    if (best.steps) {
+      g_array_append_val(runs, best);
+      b += (size_t)best.steps * best.period;
+    } else {
+      b++;
+    }
+  }
+  s->nff_runs = runs->len;
+  s->ff_runs = (struct ff_run *)(void *)g_array_free(runs, FALSE);
+  if (s->nff_runs && s->schedule->post_gaps) {
+    double *gap = g_new(double, s->nbuckets);
+    s->schedule->post_gaps(s, gap);
+    for (size_t r = 0; r < s->nff_runs; r++)
+      s->ff_runs[r].compute_period = compute_period(&s->ff_runs[r], gap);
+    g_free(gap);
+  }
 }

@@ -20,7 +20,6 @@
 #include <simgrid/forward.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <xbt/dynar.h>
 
 /* Where a worker's communication side spends its time. */
 enum state { ST_CODEC, ST_COMM, ST_REDUCE, ST_IDLE, ST_NSTATES };
@@ -101,8 +100,24 @@ struct span {
   enum state st;
 };
 
-/* What fast-forward replays: a ring step, an iteration. */
-enum { FF_LEVEL_STEP, FF_LEVEL_ITERATION, FF_LEVELS };
+/* A member's place in a fast-forward sequence (below, "fast-forward"). */
+struct ff_seq;
+struct ff_cursor {
+  bool on;
+  struct ff_seq *seq;
+  double t[3];   /* the member's starts of its last steps, latest first */
+  int seen;      /* steps it started */
+  int skip;      /* when ff_step() returned true: the steps left */
+  double period; /* and their length */
+  /* The caller's record of the last step: */
+  double mark_t;             /* its start */
+  double acc[ST_NSTATES];    /* the worker's summed spans then (direct) */
+  double wire;               /* the worker's wire bytes then */
+};
+
+/* What fast-forward replays: a ring step, a period of a run of buckets,
+ * an iteration. */
+enum { FF_LEVEL_STEP, FF_LEVEL_BUCKETS, FF_LEVEL_ITERATION, FF_LEVELS };
 
 struct worker {
   int rank;
@@ -128,10 +143,16 @@ struct worker {
   double codec_host_s; /* codec time on the host (cpu or gpu placement) */
   uint64_t ff_legs;    /* ring legs it entered (fast-forward's keys) */
   /* Bytes its messages put on each route, (src << 32 | dst) -> double,
-   * since the start of the last simulated ring step (level 0) and
-   * iteration (1) that fast-forward may replay; off: not recording. */
+   * since the start of the last simulated ring step, period of a run of
+   * buckets and iteration (FF_LEVEL_*) that fast-forward may replay;
+   * off: not recording. */
   GHashTable *ff_routes[FF_LEVELS];
   bool ff_recording[FF_LEVELS];
+  /* Fast-forward of a periodic run of buckets (schedules/common.c): the
+   * run it is in (an index into struct sim's ff_runs) and its cursor. */
+  size_t bff_run;
+  struct ff_cursor bff;
+  double bff_end; /* when its last bucket's exchange ended */
 };
 
 struct bucket {
@@ -171,12 +192,9 @@ struct sim {
   const struct codec_costs *costs;
   uint64_t pack_count; /* seeds the fresh codec streams of sim_pack */
   double aggr_wire_bytes;
-  /* Bytes each link carried (account_links_init), by the index SimGrid's
-   * link keeps as its data (index + 1). */
-  sg_link_t *links;
-  size_t nlinks;
-  double *link_bytes;
-  xbt_dynar_t route; /* scratch */
+  /* Bytes each pair of ranks sent, (src << 32 | dst) -> double: put on
+   * their routes' links at the end (links.csv). */
+  GHashTable *pair_bytes;
   double aggr_reduce_s; /* the aggregators' summation, all of them */
   struct net_totals net;
   /* placement = nic with a codec other than inceptionn: its streaming
@@ -217,8 +235,11 @@ struct sim {
   /* Fast-forward (fastforward.c): allowed for this run; the ring steps
    * and iterations worker 0 skipped; the sequences in progress. */
   bool ff_ok;
-  uint64_t ff_steps, ff_iterations;
+  uint64_t ff_steps, ff_iterations, ff_buckets;
   GHashTable *ff_seqs;
+  /* The periodic runs of buckets (ff_bucket_runs), in bucket order. */
+  struct ff_run *ff_runs;
+  size_t nff_runs;
   /* --trace: state intervals, written as a Paje trace at the end. */
   GArray *trace; /* struct trace_ev, or NULL */
   /* The run (run.c): the training schedule, the workers' and
@@ -444,25 +465,33 @@ char *coll_names(void);
  * the SKIP steps left, each PERIOD long, repeating its own last step. */
 #define FF_KEY_LEGS ((uint64_t)1 << 56)
 #define FF_KEY_ITERATIONS ((uint64_t)2 << 56)
-struct ff_seq;
-struct ff_cursor {
-  bool on;
-  struct ff_seq *seq;
-  double t[3];   /* the member's starts of its last steps, latest first */
-  int seen;      /* steps it started */
-  int skip;      /* when ff_step() returned true: the steps left */
-  double period; /* and their length */
-  /* The caller's record of the last step: */
-  double mark_t;             /* its start */
-  double acc[ST_NSTATES];    /* the worker's summed spans then (direct) */
-  double wire;               /* the worker's wire bytes then */
-};
+#define FF_KEY_BUCKETS ((uint64_t)3 << 56)
 /* ELIGIBLE: the caller's conditions hold (no other traffic, the same
  * sizes in every step); otherwise every step is simulated. */
 void ff_join(struct sim *s, struct ff_cursor *cur, uint64_t key, int members,
              int steps, bool eligible);
 /* At the start of step STEP (1-based): true when the rest is skipped. */
 bool ff_step(struct ff_cursor *cur, int step);
+/* The same, the member voting against skipping unless READY (a
+ * condition of its own that, once true, stays true). */
+bool ff_step_if(struct ff_cursor *cur, int step, bool ready);
+
+/* A periodic run of buckets: STEPS periods of PERIOD buckets from bucket
+ * FIRST, bucket b + PERIOD the same exchange as bucket b throughout (the
+ * same values, compressed or not): each period, a model's layer of
+ * identical tensors, can be a fast-forward step. */
+struct ff_run {
+  size_t first, period;
+  int steps;
+  /* The compute time between the posts of bucket b and b + PERIOD, the
+   * same throughout the run (schedule post_gaps); 0: not the same, or
+   * no communication actor. */
+  double compute_period;
+};
+/* S's runs (S->ff_runs) when bucket fast-forward applies to the run:
+ * fast-forward allowed, no aggregators, a collective without state of
+ * its own per bucket, no codec off the CPU. */
+void ff_bucket_runs(struct sim *s);
 void ff_leave(struct sim *s, struct ff_cursor *cur);
 
 /* ---- the run's insides: schedules, payloads, accounting ------------------ */
@@ -509,6 +538,11 @@ struct schedule {
   const char *description; /* its name: mode_names[] (sim/names.c) */
   void (*worker)(struct wstate *ws);
   bool comm_actor;
+  /* With a communication actor: the compute time before each bucket's
+   * job is posted, from the previous one's (from backward's start for
+   * the first), into GAP[nbuckets] (bucket fast-forward: sim.h, struct
+   * ff_run); NULL: not known. */
+  void (*post_gaps)(const struct sim *s, double *gap);
 };
 const struct schedule *schedule_of(enum mode mode);
 
@@ -604,12 +638,12 @@ void account_attribute(struct worker *w, double a, double b,
                        struct iter_rec *r);
 /* Drop W's spans that ended before T. */
 void account_prune(struct worker *w, double t);
-/* After the platform is loaded: S counts the bytes each link carries
- * (links.csv), in place of SimGrid's link-load plugin, whose every
- * update sums all flows on a link (O(p^2) when p flows share one). */
+/* S counts the bytes each link carries (links.csv), in place of
+ * SimGrid's link-load plugin, whose every update sums all flows on a
+ * link (O(p^2) when p flows share one). */
 void account_links_init(struct sim *s);
-/* BYTES from rank SRC to rank DST: on every link of their route, and in
- * worker W's records (fast-forward; W may be NULL). */
+/* BYTES from rank SRC to rank DST: on every link of their route (at the
+ * end), and in worker W's records (fast-forward; W may be NULL). */
 void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
                         double bytes);
 /* Worker W (re)starts recording its routes' bytes at LEVEL; stops. */

@@ -6,6 +6,7 @@
 
 #include <simgrid/actor.h>
 #include <simgrid/semaphore.h>
+#include <xbt/asserts.h>
 
 #include <math.h>
 #include <string.h>
@@ -45,6 +46,149 @@ static void exchange_one(struct wstate *ws, size_t b, int it) {
   payload_check(ws, b, it);
 }
 
+/* ---- fast-forward of periodic runs of buckets (sim.h, struct ff_run) ----
+ * A worker exchanges an iteration's buckets in order; in a run of
+ * identical periods (a model's identical layers: Llama-2-7B's 32 decoder
+ * layers are 224 buckets of 25 MB, 7 a layer), each period is a
+ * fast-forward step (fastforward.c): simulated until every worker's
+ * periods are periodic, then the rest of the run is skipped, each worker
+ * repeating its own last period (its spans, bytes and links) once per
+ * period left, and sleeping as long. In overlap a worker votes for the
+ * skip only once its compute has posted the whole run: from then its
+ * communication waits on nothing else (compute holds the GPU, the
+ * reduce runs on the host's CPU), so that the periods left are the last
+ * one shifted, as fastforward.c argues for ring steps. */
+
+static const struct ff_run *run_of(const struct sim *s, size_t b,
+                                   size_t *index) {
+  for (size_t r = 0; r < s->nff_runs; r++) {
+    const struct ff_run *run = &s->ff_runs[r];
+    if (b >= run->first &&
+        b < run->first + (size_t)run->steps * run->period) {
+      *index = r;
+      return run;
+    }
+  }
+  return NULL;
+}
+
+/* The periods left of WS's run, repeated from the last simulated one
+ * (from FF->mark_t to the end of its last exchange, W->bff_end: in a
+ * compute-bound run the next bucket then waits for its job, which may
+ * come sooner than a period later). */
+static void bucket_replay(struct wstate *ws, const struct ff_cursor *ff,
+                          size_t buckets) {
+  struct worker *w = ws->w;
+  struct sim *s = w->sim;
+  double d = ff->period;
+  int k = ff->skip;
+  if (w->direct) {
+    double at = sim_now();
+    for (int st = 0; st < ST_NSTATES; st++) {
+      double add = (w->acc[st] - ff->acc[st]) * k;
+      w->acc[st] += add;
+      sim_trace(s, w->rank, 1, at, at + add, st);
+      at += add;
+    }
+  } else {
+    guint n = w->spans->len, first = n;
+    while (first > 0 &&
+           g_array_index(w->spans, struct span, first - 1).t0 >= ff->mark_t)
+      first--;
+    for (guint i = first; i < n; i++) {
+      struct span sp = g_array_index(w->spans, struct span, i);
+      /* A span is a train of copies when a ring step was fast-forwarded
+       * inside the period: a train per period left. */
+      int trains = sp.copies == 1 ? 1 : k;
+      for (int j = 1; j <= trains; j++) {
+        struct span t = sp;
+        t.t0 += j * d;
+        t.t1 += j * d;
+        if (sp.copies == 1) {
+          t.period = d;
+          t.copies = (uint32_t)k;
+        }
+        g_array_append_val(w->spans, t);
+        for (uint32_t c = 0; s->trace && c < t.copies; c++)
+          sim_trace(s, w->rank, 1, t.t0 + c * t.period, t.t1 + c * t.period,
+                    (int)t.st);
+      }
+    }
+  }
+  w->wire_bytes += (w->wire_bytes - ff->wire) * k;
+  account_routes_replay(w, FF_LEVEL_BUCKETS, k);
+  if (w->rank == 0)
+    s->ff_buckets += buckets;
+  sg_actor_sleep_for(d * (k - 1) + (w->bff_end - ff->mark_t));
+}
+
+/* Before bucket B of iteration IT, the buckets before POSTED posted by
+ * the compute side: how many buckets from B fast-forward skipped (0:
+ * exchange B). */
+static size_t bucket_ff(struct wstate *ws, size_t b, int it, size_t posted) {
+  struct worker *w = ws->w;
+  struct sim *s = w->sim;
+  size_t r;
+  const struct ff_run *run = run_of(s, b, &r);
+  if (!run)
+    return 0;
+  size_t end = run->first + (size_t)run->steps * run->period;
+  if (b == run->first) {
+    w->bff_run = r;
+    ff_join(s, &w->bff, FF_KEY_BUCKETS + (uint64_t)it * s->nff_runs + r,
+            s->nworkers, run->steps, true);
+  }
+  if ((b - run->first) % run->period != 0 || !w->bff.on)
+    return 0;
+  int step = (int)((b - run->first) / run->period) + 1;
+  /* The rest repeats the last period when nothing waits on compute any
+   * more (the run posted), or when compute posts the run periodically as
+   * often as the member's periods go (compute-bound: both sides shift
+   * by the same period). */
+  double last = w->bff.seen ? sim_now() - w->bff.t[0] : 0;
+  bool ready = posted >= end ||
+               (run->compute_period > 0 &&
+                fabs(last - run->compute_period) <= 1e-9 * last);
+  if (ff_step_if(&w->bff, step, ready)) {
+    size_t skipped = end - b;
+    bucket_replay(ws, &w->bff, skipped);
+    account_routes_unmark(w, FF_LEVEL_BUCKETS);
+    ff_leave(s, &w->bff);
+    return skipped;
+  }
+  w->bff.mark_t = sim_now();
+  w->bff.wire = w->wire_bytes;
+  memcpy(w->bff.acc, w->acc, sizeof w->bff.acc);
+  account_routes_mark(w, FF_LEVEL_BUCKETS);
+  return 0;
+}
+
+/* After bucket B: the end of its run, simulated to the last. */
+static void bucket_ff_after(struct wstate *ws, size_t b) {
+  struct worker *w = ws->w;
+  struct sim *s = w->sim;
+  w->bff_end = sim_now();
+  if (!w->bff.on)
+    return;
+  const struct ff_run *run = &s->ff_runs[w->bff_run];
+  if (b + 1 == run->first + (size_t)run->steps * run->period) {
+    account_routes_unmark(w, FF_LEVEL_BUCKETS);
+    ff_leave(s, &w->bff);
+  }
+}
+
+/* Bucket B of iteration IT exchanged, or the rest of its periodic run
+ * skipped (the buckets before POSTED are posted): the buckets done. */
+static size_t exchange_next(struct wstate *ws, size_t b, int it,
+                            size_t posted) {
+  size_t skipped = bucket_ff(ws, b, it, posted);
+  if (skipped)
+    return skipped;
+  exchange_one(ws, b, it);
+  bucket_ff_after(ws, b);
+  return 1;
+}
+
 /* The exchange of iteration IT is complete on WS's worker. */
 static void exchange_done(struct wstate *ws, int it) {
   struct worker *w = ws->w;
@@ -59,8 +203,9 @@ void schedule_exchange_all(struct wstate *ws, int it) {
   struct worker *w = ws->w;
   w->first_send = -1;
   w->wire_bytes = 0;
-  for (size_t b = 0; b < w->sim->nbuckets; b++)
-    exchange_one(ws, b, it);
+  size_t n = w->sim->nbuckets;
+  for (size_t b = 0; b < n;)
+    b += exchange_next(ws, b, it, n);
   exchange_done(ws, it);
 }
 
@@ -93,7 +238,22 @@ void schedule_comm_actor(int argc, char **argv) {
         w->first_send = -1;
         w->wire_bytes = 0;
       }
-      exchange_one(ws, j->bucket, j->iteration);
+      /* Posted: this bucket and those queued after it, of this iteration
+       * (the queue may already hold the next one's). */
+      size_t posted = j->bucket + 1 + g_queue_get_length(ws->jobs);
+      size_t done = exchange_next(ws, j->bucket, j->iteration,
+                                  posted < last + 1 ? posted : last + 1);
+      /* The jobs of the buckets skipped, all posted (bucket_ff). */
+      for (size_t k = 1; k < done; k++) {
+        sg_sem_acquire(ws->job_sem);
+        struct job *skipped = g_queue_pop_head(ws->jobs);
+        xbt_assert(skipped->bucket == j->bucket + k &&
+                       skipped->iteration == j->iteration,
+                   "bucket fast-forward: job %zu of iteration %d, not %zu",
+                   skipped->bucket, skipped->iteration, j->bucket + k);
+        g_free(skipped);
+      }
+      j->bucket += done - 1;
       if (j->bucket == last)
         exchange_done(ws, j->iteration);
     }

@@ -4,6 +4,30 @@
  * next update waits for all. */
 #include "../sim.h"
 
+/* Once backward has produced layer L's tensors (layers from the last;
+ * PRODUCED: the tensors produced before, updated): the buckets from NEXT
+ * that are complete, whose jobs it posts then. */
+static size_t complete_after(const struct sim *s, size_t l, size_t next,
+                             size_t *produced) {
+  const struct model *m = s->model;
+  while (*produced < m->ntensors && m->tensors[*produced].layer == l)
+    (*produced)++;
+  while (next < s->nbuckets &&
+         s->buckets[next].first + s->buckets[next].count <= *produced)
+    next++;
+  return next;
+}
+
+/* [model] micro_batch: gradient accumulation over A micro-batches, as
+ * PyTorch DDP's no_sync() does it: the gradients of the first A - 1 are
+ * only accumulated, and the buckets are exchanged as the last one's
+ * backward produces them, so only that backward overlaps the exchange. */
+static double micro_batches(const struct sim *s) {
+  int mb = s->p->micro_batch;
+  const struct model *m = s->model;
+  return mb > 0 && mb < m->batch ? (double)m->batch / mb : 1;
+}
+
 /* Backward, layer by layer from the last, posting each bucket once its
  * last tensor is produced (tensors come in backward order); SHARE of
  * each layer's time (the last micro-batch's). */
@@ -14,26 +38,33 @@ static void backward(struct wstate *ws, int it, bool send, double share,
   size_t next = 0, produced = 0; /* buckets posted; tensors produced */
   for (size_t l = m->nlayers; l-- > 0;) {
     schedule_compute(ws, share * m->layers[l].backward_s, r);
-    while (produced < m->ntensors && m->tensors[produced].layer == l)
-      produced++;
-    while (send && next < s->nbuckets &&
-           s->buckets[next].first + s->buckets[next].count <= produced)
+    size_t done = complete_after(s, l, next, &produced);
+    while (send && next < done)
       schedule_post(ws, it, next++);
   }
   while (send && next < s->nbuckets)
     schedule_post(ws, it, next++);
 }
 
+static void overlap_gaps(const struct sim *s, double *gap) {
+  const struct model *m = s->model;
+  double share = 1 / micro_batches(s), t = 0;
+  size_t next = 0, produced = 0;
+  for (size_t l = m->nlayers; l-- > 0;) {
+    t += share * m->layers[l].backward_s;
+    size_t done = complete_after(s, l, next, &produced);
+    for (; next < done; next++, t = 0)
+      gap[next] = t;
+  }
+  for (; next < s->nbuckets; next++, t = 0)
+    gap[next] = t;
+}
+
 static void overlap_worker(struct wstate *ws) {
   struct worker *w = ws->w;
   struct sim *s = w->sim;
   const struct model *m = s->model;
-  /* [model] micro_batch: gradient accumulation over A micro-batches, as
-   * PyTorch DDP's no_sync() does it: the gradients of the first A - 1 are
-   * only accumulated, and the buckets are exchanged as the last one's
-   * backward produces them, so only that backward overlaps the exchange. */
-  int mb = s->p->micro_batch;
-  double a = mb > 0 && mb < m->batch ? (double)m->batch / mb : 1;
+  double a = micro_batches(s);
   for (int it = 0; it < s->p->iterations; it++) {
     struct iter_rec *r = sim_rec(s, it, w->rank);
     r->start = sim_now();
@@ -60,4 +91,5 @@ const struct schedule schedule_overlap = {
                    "allreduce with fusion_bytes)",
     .worker = overlap_worker,
     .comm_actor = true,
+    .post_gaps = overlap_gaps,
 };
