@@ -10,8 +10,7 @@
 # time and 8 GB): a 64 MB ring and a 64 MB Rabenseifner over 65,536
 # workers (60 s), ResNet-50's per-tensor rings with layer-wise overlap
 # over 16,384 workers (120 s), and Llama-2-7B's 25 MB buckets, overlapped,
-# over 16,384 workers (120 s). Also SimGrid's own load of the 65,536-host
-# fat tree, timed apart (every run pays it).
+# over 16,384 workers (120 s).
 #
 #   bench/scale.sh [frontier]     (after ./dev.sh build)
 set -eu
@@ -23,7 +22,7 @@ W=$(mktemp -d /tmp/gradsim-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 E=bench/scale.ini
 
-printf '%-46s %9s %9s %12s %10s\n' "generated fat tree, one exchange" "wall s" "RSS MB" "simulated s" "ff steps"
+printf '%-46s %9s %9s %12s %10s %10s\n' "generated fat tree, one exchange" "wall s" "RSS MB" "simulated s" "ff steps" "ff buckets"
 one() { # NAME SETS...
   local name=$1
   shift
@@ -31,16 +30,13 @@ one() { # NAME SETS...
   t0=$(now)
   kb=$(rss_of "$G" run "$E" --out "$W/$name" --quiet "$@")
   t1=$(now)
-  printf '%-46s %9.2f %9s %12.6f %10s\n' "$name" "$(calc "$t1 - $t0")" \
+  printf '%-46s %9.2f %9s %12.6f %10s %10s\n' "$name" "$(calc "$t1 - $t0")" \
     "$([ "$kb" = - ] && echo - || calc "$kb / 1024" | xargs printf '%.0f')" \
     "$(col "$W/$name/runs.csv" exchange_s)" \
-    "$(col "$W/$name/runs.csv" fast_forwarded_steps)"
+    "$(col "$W/$name/runs.csv" fast_forwarded_steps)" \
+    "$(col "$W/$name/runs.csv" fast_forwarded_buckets)"
 }
 if [ "${1:-}" = frontier ]; then
-  cc -O2 bench/platform_load.c -o "$W/platform_load" \
-    $(pkg-config --cflags --libs simgrid)
-  "$G" platform "$E" --set platform.nodes=65536 --out "$W/p65536.xml" >/dev/null
-  echo "SimGrid's load of the 65,536-host fat tree alone: $("$W/platform_load" "$W/p65536.xml")"
   one "ring, 65536 workers, 64 MB" --set platform.nodes=65536
   one "rabenseifner, 65536 workers, 64 MB" --set platform.nodes=65536 \
     --set exchange.algorithm=rabenseifner

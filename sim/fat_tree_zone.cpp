@@ -11,12 +11,18 @@
 // 27). This zone makes the same hosts, the same links under the same
 // names, in the same order, and routes them as FatTreeZone::
 // get_local_route does (d-mod-k: up to the spine DST mod UP, down to the
-// destination, each switch's limiter after the link that leaves it), in
-// time linear in the platform. tests/test_sim.c compares every route of
-// small trees, both ways, with SimGrid's own zone.
+// destination), in time linear in the platform. tests/test_sim.c
+// compares every route of small trees, both ways, with SimGrid's own
+// zone.
 //
-// The platform file (`gradsim platform`, SMPI's parity runs) is still
-// SimGrid's <cluster>; only gradsim's own run builds it here.
+// One difference, on purpose: [platform] host_stack is a host's limit, so
+// only hosts get a limiter link here. SimGrid's <cluster limiter_link>
+// gives every switch one as well, at the same rate and in every route
+// through it (FatTreeZone::generate_switches), which throttles a whole
+// leaf to one host's stack: a 32-worker ring took 9x as long with it, not
+// 2x. Such a fat tree has no platform file (fat_tree.c refuses to write
+// one); without host_stack the platform file (`gradsim platform`, SMPI's
+// parity runs) is SimGrid's <cluster> and the same platform.
 #include "fat_tree_zone.h"
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
@@ -49,8 +55,8 @@ private:
   sim_fat_tree t_;
   int hosts_ = 0;
   std::vector<long> host_of_; // netpoint id -> host index, or -1
-  // Per host, leaf and spine: its limiter (nullptr without host_stack).
-  std::vector<StandardLinkImpl *> host_lim_, leaf_lim_, spine_lim_;
+  // Per host: its limiter (nullptr without host_stack).
+  std::vector<StandardLinkImpl *> host_lim_;
   // Host i's link to its leaf, and leaf j's link to spine s (j * up + s).
   std::vector<StandardLinkImpl *> host_up_, host_down_, leaf_up_, leaf_down_;
 
@@ -94,9 +100,9 @@ void FatTree2::link(long child, long parent, long uid, StandardLinkImpl **up,
               ->get_impl();
 }
 
-// In FatTreeZone's order: each host then its limiter; the switches'
-// limiters, leaves then spines (switch ids count down from 2 x hosts);
-// each host's link to its leaf; each leaf's links to the spines.
+// In FatTreeZone's order: each host then its limiter; each host's link
+// to its leaf; each leaf's links to the spines (switch ids count down
+// from 2 x hosts, leaves then spines).
 void FatTree2::build() {
   const long n = (long)t_.leaf * t_.leaves, leaves = t_.leaves, up = t_.up;
   hosts_ = (int)n;
@@ -111,13 +117,6 @@ void FatTree2::build() {
     host_of_[id] = i;
     host_lim_[i] = limiter((unsigned long)i);
   }
-  long k = 2 * n;
-  leaf_lim_.assign(leaves, nullptr);
-  spine_lim_.assign(up, nullptr);
-  for (long j = 0; j < leaves; j++)
-    leaf_lim_[j] = limiter((unsigned long)--k);
-  for (long s = 0; s < up; s++)
-    spine_lim_[s] = limiter((unsigned long)--k);
   host_up_.resize(n);
   host_down_.resize(n);
   for (long i = 0; i < n; i++)
@@ -132,9 +131,9 @@ void FatTree2::build() {
 
 // FatTreeZone::get_local_route for two levels and one port per link:
 // up while the destination is not below (host, then leaf to spine
-// DST mod UP), each node's limiter before the link that leaves it; down,
-// each switch's limiter after the link that leaves it; the destination's
-// limiter last. A host to itself goes to its leaf and back, as there.
+// DST mod UP), down to the destination; the source's limiter first, the
+// destination's last. A host to itself goes to its leaf and back, as
+// there.
 void FatTree2::get_local_route(const NetPoint *src, const NetPoint *dst,
                                Route *into, double *latency) {
   if (src->is_router() || dst->is_router())
@@ -145,13 +144,10 @@ void FatTree2::get_local_route(const NetPoint *src, const NetPoint *dst,
   hop(into, latency, host_up_[a]);
   if (la != lb) {
     long s = b % t_.up;
-    limit(into, leaf_lim_[la]);
     hop(into, latency, leaf_up_[la * t_.up + s]);
     hop(into, latency, leaf_down_[lb * t_.up + s]);
-    limit(into, spine_lim_[s]);
   }
   hop(into, latency, host_down_[b]);
-  limit(into, leaf_lim_[lb]);
   limit(into, host_lim_[b]);
 }
 

@@ -540,8 +540,9 @@ Test(experiment, ingress_only_on_the_star) {
   fails_with(BASE, bad, "or same");
 }
 
-/* host_stack is a limiter link of the <cluster> topologies; the others
- * refuse it with a message naming the key and where it applies. */
+/* host_stack is a limiter link of the <cluster> topologies whose
+ * switches carry none (the dragonfly's routers would: refused); the
+ * others refuse it with a message naming the key and where it applies. */
 Test(experiment, host_stack_only_on_cluster_topologies) {
   char *sets[] = {"platform.host_stack=10Gbps", "platform.topology=star",
                   NULL};
@@ -555,6 +556,10 @@ Test(experiment, host_stack_only_on_cluster_topologies) {
                  "platform.topology=gpu-cluster", NULL};
   fails_with("[platform]\nnodes = 8\n[model]\nname = synthetic\n", gpu,
              "host_stack applies to the star");
+  char *df[] = {"platform.host_stack=10Gbps", "platform.topology=dragonfly",
+                NULL};
+  fails_with("[platform]\nnodes = 8\n[model]\nname = synthetic\n", df,
+             "not to dragonfly");
   char *bad[] = {"platform.host_stack=fast", NULL};
   fails_with(BASE, bad, "or none");
 }

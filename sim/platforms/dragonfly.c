@@ -34,6 +34,10 @@ const struct platform_gen platform_dragonfly = {
     .host_count = dragonfly_hosts,
     .host_name = platform_cluster_host,
     .write = dragonfly_write,
-    .host_stack = true,
+    /* No host_stack: SimGrid's DRAGONFLY cluster gives every router a
+     * limiter at that rate too, in every route through it
+     * (DragonflyZone::generate_routers), a router's traffic throttled to
+     * one host's stack. */
+    .host_stack = false,
     .links = 0,
 };

@@ -30,7 +30,14 @@ static int spines(const struct point *p, int leaf) {
 
 static int fat_tree_write(FILE *f, const struct point *p, double link_lat_s,
                           char **err) {
-  (void)err;
+  if (p->host_stack_Bps > 0) {
+    *err = g_strdup(
+        "[platform] host_stack on a fat tree has no platform file: "
+        "SimGrid's <cluster topology=\"FAT_TREE\" limiter_link> would "
+        "limit every switch to one host's stack as well (gradsim's run "
+        "builds it with the hosts' limiters only)");
+    return -1;
+  }
   int leaf, leaves;
   shape(p, &leaf, &leaves);
   int up = spines(p, leaf);
@@ -44,7 +51,8 @@ static int fat_tree_write(FILE *f, const struct point *p, double link_lat_s,
 
 /* What fat_tree_write's <cluster> describes (platform_write_cluster's
  * attributes), built by fat_tree_zone.cpp: SimGrid's own FatTreeZone
- * takes a minute to build 65,536 hosts. */
+ * takes a minute to build 65,536 hosts. With host_stack, limiters on the
+ * hosts only (fat_tree_zone.cpp says why). */
 static void fat_tree_build(const struct point *p, double link_lat_s) {
   int leaf, leaves;
   shape(p, &leaf, &leaves);

@@ -61,7 +61,7 @@ int topology_check(const struct point *p, char *err, size_t errlen) {
   const struct platform_gen *g = platform_gen_of(p);
   if (p->host_stack_Bps > 0 && !(g && g->host_stack))
     return not_here(g, "host_stack",
-                    "the star, fat-tree, dragonfly and torus topologies",
+                    "the star, fat-tree and torus topologies",
                     "give its hosts a shared limiter link there", err,
                     errlen);
   if (p->ingress_Bps > 0 && !(g && g->ingress))

@@ -53,11 +53,13 @@ static void exchange_one(struct wstate *ws, size_t b, int it) {
  * fast-forward step (fastforward.c): simulated until every worker's
  * periods are periodic, then the rest of the run is skipped, each worker
  * repeating its own last period (its spans, bytes and links) once per
- * period left, and sleeping as long. In overlap a worker votes for the
- * skip only once its compute has posted the whole run: from then its
- * communication waits on nothing else (compute holds the GPU, the
- * reduce runs on the host's CPU), so that the periods left are the last
- * one shifted, as fastforward.c argues for ring steps. */
+ * period left, and sleeping as long. Compute and communication share
+ * nothing but the jobs (compute holds the GPU, the reduce runs on the
+ * host's CPU), so in overlap a worker votes for the skip only when its
+ * communication waits on no job it cannot foresee: backward has posted
+ * the whole run, or posts it periodically (ff_run.compute_period) as
+ * often as the worker's periods go; either way the periods left are the
+ * last one shifted, as fastforward.c argues for ring steps. */
 
 static const struct ff_run *run_of(const struct sim *s, size_t b,
                                    size_t *index) {
