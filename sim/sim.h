@@ -472,6 +472,15 @@ void ff_join(struct sim *s, struct ff_cursor *cur, uint64_t key, int members,
              int steps, bool eligible);
 /* At the start of step STEP (1-based): true when the rest is skipped. */
 bool ff_step(struct ff_cursor *cur, int step);
+/* Worker W starts a step it simulates: its state then into CUR, and its
+ * routes' bytes recorded at LEVEL (FF_LEVEL_*). */
+void ff_mark(struct worker *w, struct ff_cursor *cur, int level);
+/* W repeats the step it simulated last (from CUR->mark_t) CUR->skip more
+ * times, each CUR->period later: its summed spans, or its spans as trains
+ * of copies (a train already, from a sequence inside the step: a train a
+ * step), its wire bytes and its routes' bytes at LEVEL. The caller
+ * counts the skip and sleeps. */
+void ff_replay(struct worker *w, const struct ff_cursor *cur, int level);
 /* The same, the member voting against skipping unless READY (a
  * condition of its own that, once true, stays true). */
 bool ff_step_if(struct ff_cursor *cur, int step, bool ready);

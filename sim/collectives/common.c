@@ -29,44 +29,10 @@ static void ff_ring_leave(struct coll_call *c, struct ff_cursor *ff) {
   ff_leave(c->sim, ff);
 }
 
-/* The worker's state at the start of a step it simulates. */
-static void ff_mark(const struct coll_call *c, struct ff_cursor *ff) {
-  ff->mark_t = sim_now();
-  ff->wire = c->w->wire_bytes;
-  account_routes_mark(c->w, FF_LEVEL_STEP);
-  memcpy(ff->acc, c->w->acc, sizeof ff->acc);
-}
-
-/* Skip FF->skip steps shaped like the last simulated one (started at
- * FF->mark_t): its accounting (summed spans, or the spans themselves
- * shifted by one period per step), bytes and a sleep of their length. */
-static void ff_replay(struct coll_call *c, const struct ff_cursor *ff) {
-  struct worker *w = c->w;
-  if (w->direct) {
-    double at = sim_now();
-    for (int st = 0; st < ST_NSTATES; st++) {
-      double add = (w->acc[st] - ff->acc[st]) * ff->skip;
-      w->acc[st] += add;
-      sim_trace(w->sim, w->rank, 1, at, at + add, st);
-      at += add;
-    }
-  } else {
-    guint n = w->spans->len, first = n;
-    while (first > 0 &&
-           g_array_index(w->spans, struct span, first - 1).t0 >= ff->mark_t)
-      first--;
-    for (guint i = first; ff->skip > 0 && i < n; i++) {
-      struct span sp = g_array_index(w->spans, struct span, i);
-      struct span train = {sp.t0 + ff->period, sp.t1 + ff->period,
-                           ff->period, (uint32_t)ff->skip, sp.st};
-      g_array_append_val(w->spans, train);
-      for (int k = 1; w->sim->trace && k <= ff->skip; k++)
-        sim_trace(w->sim, w->rank, 1, sp.t0 + k * ff->period,
-                  sp.t1 + k * ff->period, (int)sp.st);
-    }
-  }
-  w->wire_bytes += (w->wire_bytes - ff->wire) * ff->skip;
-  account_routes_replay(w, FF_LEVEL_STEP, ff->skip);
+/* Skip FF->skip steps shaped like the last simulated one: its
+ * accounting, bytes and a sleep of their length. */
+static void ff_ring_replay(struct coll_call *c, const struct ff_cursor *ff) {
+  ff_replay(c->w, ff, FF_LEVEL_STEP);
   if (c->rank == 0)
     c->sim->ff_steps += (uint64_t)ff->skip;
   sg_actor_sleep_for(ff->period * ff->skip);
@@ -76,11 +42,11 @@ static void ff_replay(struct coll_call *c, const struct ff_cursor *ff) {
 static bool ff_ring_step(struct coll_call *c, struct ff_cursor *ff,
                          int step) {
   if (ff_step(ff, step)) {
-    ff_replay(c, ff);
+    ff_ring_replay(c, ff);
     return true;
   }
   if (ff->on)
-    ff_mark(c, ff);
+    ff_mark(c->w, ff, FF_LEVEL_STEP);
   return false;
 }
 

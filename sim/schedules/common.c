@@ -74,54 +74,17 @@ static const struct ff_run *run_of(const struct sim *s, size_t b,
   return NULL;
 }
 
-/* The periods left of WS's run, repeated from the last simulated one
- * (from FF->mark_t to the end of its last exchange, W->bff_end: in a
- * compute-bound run the next bucket then waits for its job, which may
- * come sooner than a period later). */
+/* The periods left of WS's run, repeated from the last simulated one,
+ * until the end of its last exchange (W->bff_end: in a compute-bound run
+ * the next bucket then waits for its job, which may come sooner than a
+ * period later). */
 static void bucket_replay(struct wstate *ws, const struct ff_cursor *ff,
                           size_t buckets) {
   struct worker *w = ws->w;
-  struct sim *s = w->sim;
-  double d = ff->period;
-  int k = ff->skip;
-  if (w->direct) {
-    double at = sim_now();
-    for (int st = 0; st < ST_NSTATES; st++) {
-      double add = (w->acc[st] - ff->acc[st]) * k;
-      w->acc[st] += add;
-      sim_trace(s, w->rank, 1, at, at + add, st);
-      at += add;
-    }
-  } else {
-    guint n = w->spans->len, first = n;
-    while (first > 0 &&
-           g_array_index(w->spans, struct span, first - 1).t0 >= ff->mark_t)
-      first--;
-    for (guint i = first; i < n; i++) {
-      struct span sp = g_array_index(w->spans, struct span, i);
-      /* A span is a train of copies when a ring step was fast-forwarded
-       * inside the period: a train per period left. */
-      int trains = sp.copies == 1 ? 1 : k;
-      for (int j = 1; j <= trains; j++) {
-        struct span t = sp;
-        t.t0 += j * d;
-        t.t1 += j * d;
-        if (sp.copies == 1) {
-          t.period = d;
-          t.copies = (uint32_t)k;
-        }
-        g_array_append_val(w->spans, t);
-        for (uint32_t c = 0; s->trace && c < t.copies; c++)
-          sim_trace(s, w->rank, 1, t.t0 + c * t.period, t.t1 + c * t.period,
-                    (int)t.st);
-      }
-    }
-  }
-  w->wire_bytes += (w->wire_bytes - ff->wire) * k;
-  account_routes_replay(w, FF_LEVEL_BUCKETS, k);
+  ff_replay(w, ff, FF_LEVEL_BUCKETS);
   if (w->rank == 0)
-    s->ff_buckets += buckets;
-  sg_actor_sleep_for(d * (k - 1) + (w->bff_end - ff->mark_t));
+    w->sim->ff_buckets += buckets;
+  sg_actor_sleep_for(ff->period * (ff->skip - 1) + (w->bff_end - ff->mark_t));
 }
 
 /* Before bucket B of iteration IT, the buckets before POSTED posted by
@@ -158,10 +121,7 @@ static size_t bucket_ff(struct wstate *ws, size_t b, int it, size_t posted) {
     ff_leave(s, &w->bff);
     return skipped;
   }
-  w->bff.mark_t = sim_now();
-  w->bff.wire = w->wire_bytes;
-  memcpy(w->bff.acc, w->acc, sizeof w->bff.acc);
-  account_routes_mark(w, FF_LEVEL_BUCKETS);
+  ff_mark(w, &w->bff, FF_LEVEL_BUCKETS);
   return 0;
 }
 
