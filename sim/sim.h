@@ -152,7 +152,6 @@ struct worker {
    * run it is in (an index into struct sim's ff_runs) and its cursor. */
   size_t bff_run;
   struct ff_cursor bff;
-  double bff_end; /* when its last bucket's exchange ended */
 };
 
 struct bucket {

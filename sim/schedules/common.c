@@ -74,17 +74,14 @@ static const struct ff_run *run_of(const struct sim *s, size_t b,
   return NULL;
 }
 
-/* The periods left of WS's run, repeated from the last simulated one,
- * until the end of its last exchange (W->bff_end: in a compute-bound run
- * the next bucket then waits for its job, which may come sooner than a
- * period later). */
+/* FF->skip periods of WS's run repeated from the last simulated one. */
 static void bucket_replay(struct wstate *ws, const struct ff_cursor *ff,
                           size_t buckets) {
   struct worker *w = ws->w;
   ff_replay(w, ff, FF_LEVEL_BUCKETS);
   if (w->rank == 0)
     w->sim->ff_buckets += buckets;
-  sg_actor_sleep_for(ff->period * (ff->skip - 1) + (w->bff_end - ff->mark_t));
+  sg_actor_sleep_for(ff->period * ff->skip);
 }
 
 /* Before bucket B of iteration IT, the buckets before POSTED posted by
@@ -114,8 +111,14 @@ static size_t bucket_ff(struct wstate *ws, size_t b, int it, size_t posted) {
   bool ready = posted >= end ||
                (run->compute_period > 0 &&
                 fabs(last - run->compute_period) <= 1e-9 * last);
-  if (ff_step_if(&w->bff, step, ready)) {
-    size_t skipped = end - b;
+  /* The run's last period is simulated, not skipped: what follows the
+   * run (another bucket, the iteration's end, compute's next job) is not
+   * what followed the periods before, and it shapes that period's tail
+   * (a slow worker's last messages share links with a fast one's next
+   * bucket in every period but the last). */
+  if (ff_step_if(&w->bff, step, ready) && w->bff.skip > 1) {
+    w->bff.skip--;
+    size_t skipped = (size_t)w->bff.skip * run->period;
     bucket_replay(ws, &w->bff, skipped);
     account_routes_unmark(w, FF_LEVEL_BUCKETS);
     ff_leave(s, &w->bff);
@@ -129,7 +132,6 @@ static size_t bucket_ff(struct wstate *ws, size_t b, int it, size_t posted) {
 static void bucket_ff_after(struct wstate *ws, size_t b) {
   struct worker *w = ws->w;
   struct sim *s = w->sim;
-  w->bff_end = sim_now();
   if (!w->bff.on)
     return;
   const struct ff_run *run = &s->ff_runs[w->bff_run];
