@@ -353,6 +353,14 @@ if run_ok "bucket fast-forward on (16 points)" run ffb.ini --out fb1 --quiet &&
     "$(cmp -s <(cut -d, -f1-3 fb1/links.csv) <(cut -d, -f1-3 fb2/links.csv)
       echo $?)"
 fi
+# With a straggler the others' next bucket would share its links: no skip.
+if run_ok "bucket fast-forward with a straggler" run ffb.ini \
+    --set platform.topology=star --set model.compute=0.0005 \
+    --set exchange.algorithm=ring --set training.mode=overlap \
+    --set training.stragglers=3:1.5 --out fb3 --quiet; then
+  check "a straggler turns bucket fast-forward off" \
+    "$([ "$(csv_get fb3/runs.csv 1 fast_forwarded_buckets)" = 0 ]; echo $?)"
+fi
 
 # A platform file: its generated twin, written by gradsim platform.
 if run_ok "platform of a fat tree" platform ffw.ini \
