@@ -4,7 +4,7 @@
 # and ResNet-50's per-tensor rings (153 tensors, one exchange) over 1024
 # workers. Prints each one's wall time and peak memory (RSS, GNU time:
 # Debian package "time") beside the goal of 30 s and 2 GB, and the ring
-# steps fast-forward skipped.
+# steps and buckets fast-forward skipped.
 #
 # bench/scale.sh frontier: the frontier goals instead (each under its wall
 # time and 8 GB): a 64 MB ring and a 64 MB Rabenseifner over 65,536
