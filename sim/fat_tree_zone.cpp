@@ -53,7 +53,6 @@ public:
 
 private:
   sim_fat_tree t_;
-  int hosts_ = 0;
   std::vector<long> host_of_; // netpoint id -> host index, or -1
   // Per host: its limiter (nullptr without host_stack).
   std::vector<StandardLinkImpl *> host_lim_;
@@ -105,7 +104,6 @@ void FatTree2::link(long child, long parent, long uid, StandardLinkImpl **up,
 // from 2 x hosts, leaves then spines).
 void FatTree2::build() {
   const long n = (long)t_.leaf * t_.leaves, leaves = t_.leaves, up = t_.up;
-  hosts_ = (int)n;
   host_lim_.assign(n, nullptr);
   for (long i = 0; i < n; i++) {
     simgrid::s4u::Host *h =
