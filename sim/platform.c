@@ -33,12 +33,24 @@ static int write_xml(const char *path, const struct platform_gen *gen,
   return rc;
 }
 
+/* GEN's links on P's longest route when it knows them (generator.h,
+ * LINKS), 0 when the platform must be probed for them. */
+static int known_links(const struct platform_gen *gen, const struct point *p) {
+  return gen->links_of ? gen->links_of(p) : gen->links;
+}
+
+/* P's `latency` spread evenly over LINKS links (none: -1, the generator
+ * places its latencies itself). */
+static double spread(const struct point *p, int links) {
+  return links > 0 ? p->latency_s / links : 0;
+}
+
 /* The latency of each link that spreads P's `latency` over the longest
  * route: known for the generator, or probed on the platform written with
  * latency-free links into PATH. */
 static int link_latency(const char *path, const struct platform_gen *gen,
                         const struct point *p, double *lat_s, char **err) {
-  int links = gen->links_of ? gen->links_of(p) : gen->links;
+  int links = known_links(gen, p);
   if (links == 0) {
     /* Probed without host_stack's limiter links, which carry no latency
      * but would count as links of the route. */
@@ -51,7 +63,7 @@ static int link_latency(const char *path, const struct platform_gen *gen,
     links = pr.links;
     platform_probe_clear(&pr);
   }
-  *lat_s = links > 0 ? p->latency_s / links : 0;
+  *lat_s = spread(p, links);
   return 0;
 }
 
@@ -78,13 +90,12 @@ char *platform_xml(const struct point *p, const char *dir, char **err) {
 
 bool platform_builds(const struct point *p) {
   const struct platform_gen *gen = platform_gen_of(p);
-  return gen && gen->build && (gen->links_of || gen->links > 0);
+  return gen && gen->build && known_links(gen, p) != 0;
 }
 
 void platform_build(const struct point *p) {
   const struct platform_gen *gen = platform_gen_of(p);
-  int links = gen->links_of ? gen->links_of(p) : gen->links;
-  gen->build(p, p->latency_s / links);
+  gen->build(p, spread(p, known_links(gen, p)));
 }
 
 char **platform_cfg(const struct point *p) {

@@ -578,8 +578,8 @@ static void spawn(const char *name, sg_host_t host, xbt_main_func_t code,
   sg_actor_start_(a, code, 0, NULL);
 }
 
-/* The actors, in this order: each worker's compute side
- * (and communication side), the aggregators. */
+/* The actors, in this order: each worker's compute side (and
+ * communication side), the aggregators. */
 static void make_actors(struct sim *s, sg_host_t *whosts, sg_host_t *ahosts) {
   char name[32];
   for (int i = 0; i < s->nworkers; i++) {
