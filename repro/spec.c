@@ -777,6 +777,18 @@ static int find_derive(const struct repro *r, const char *name) {
   return -1;
 }
 
+/* A mechanism's redefinition D ("NAME=EXPR"): the index of the derived
+ * column NAME into *AT (-1: R has none) and EXPR parsed (NULL with
+ * *PERR). */
+static struct expr *mechanism_derive(const struct repro *r, const char *d,
+                                     int *at, char **perr) {
+  const char *eq = strchr(d, '=');
+  char *name = g_strndup(d, (gsize)(eq - d));
+  *at = find_derive(r, name);
+  g_free(name);
+  return expr_parse(eq + 1, perr);
+}
+
 /* Every mechanism names calibrations and derived columns that exist,
  * and redefines them by expressions that parse. */
 static void check_mechanisms(const struct repro *r, char **err) {
@@ -790,19 +802,19 @@ static void check_mechanisms(const struct repro *r, char **err) {
                                (char *)g_ptr_array_index(m->calibrate, k));
     for (guint k = 0; k < m->derive->len && !*err; k++) {
       const char *d = g_ptr_array_index(m->derive, k);
-      char *name = g_strndup(d, (gsize)(strchr(d, '=') - d)), *perr = NULL;
-      struct expr *e = expr_parse(strchr(d, '=') + 1, &perr);
-      if (find_derive(r, name) < 0)
+      int at, len = (int)(strchr(d, '=') - d);
+      char *perr = NULL;
+      struct expr *e = mechanism_derive(r, d, &at, &perr);
+      if (at < 0)
         *err = g_strdup_printf("%s: [reproduce.mechanism %s] derive: no "
-                               "derived column %s in [reproduce.derive]",
-                               r->path, m->name, name);
+                               "derived column %.*s in [reproduce.derive]",
+                               r->path, m->name, len, d);
       else if (!e)
-        *err = g_strdup_printf("%s: [reproduce.mechanism %s] derive %s: %s",
-                               r->path, m->name, name, perr);
+        *err = g_strdup_printf("%s: [reproduce.mechanism %s] derive %.*s: %s",
+                               r->path, m->name, len, d, perr);
       if (e)
         expr_free(e);
       g_free(perr);
-      g_free(name);
     }
   }
 }
@@ -838,14 +850,15 @@ static void mechanism_off(struct repro *r, struct repro_mechanism *m) {
       c->kind = CLAIM_VALIDATION;
   }
   g_ptr_array_free(unfitted, TRUE);
+  /* check_mechanisms found each column and parsed each expression. */
   for (guint k = 0; k < m->derive->len; k++) {
-    const char *d = g_ptr_array_index(m->derive, k);
-    char *name = g_strndup(d, (gsize)(strchr(d, '=') - d)), *perr = NULL;
-    int at = find_derive(r, name);
+    int at;
+    char *perr = NULL;
+    struct expr *e =
+        mechanism_derive(r, g_ptr_array_index(m->derive, k), &at, &perr);
     expr_free(r->derive_exprs->pdata[at]);
-    r->derive_exprs->pdata[at] = expr_parse(strchr(d, '=') + 1, &perr);
+    r->derive_exprs->pdata[at] = e;
     g_free(perr);
-    g_free(name);
   }
 }
 
