@@ -236,6 +236,12 @@ static void md_discussion(GString *s, const struct repro *r) {
     g_string_append_c(s, '\n');
 }
 
+/* "WITHIN of JUDGED" of a score: the claims within tolerance of those
+ * evaluated. */
+static void append_judged(GString *s, struct claim_score v) {
+  g_string_append_printf(s, "%u of %u", v.within, v.total - v.not_judged);
+}
+
 /* The mechanisms: what each is, whether this run has it, and with
  * ABLATION the validation score without each. */
 static void md_mechanisms(GString *s, const struct repro *r, const GArray *res,
@@ -261,20 +267,20 @@ static void md_mechanisms(GString *s, const struct repro *r, const GArray *res,
   g_string_append(s, "\n");
   if (!ablation)
     return;
-  struct claim_score v = claim_score(res, CLAIM_VALIDATION);
-  g_string_append_printf(s,
-                         "Ablation: validation claims within tolerance, each "
-                         "configuration calibrated afresh (`ablation/` holds "
-                         "their files).\n\n| mechanisms | validation |\n|---"
-                         "|---|\n| all on | %u of %u |\n",
-                         v.within, v.total - v.not_judged);
+  g_string_append(s, "Ablation: validation claims within tolerance, each "
+                     "configuration calibrated afresh (`ablation/` holds "
+                     "their files).\n\n| mechanisms | validation |\n|---"
+                     "|---|\n| all on | ");
+  append_judged(s, claim_score(res, CLAIM_VALIDATION));
+  g_string_append(s, " |\n");
   for (guint i = 0; i < ablation->len; i++) {
     const struct repro_ablation *a =
         &g_array_index(ablation, struct repro_ablation, i);
     bool all = !strcmp(a->off, "all");
-    g_string_append_printf(s, "| %s%s%s off | %u of %u |\n", all ? "" : "`",
-                           a->off, all ? "" : "`", a->validation.within,
-                           a->validation.total - a->validation.not_judged);
+    g_string_append_printf(s, "| %s%s%s off | ", all ? "" : "`", a->off,
+                           all ? "" : "`");
+    append_judged(s, a->validation);
+    g_string_append(s, " |\n");
   }
   g_string_append(s, "\n");
 }
@@ -308,15 +314,14 @@ static void report_ablation(GString *rep, const GArray *done) {
                            "is).\n\n| experiment | all on | without |\n"
                            "|---|---|---|\n");
     any = true;
-    const struct claim_score v = d->validation;
-    g_string_append_printf(rep, "| %s | %u of %u | ", d->name, v.within,
-                           v.total - v.not_judged);
+    g_string_append_printf(rep, "| %s | ", d->name);
+    append_judged(rep, d->validation);
+    g_string_append(rep, " | ");
     for (guint k = 0; k < d->ablation->len; k++) {
       const struct repro_ablation *a =
           &g_array_index(d->ablation, struct repro_ablation, k);
-      g_string_append_printf(rep, "%s%s: %u of %u", k ? "; " : "", a->off,
-                             a->validation.within,
-                             a->validation.total - a->validation.not_judged);
+      g_string_append_printf(rep, "%s%s: ", k ? "; " : "", a->off);
+      append_judged(rep, a->validation);
     }
     g_string_append(rep, " |\n");
   }
