@@ -280,19 +280,33 @@ payload = none
 mode = sync, overlap
 iterations = 8
 EOF
+# Where the run in ON (fast-forwarded) differs from the one in OFF (every
+# step simulated) over N points: simulated times and bytes to 1e-9, as
+# "point K COLUMN: A vs B;" items.
+ff_differences() {
+  local on=$1 off=$2 n=$3 i c a b out=
+  for i in $(seq 1 "$n"); do
+    for c in exchange_s iteration_s comm_s reduce_s wire_bytes; do
+      a=$(csv_get "$on/runs.csv" "$i" $c)
+      b=$(csv_get "$off/runs.csv" "$i" $c)
+      rel_le "$a" "$b" 1e-9 || out+=" point $((i - 1)) $c: $a vs $b;"
+    done
+  done
+  printf '%s' "$out"
+}
+# Status 0 when both runs' links.csv put the same bytes on the same links.
+same_links() {
+  cmp -s <(cut -d, -f1-3 "$1/links.csv") <(cut -d, -f1-3 "$2/links.csv")
+}
 if run_ok "fast-forward on (32 points)" run ffw.ini --out f1 --quiet &&
   run_ok "fast-forward off (32 points)" run ffw.ini \
     --set exchange.fast_forward=off --out f2 --quiet; then
-  ffs=0 ffi=0 bad=
+  ffs=0 ffi=0
   for i in $(seq 1 32); do
     ffs=$((ffs + $(csv_get f1/runs.csv "$i" fast_forwarded_steps)))
     ffi=$((ffi + $(csv_get f1/runs.csv "$i" fast_forwarded_iterations)))
-    for c in exchange_s iteration_s comm_s reduce_s wire_bytes; do
-      a=$(csv_get f1/runs.csv "$i" $c)
-      b=$(csv_get f2/runs.csv "$i" $c)
-      rel_le "$a" "$b" 1e-9 || bad+=" point $((i - 1)) $c: $a vs $b;"
-    done
   done
+  bad=$(ff_differences f1 f2 32)
   check "fast-forward skipped ring steps ($ffs) and iterations ($ffi)" \
     "$([ "$ffs" -gt 0 ] && [ "$ffi" -gt 0 ]; echo $?)"
   ffoff=0
@@ -304,8 +318,7 @@ if run_ok "fast-forward on (32 points)" run ffw.ini --out f1 --quiet &&
   check "fast-forward gives the simulated times and bytes (to 1e-9)" \
     "$(isempty "$bad")" "$bad"
   check "fast-forward gives every link's bytes (links.csv) exactly" \
-    "$(cmp -s <(cut -d, -f1-3 f1/links.csv) <(cut -d, -f1-3 f2/links.csv)
-      echo $?)"
+    "$(same_links f1 f2; echo $?)"
 fi
 # Bucket fast-forward: 40 identical tensors, a bucket each, are a run of
 # 40 one-bucket periods; skipped once periodic, with little compute
@@ -334,24 +347,18 @@ EOF
 if run_ok "bucket fast-forward on (16 points)" run ffb.ini --out fb1 --quiet &&
   run_ok "bucket fast-forward off (16 points)" run ffb.ini \
     --set exchange.fast_forward=off --out fb2 --quiet; then
-  bad= none=
+  bad=$(ff_differences fb1 fb2 16) none=
   for i in $(seq 1 16); do
     [ "$(csv_get fb1/runs.csv "$i" fast_forwarded_buckets)" -gt 0 ] ||
       none+=" $((i - 1))"
     [ "$(csv_get fb2/runs.csv "$i" fast_forwarded_buckets)" = 0 ] ||
       bad+=" point $((i - 1)) skipped buckets with fast_forward = off;"
-    for c in exchange_s iteration_s comm_s reduce_s wire_bytes; do
-      a=$(csv_get fb1/runs.csv "$i" $c)
-      b=$(csv_get fb2/runs.csv "$i" $c)
-      rel_le "$a" "$b" 1e-9 || bad+=" point $((i - 1)) $c: $a vs $b;"
-    done
   done
   check "every point skipped buckets" "$(isempty "$none")" "none in:$none"
   check "bucket fast-forward gives the simulated times and bytes (to 1e-9)" \
     "$(isempty "$bad")" "$bad"
   check "bucket fast-forward gives every link's bytes exactly" \
-    "$(cmp -s <(cut -d, -f1-3 fb1/links.csv) <(cut -d, -f1-3 fb2/links.csv)
-      echo $?)"
+    "$(same_links fb1 fb2; echo $?)"
 fi
 # With a straggler the others' next bucket would share its links: no skip.
 if run_ok "bucket fast-forward with a straggler" run ffb.ini \
