@@ -1117,26 +1117,29 @@ static void dump_actor(int argc, char **argv) {
   xbt_free(h);
 }
 
-/* SimGrid's <cluster> of P's fat tree into DIR/cluster.xml (g_free),
- * written here: fat_tree_write refuses host_stack. */
+/* SimGrid's <cluster> of P's fat tree into DIR/cluster.xml (g_free): the
+ * generator's, with host_stack's limiter_link put in by hand
+ * (fat_tree_write refuses to write it). */
 static char *cluster_xml(const struct point *p, const char *dir) {
-  const struct platform_gen *gen = platform_gen_of(p);
-  int hosts = gen->host_count(p), leaf = p->leaf < hosts ? p->leaf : hosts;
-  int up = (int)lround(leaf / p->oversubscription);
-  char attrs[160];
-  snprintf(attrs, sizeof attrs,
-           " topology=\"FAT_TREE\" topo_parameters=\"2;%d,%d;1,%d;1,1\"",
-           leaf, hosts / leaf, up < 1 ? 1 : up);
+  struct point q = *p;
+  q.host_stack_Bps = 0;
+  char *err = NULL, *xml = platform_xml(&q, dir, &err), *text = NULL;
+  cr_assert_not_null(xml, "%s", err ? err : "?");
+  cr_assert(g_file_get_contents(xml, &text, NULL, NULL));
+  g_unlink(xml);
+  g_free(xml);
+  char *limiter = g_strdup_printf("<cluster limiter_link=\"%.17gBps\" ",
+                                  p->host_stack_Bps);
+  char **parts = g_strsplit(text, "<cluster ", 2);
+  cr_assert(parts[0] && parts[1], "no <cluster> in %s", text);
+  char *with = p->host_stack_Bps > 0 ? g_strjoinv(limiter, parts)
+                                     : g_strdup(text);
   char *path = g_build_filename(dir, "cluster.xml", NULL);
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
-             "\"https://simgrid.org/simgrid.dtd\">\n<platform "
-             "version=\"4.1\">\n");
-  platform_write_cluster(f, p, hosts, p->latency_s / gen->links_of(p),
-                         attrs);
-  fprintf(f, "</platform>\n");
-  fclose(f);
+  cr_assert(g_file_set_contents(path, with, -1, NULL));
+  g_free(with);
+  g_strfreev(parts);
+  g_free(limiter);
+  g_free(text);
   return path;
 }
 
