@@ -498,7 +498,7 @@ struct ff_run {
 };
 /* S's runs (S->ff_runs) when bucket fast-forward applies to the run:
  * fast-forward allowed, no aggregators, a collective without state of
- * its own per bucket, no codec off the CPU. */
+ * its own per bucket, no codec off the CPU, no stragglers. */
 void ff_bucket_runs(struct sim *s);
 void ff_leave(struct sim *s, struct ff_cursor *cur);
 
