@@ -88,16 +88,12 @@ void account_prune(struct worker *w, double t) {
 
 void account_links_init(struct sim *s) {
   s->pair_bytes =
-      g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+      g_hash_table_new_full(sim_pair_hash, g_direct_equal, NULL, g_free);
 }
 
 static gint cmp_key(gconstpointer a, gconstpointer b) {
   gsize x = GPOINTER_TO_SIZE(a), y = GPOINTER_TO_SIZE(b);
   return (x > y) - (x < y);
-}
-
-static gpointer pair_key(int src, int dst) {
-  return GSIZE_TO_POINTER(((gsize)(guint32)src << 32) | (guint32)dst);
 }
 
 static void add_bytes(GHashTable *t, gpointer key, double bytes) {
@@ -113,7 +109,7 @@ static void add_bytes(GHashTable *t, gpointer key, double bytes) {
  * route costs more than the message's own bookkeeping. */
 void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
                         double bytes) {
-  gpointer key = pair_key(src, dst);
+  gpointer key = sim_pair_key(src, dst);
   add_bytes(s->pair_bytes, key, bytes);
   for (int lv = 0; w && lv < FF_LEVELS; lv++)
     if (w->ff_recording[lv])
@@ -123,7 +119,7 @@ void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
 void account_routes_mark(struct worker *w, int level) {
   if (!w->ff_routes[level])
     w->ff_routes[level] =
-        g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+        g_hash_table_new_full(sim_pair_hash, g_direct_equal, NULL, g_free);
   else
     g_hash_table_remove_all(w->ff_routes[level]);
   w->ff_recording[level] = true;

@@ -393,7 +393,7 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
   s->naggr = s->coll->aggregators ? p->aggregators : 0;
   s->oracle_ok = true;
   s->oracle_msg = g_string_new(NULL);
-  s->mb = g_hash_table_new(g_direct_hash, g_direct_equal);
+  s->mb = g_hash_table_new(sim_pair_hash, g_direct_equal);
   s->buckets = buckets_of(s->model, fusion_of(p, s->coll), p->fusion_cycle_s,
                           p->grad_bytes,
                           &s->nbuckets);

@@ -61,8 +61,24 @@ void msg_bundle_add(struct msg *b, struct msg *part) {
   b->fill_s = fmax(b->fill_s, part->fill_s);
 }
 
+gpointer sim_pair_key(int src, int dst) {
+  return GSIZE_TO_POINTER(((gsize)(guint32)src << 32) | (guint32)dst);
+}
+
+guint sim_pair_hash(gconstpointer key) {
+  /* The finaliser of MurmurHash3 (fmix64): every bit of src and dst
+   * reaches the 32 bits GLib keeps. */
+  guint64 x = GPOINTER_TO_SIZE(key);
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return (guint)x;
+}
+
 sg_mailbox_t sim_mailbox(struct sim *s, int src, int dst) {
-  gpointer key = GSIZE_TO_POINTER(((gsize)(guint32)src << 32) | (guint32)dst);
+  gpointer key = sim_pair_key(src, dst);
   sg_mailbox_t mb = g_hash_table_lookup(s->mb, key);
   if (!mb) {
     char name[48];
@@ -393,8 +409,6 @@ void sim_codec_time(struct coll_call *c, bool encode, uint64_t n,
   }
   if (!(t > 0))
     return;
-  if (c->w)
-    c->w->codec_host_s += t;
   if (s->p->placement == PLACE_GPU && c->w) {
     double t0 = sim_now();
     sim_gpu(c->w, t);

@@ -125,8 +125,6 @@ struct worker {
   sg_host_t host;
   sg_mutex_t gpu;
   double slowdown;
-  /* Mailboxes, one per ordered pair, looked up lazily. */
-  GHashTable *mb; /* (src << 32 | dst) -> sg_mailbox_t; shared, see sim */
   /* Codec states for the worker's own vectors, one per bucket (and
    * aggregator shard), for the codecs with error feedback. */
   codec_state_t **states;
@@ -140,7 +138,6 @@ struct worker {
   double acc[ST_NSTATES];
   double wire_bytes;  /* bytes this worker sent */
   double first_send;  /* time of its first send in the iteration, or -1 */
-  double codec_host_s; /* codec time on the host (cpu or gpu placement) */
   uint64_t ff_legs;    /* ring legs it entered (fast-forward's keys) */
   /* Bytes its messages put on each route, (src << 32 | dst) -> double,
    * since the start of the last simulated ring step, period of a run of
@@ -307,6 +304,13 @@ double sim_now(void);
 /* The mailbox for messages from SRC to DST (ranks: workers 0..P-1,
  * aggregators P..). */
 sg_mailbox_t sim_mailbox(struct sim *s, int src, int dst);
+
+/* An ordered pair of ranks as one hash key, src << 32 | dst, and its hash
+ * (the tables of mailboxes and of pair bytes). GLib's g_direct_hash keeps
+ * the low 32 bits only, dst: an incast's p - 1 pairs into one rank would
+ * share one hash value, and every lookup would walk all of them. */
+gpointer sim_pair_key(int src, int dst);
+guint sim_pair_hash(gconstpointer key);
 
 /* Bucket B travels as plain fp32 whatever the codec ([exchange]
  * compress_min). */

@@ -491,6 +491,26 @@ Test(sim, micro_batches_overlap_only_the_last_backward) {
     g_free(ini[k]);
 }
 
+/* The pairs of an incast (every rank into rank 0) and of a broadcast
+ * (rank 0 into every rank) hash apart: with GLib's g_direct_hash they all
+ * shared one value, and 16,383 lookups into a 16,384-worker incast each
+ * walked the other pairs (an O(p^2) linear reduce). */
+Test(sim, pair_hash_spreads_incasts) {
+  enum { P = 65536 };
+  GHashTable *into = g_hash_table_new(NULL, NULL);
+  GHashTable *from = g_hash_table_new(NULL, NULL);
+  for (int r = 1; r < P; r++) {
+    g_hash_table_add(into, GUINT_TO_POINTER(sim_pair_hash(sim_pair_key(r, 0))));
+    g_hash_table_add(from, GUINT_TO_POINTER(sim_pair_hash(sim_pair_key(0, r))));
+  }
+  /* A uniform 32-bit hash collides about P^2 / 2^33 times: none or one. */
+  cr_expect_geq(g_hash_table_size(into), P - 1 - 4);
+  cr_expect_geq(g_hash_table_size(from), P - 1 - 4);
+  cr_expect_neq(sim_pair_key(1, 2), sim_pair_key(2, 1));
+  g_hash_table_destroy(into);
+  g_hash_table_destroy(from);
+}
+
 /* A sampled payload has no exact sum to check against: na, not pass. */
 Test(sim, oracle_na_without_full_payload) {
   struct run_result r;
