@@ -417,6 +417,10 @@ ParameterizedTestParameters(oracle, catches_faults) {
       /* NCCL's algorithms on machines of group = 4 GPUs. */
       {"nccl-tree", "q8-off", 16, "fail"},  {"nccl-tree", "q8", 16, "pass"},
       {"nccl-tree", "fp32-drop", 8, "fail"}, {"nccl-tree", "fp32", 8, "pass"},
+      /* 5, 9 and 33 machines: chains one longer than at 4, 8 and 32 (a
+       * tree's depth too small leaves its deepest GPUs' chunks out). */
+      {"nccl-tree", "fp32", 20, "pass"},    {"nccl-tree", "fp32", 36, "pass"},
+      {"nccl-tree", "fp32", 132, "pass"},
       {"nccl-rail", "q8-off", 16, "fail"},  {"nccl-rail", "q8", 16, "pass"},
       {"nccl-ring", "fp32-drop", 16, "fail"},
       {"nccl", "lin-sum-off", 16, "fail"},  {"nccl", "lin-sum", 16, "pass"},
