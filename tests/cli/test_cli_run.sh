@@ -320,6 +320,46 @@ if run_ok "fast-forward on (32 points)" run ffw.ini --out f1 --quiet &&
   check "fast-forward gives every link's bytes (links.csv) exactly" \
     "$(same_links f1 f2; echo $?)"
 fi
+# Rings of fewer than all workers, many at once: the machines' rings and
+# the masters' ring of hierarchical, nccl-rail's machine and rail rings,
+# with and without a codec, groups of 4 and 8 on an oversubscribed fat
+# tree (LV08): fast-forwarded as one sequence of all their workers, the
+# same simulated times and link bytes as every step simulated.
+cat >ffg.ini <<'EOF'
+[platform]
+topology = fat-tree
+nodes = 64
+leaf = 8
+oversubscription = 2
+[model]
+name = synthetic
+params = 2097152
+tensors = 2
+compute = 0.0005
+[exchange]
+algorithm = hierarchical, nccl-rail
+group = 4, 8
+codec = none, q8
+payload = none
+[training]
+mode = sync, overlap
+iterations = 2
+EOF
+if run_ok "rings of groups, fast-forward on (16 points)" run ffg.ini --out fg1 --quiet &&
+  run_ok "rings of groups, fast-forward off (16 points)" run ffg.ini \
+    --set exchange.fast_forward=off --out fg2 --quiet; then
+  bad=$(ff_differences fg1 fg2 16) none=
+  for i in $(seq 1 16); do
+    [ "$(csv_get fg1/runs.csv "$i" fast_forwarded_steps)" -gt 0 ] ||
+      none+=" $((i - 1))"
+  done
+  check "every point of group rings skipped ring steps" "$(isempty "$none")" \
+    "none in:$none"
+  check "group rings fast-forwarded give the simulated times and bytes (to 1e-9)" \
+    "$(isempty "$bad")" "$bad"
+  check "group rings fast-forwarded give every link's bytes exactly" \
+    "$(same_links fg1 fg2; echo $?)"
+fi
 # Bucket fast-forward: 40 identical tensors, a bucket each, are a run of
 # 40 one-bucket periods; skipped once periodic, with little compute
 # (every bucket posted) and with much (compute-bound overlap, each job
