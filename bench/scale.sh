@@ -12,7 +12,15 @@
 # over 16,384 workers (120 s), and Llama-2-7B's 25 MB buckets, overlapped,
 # over 16,384 workers (120 s).
 #
-#   bench/scale.sh [frontier]     (after ./dev.sh build)
+# bench/scale.sh collectives: every collective but csc over 8,192 workers
+# of the same fat tree, a 4 MB model in one exchange (groups of 8 GPUs for
+# hierarchical and nccl-rail, 4 aggregators for ps and ps-shared): a
+# collective that costs more than its messages (a step that walks every
+# worker, a ring simulated step by step) shows as an outlier. csc is left
+# out: p rarely divides its selection, so its rings simulate every step
+# (p^2 messages; 2,048 workers take minutes).
+#
+#   bench/scale.sh [frontier|collectives]     (after ./dev.sh build)
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -36,6 +44,20 @@ one() { # NAME SETS...
     "$(col "$W/$name/runs.csv" fast_forwarded_steps)" \
     "$(col "$W/$name/runs.csv" fast_forwarded_buckets)"
 }
+if [ "${1:-}" = collectives ]; then
+  for a in ring nccl-ring inceptionn rdb rabenseifner allgather-rdb ps \
+    ps-shared hierarchical nccl nccl-tree nccl-rail; do
+    case $a in
+    hierarchical | nccl-rail) x="exchange.group=8" ;;
+    ps | ps-shared) x="platform.aggregators=4" ;;
+    *) x="exchange.fast_forward=auto" ;;
+    esac
+    one "$a, 8192 workers, 4 MB" --set platform.nodes=8192 \
+      --set model.params=1048576 --set exchange.algorithm="$a" --set "$x"
+  done
+  echo "(no goal: one run each, to compare)"
+  exit 0
+fi
 if [ "${1:-}" = frontier ]; then
   one "ring, 65536 workers, 64 MB" --set platform.nodes=65536
   one "rabenseifner, 65536 workers, 64 MB" --set platform.nodes=65536 \

@@ -48,7 +48,8 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
   double hosts = sh.hosts, iters = p->iterations, workers = p->nodes;
   out->hosts_bytes = hosts * ESTIMATE_HOST_BYTES +
                      hosts * (double)sh.buckets * BUCKET_HOST_BYTES +
-                     topology_route_bytes(p) + run_stack_bytes(sh.actors);
+                     topology_route_bytes(p) + run_stack_bytes(sh.actors) +
+                     workers * workers * sh.pair_bytes;
   out->records_bytes = iters * workers * RECORD_BYTES;
   out->values_bytes = sh.held_values * hosts * per_value;
   out->memory_bytes = PROCESS_BYTES + out->hosts_bytes +
@@ -61,6 +62,7 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
   out->messages = sh.exchanges * (double)sh.buckets * per_exchange;
   out->wall_s = out->messages * ESTIMATE_MESSAGE_S;
   out->ff_blocker = sh.ff_blocker;
+  out->pair_bytes = sh.pair_bytes;
   return 0;
 }
 
@@ -84,12 +86,15 @@ int estimate_check(const struct point *p, struct estimate *out, char **err) {
   if (mem)
     *err = g_strdup_printf(
         "too large for this machine: it needs at least %s of memory (%s "
-        "for %d workers, their actors' stacks, buckets and routes, %s of iteration records, %s of "
-        "gradient values) and %.2g simulated messages (about %s); the "
+        "for %d workers, their actors' stacks, buckets and routes%s, %s "
+        "of iteration records, %s of gradient values) and %.2g simulated "
+        "messages (about %s); the "
         "limit is %s, %.0f%% of this machine's %s: reduce [platform] "
         "nodes, [training] iterations, [model] tensors or [exchange] "
         "sample, or take a smaller payload%s",
-        need, parts[0], p->nodes, parts[1], parts[2], e.messages, dur, lim,
+        need, parts[0], p->nodes,
+        e.pair_bytes > 0 ? ", and what each holds for every other one" : "",
+        parts[1], parts[2], e.messages, dur, lim,
         100 * ESTIMATE_MEMORY_FRACTION, have,
         p->payload == PAYLOAD_FULL ? " ([exchange] payload = sampled)" : "");
   else

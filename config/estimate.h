@@ -29,13 +29,15 @@
 
 struct estimate {
   double memory_bytes; /* peak resident memory of the point's process: */
-  double hosts_bytes;  /*   the hosts' actors and buckets */
+  double hosts_bytes;  /*   the hosts' actors and buckets (and per pair of
+                        *   workers what the collective holds: pair_bytes) */
   double records_bytes; /*  the iteration records */
   double values_bytes; /*   the gradient values held */
   double messages;     /* simulated point-to-point messages */
   double wall_s;       /* messages * ESTIMATE_MESSAGE_S */
   double rows_bytes;   /* its rows of iterations.csv */
   const char *ff_blocker; /* the key keeping fast-forward off, or NULL */
+  double pair_bytes;   /* the collective's bytes a worker and other worker */
 };
 
 /* Estimate P. Returns 0, or -1 with *ERR (g_free'd by the caller) when

@@ -221,6 +221,9 @@ struct run_shape {
   double rounds;
   bool fast_forward;  /* fast-forward applies (README, "Fast-forward") */
   const char *ff_blocker; /* otherwise the key that keeps it off */
+  /* Bytes each worker holds for each other one while exchanging
+   * (allgather-rdb's references to every message; collective pair_bytes). */
+  double pair_bytes;
   int actors;         /* SimGrid actors: workers (two each when their
                        * schedule has a communication actor), aggregators
                        * and the link tracker */

@@ -320,6 +320,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
                    (p->iterations % p->local_steps != 0);
   out->rounds = rounds_of(coll, p->nodes);
   out->actors = actors_of(p, coll);
+  out->pair_bytes = coll->pair_bytes;
   out->fast_forward = ff_allowed(p);
   out->ff_blocker = ff_blocker(p);
   if (out->fast_forward)

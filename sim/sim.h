@@ -458,6 +458,10 @@ struct collective {
    * inside's and a NIC's alpha and beta); NULL: none there. FORMULA
    * applies on flat topologies (star). */
   const char *formula_nodes;
+  /* Bytes a worker holds for each other worker while it exchanges a
+   * bucket (a lower bound: the run's estimate counts p^2 of them), or 0
+   * when what it holds does not grow with p. */
+  double pair_bytes;
 };
 
 const struct collective *coll_find(const char *name);

@@ -486,6 +486,32 @@ Test(estimate, unguarded_stacks_counted) {
                 "%g against %g bytes a host", per_host[1], per_host[0]);
 }
 
+/* allgather-rdb's workers each hold a reference to every worker's message:
+ * the estimate counts p^2 of them (11 bytes a pair), so that 65,536
+ * workers are refused before the run instead of running out of memory. */
+Test(estimate, allgather_pairs_counted) {
+  double host_bytes[2];
+  const char *algorithm[2] = {"rabenseifner", "allgather-rdb"};
+  for (int k = 0; k < 2; k++) {
+    char *text = g_strdup_printf("[platform]\ntopology = star\nnodes = 8192\n"
+                                 "[model]\nname = synthetic\nparams = 1024\n"
+                                 "[exchange]\nalgorithm = %s\n",
+                                 algorithm[k]);
+    char *err = NULL;
+    struct experiment *e = load(text, NULL, 0, &err);
+    cr_assert_not_null(e, "%s", err ? err : "?");
+    const struct point *p = g_ptr_array_index(e->points, 0);
+    struct estimate est;
+    cr_assert_eq(estimate_point(p, &est, &err), 0, "%s", err ? err : "?");
+    host_bytes[k] = est.hosts_bytes;
+    experiment_free(e);
+    g_free(text);
+  }
+  cr_expect_geq(host_bytes[1] - host_bytes[0], 11.0 * 8192 * 8192,
+                "allgather-rdb %g bytes, rabenseifner %g", host_bytes[1],
+                host_bytes[0]);
+}
+
 /* Every name of the engine's enum tables is the key value that selects
  * it, and nothing else is accepted (the tables are the one spelling). */
 Test(experiment, enum_names_select_their_values) {
