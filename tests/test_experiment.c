@@ -457,6 +457,18 @@ Test(experiment, nvswitch_bad_input) {
              NULL, "is not a rate (e.g. 5GBps) or fused");
 }
 
+/* The estimate of the one point of experiment TEXT. */
+static struct estimate estimate_of(const char *text) {
+  char *err = NULL;
+  struct experiment *e = load(text, NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err ? err : "?");
+  const struct point *p = g_ptr_array_index(e->points, 0);
+  struct estimate est;
+  cr_assert_eq(estimate_point(p, &est, &err), 0, "%s", err ? err : "?");
+  experiment_free(e);
+  return est;
+}
+
 /* Stacks without guard pages above SimGrid's mapping limit, and then
  * counted whole in the estimate (calloc touches every page): the estimate
  * of a point past the limit grows by at least a stack per actor. */
@@ -471,14 +483,7 @@ Test(estimate, unguarded_stacks_counted) {
                                  "[model]\nname = synthetic\nparams = 1024\n"
                                  "[training]\nmode = overlap\n",
                                  nodes[k]);
-    char *err = NULL;
-    struct experiment *e = load(text, NULL, 0, &err);
-    cr_assert_not_null(e, "%s", err ? err : "?");
-    const struct point *p = g_ptr_array_index(e->points, 0);
-    struct estimate est;
-    cr_assert_eq(estimate_point(p, &est, &err), 0, "%s", err ? err : "?");
-    per_host[k] = est.hosts_bytes / nodes[k];
-    experiment_free(e);
+    per_host[k] = estimate_of(text).hosts_bytes / nodes[k];
     g_free(text);
   }
   /* overlap: two actors a worker, 80,001 in all at 40,000 workers */
@@ -497,14 +502,7 @@ Test(estimate, allgather_pairs_counted) {
                                  "[model]\nname = synthetic\nparams = 1024\n"
                                  "[exchange]\nalgorithm = %s\n",
                                  algorithm[k]);
-    char *err = NULL;
-    struct experiment *e = load(text, NULL, 0, &err);
-    cr_assert_not_null(e, "%s", err ? err : "?");
-    const struct point *p = g_ptr_array_index(e->points, 0);
-    struct estimate est;
-    cr_assert_eq(estimate_point(p, &est, &err), 0, "%s", err ? err : "?");
-    host_bytes[k] = est.hosts_bytes;
-    experiment_free(e);
+    host_bytes[k] = estimate_of(text).hosts_bytes;
     g_free(text);
   }
   cr_expect_geq(host_bytes[1] - host_bytes[0], 11.0 * 8192 * 8192,

@@ -298,6 +298,14 @@ ff_differences() {
 same_links() {
   cmp -s <(cut -d, -f1-3 "$1/links.csv") <(cut -d, -f1-3 "$2/links.csv")
 }
+# The points (0-based, " K" items) of the N in DIR whose COLUMN is 0.
+none_skipped() {
+  local dir=$1 n=$2 column=$3 i out=
+  for i in $(seq 1 "$n"); do
+    [ "$(csv_get "$dir/runs.csv" "$i" "$column")" -gt 0 ] || out+=" $((i - 1))"
+  done
+  printf '%s' "$out"
+}
 if run_ok "fast-forward on (32 points)" run ffw.ini --out f1 --quiet &&
   run_ok "fast-forward off (32 points)" run ffw.ini \
     --set exchange.fast_forward=off --out f2 --quiet; then
@@ -348,11 +356,8 @@ EOF
 if run_ok "rings of groups, fast-forward on (16 points)" run ffg.ini --out fg1 --quiet &&
   run_ok "rings of groups, fast-forward off (16 points)" run ffg.ini \
     --set exchange.fast_forward=off --out fg2 --quiet; then
-  bad=$(ff_differences fg1 fg2 16) none=
-  for i in $(seq 1 16); do
-    [ "$(csv_get fg1/runs.csv "$i" fast_forwarded_steps)" -gt 0 ] ||
-      none+=" $((i - 1))"
-  done
+  bad=$(ff_differences fg1 fg2 16)
+  none=$(none_skipped fg1 16 fast_forwarded_steps)
   check "every point of group rings skipped ring steps" "$(isempty "$none")" \
     "none in:$none"
   check "group rings fast-forwarded give the simulated times and bytes (to 1e-9)" \
@@ -387,10 +392,9 @@ EOF
 if run_ok "bucket fast-forward on (16 points)" run ffb.ini --out fb1 --quiet &&
   run_ok "bucket fast-forward off (16 points)" run ffb.ini \
     --set exchange.fast_forward=off --out fb2 --quiet; then
-  bad=$(ff_differences fb1 fb2 16) none=
+  bad=$(ff_differences fb1 fb2 16)
+  none=$(none_skipped fb1 16 fast_forwarded_buckets)
   for i in $(seq 1 16); do
-    [ "$(csv_get fb1/runs.csv "$i" fast_forwarded_buckets)" -gt 0 ] ||
-      none+=" $((i - 1))"
     [ "$(csv_get fb2/runs.csv "$i" fast_forwarded_buckets)" = 0 ] ||
       bad+=" point $((i - 1)) skipped buckets with fast_forward = off;"
   done
