@@ -17,8 +17,9 @@
 # hierarchical and nccl-rail, 4 aggregators for ps and ps-shared): a
 # collective that costs more than its messages (a step that walks every
 # worker, a ring simulated step by step) shows as an outlier. csc is left
-# out: p rarely divides its selection, so its rings simulate every step
-# (p^2 messages; 2,048 workers take minutes).
+# out: its norm allreduce rings a value per chunk, usually fewer than the
+# workers, so every step is simulated (p^2 messages; 2,048 workers take
+# minutes).
 #
 #   bench/scale.sh [frontier|collectives]     (after ./dev.sh build)
 set -eu
