@@ -37,7 +37,7 @@ struct estimate {
   double wall_s;       /* messages * ESTIMATE_MESSAGE_S */
   double rows_bytes;   /* its rows of iterations.csv */
   const char *ff_blocker; /* the key keeping fast-forward off, or NULL */
-  double pair_bytes;   /* the collective's bytes a worker and other worker */
+  double pair_bytes;   /* the collective's bytes per pair of workers */
 };
 
 /* Estimate P. Returns 0, or -1 with *ERR (g_free'd by the caller) when
