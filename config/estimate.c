@@ -57,9 +57,12 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
   out->rows_bytes = iters * workers * ROW_BYTES;
   /* Every host sends at least one message per bucket and exchange; a
    * symmetric collective one per worker and round (fast-forwarded steps
-   * not counted). */
-  double per_exchange = fmax(hosts, sh.rounds * workers);
-  out->messages = sh.exchanges * (double)sh.buckets * per_exchange;
+   * not counted, except in the buckets simulated step by step). */
+  double per_bucket = fmax(hosts, sh.rounds * workers);
+  double per_full = fmax(hosts, sh.full_rounds * workers);
+  out->messages =
+      sh.exchanges * ((double)(sh.buckets - sh.full_buckets) * per_bucket +
+                      (double)sh.full_buckets * per_full);
   out->wall_s = out->messages * ESTIMATE_MESSAGE_S;
   out->ff_blocker = sh.ff_blocker;
   out->pair_bytes = sh.pair_bytes;

@@ -219,8 +219,14 @@ struct run_shape {
    * gamma (its alpha count), fast-forwarded steps not counted; 0 for
    * the others (at least one message per host then). */
   double rounds;
+  /* The same without fast-forward, and the buckets simulated so (all of
+   * them without fast-forward; with it, a whole-block collective's
+   * buckets whose values p does not divide: collective ff_whole_blocks). */
+  double full_rounds;
+  size_t full_buckets;
   bool fast_forward;  /* fast-forward applies (README, "Fast-forward") */
-  const char *ff_blocker; /* otherwise the key that keeps it off */
+  const char *ff_blocker; /* otherwise the key that keeps it off (or what
+                           * keeps it off full_buckets' steps) */
   /* Bytes each worker holds for each other one while exchanging
    * (allgather-rdb's references to every message; collective pair_bytes). */
   double pair_bytes;

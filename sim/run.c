@@ -312,8 +312,11 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->hosts = p->nodes + (coll->aggregators ? p->aggregators : 0);
   struct bucket *b = buckets_of(m, fusion_of(p, coll), p->fusion_cycle_s,
                                 p->grad_bytes, &out->buckets);
-  for (size_t i = 0; i < out->buckets; i++)
+  size_t slow = 0; /* buckets that a whole-block ring simulates in full */
+  for (size_t i = 0; i < out->buckets; i++) {
     out->held_values += (double)payload_held(p, b[i].n);
+    slow += coll->ff_whole_blocks && b[i].n % (uint64_t)p->nodes != 0;
+  }
   g_free(b);
   model_free(m);
   out->exchanges = floor((double)p->iterations / p->local_steps) +
@@ -323,6 +326,11 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->pair_bytes = coll->pair_bytes;
   out->fast_forward = ff_allowed(p);
   out->ff_blocker = ff_blocker(p);
+  out->full_rounds = out->rounds;
+  out->full_buckets = out->fast_forward ? slow : out->buckets;
+  if (slow)
+    out->ff_blocker = "[platform] nodes not dividing every bucket's values "
+                      "(their blocks then differ)";
   if (out->fast_forward)
     out->rounds = fmin(out->rounds, FF_ROUNDS);
   return 0;

@@ -462,6 +462,10 @@ struct collective {
    * bucket (a lower bound: the run's estimate counts p^2 of them), or 0
    * when what it holds does not grow with p. */
   double pair_bytes;
+  /* Its ring legs over all workers fast-forward only when p divides a
+   * bucket's values (blocks of n/p: inceptionn's balanced ring); the
+   * run's estimate then counts every step of the other buckets. */
+  bool ff_whole_blocks;
 };
 
 const struct collective *coll_find(const char *name);

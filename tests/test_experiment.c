@@ -510,6 +510,24 @@ Test(estimate, allgather_pairs_counted) {
                 host_bytes[0]);
 }
 
+/* inceptionn's balanced ring fast-forwards a leg only when p divides the
+ * bucket's values: with one value more, the estimate counts every step
+ * (2 (p - 1) messages a worker), not the few simulated before the skip. */
+Test(estimate, unequal_blocks_counted_in_full) {
+  double messages[2];
+  for (int k = 0; k < 2; k++) {
+    char *text = g_strdup_printf("[platform]\ntopology = star\nnodes = 4096\n"
+                                 "[model]\nname = synthetic\nparams = %d\n"
+                                 "[exchange]\nalgorithm = inceptionn\n"
+                                 "payload = none\n[training]\niterations = 1\n",
+                                 4096 * 256 + k);
+    messages[k] = estimate_of(text).messages;
+    g_free(text);
+  }
+  cr_expect_lt(messages[0], 1e6, "%g messages", messages[0]);
+  cr_expect_geq(messages[1], 2.0 * 4095 * 4096, "%g messages", messages[1]);
+}
+
 /* Every name of the engine's enum tables is the key value that selects
  * it, and nothing else is accepted (the tables are the one spelling). */
 Test(experiment, enum_names_select_their_values) {

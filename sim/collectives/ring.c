@@ -50,5 +50,6 @@ const struct collective coll_inceptionn = {
     .description = "the balanced ring with the codec on every hop of both "
                    "legs: decompress, sum, compress (INCEPTIONN Sec. IV, VI)",
     .formula = "inceptionn-ring",
+    .ff_whole_blocks = true,
     .worker = inceptionn_worker,
 };
