@@ -2,8 +2,7 @@
  * "fast-forward"; the README's "Fast-forward" states the conditions).
  *
  * A sequence of steps that every member of a group runs in order (the
- * p - 1 steps of a ring leg, the g - 1 steps of many rings of g members
- * at once, the iterations of a synchronous run) is
+ * p - 1 steps of a ring leg, the iterations of a synchronous run) is
  * simulated step by step until it is periodic: at the start of step s,
  * each member compares its own last three step lengths (the times
  * between its starts of steps s - 3, s - 2, s - 1 and s); when they are

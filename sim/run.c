@@ -328,7 +328,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->ff_blocker = ff_blocker(p);
   out->full_rounds = out->rounds;
   out->full_buckets = out->fast_forward ? slow : out->buckets;
-  if (slow)
+  if (out->fast_forward && slow)
     out->ff_blocker = "[platform] nodes not dividing every bucket's values "
                       "(their blocks then differ)";
   if (out->fast_forward)

@@ -138,8 +138,7 @@ struct worker {
   double acc[ST_NSTATES];
   double wire_bytes;  /* bytes this worker sent */
   double first_send;  /* time of its first send in the iteration, or -1 */
-  uint64_t ff_legs;    /* ring legs of all workers it entered (fast-forward's keys) */
-  uint64_t ff_sub_legs; /* and ring legs of fewer workers at once */
+  uint64_t ff_legs;    /* ring legs it entered (fast-forward's keys) */
   /* Bytes its messages put on each route, (src << 32 | dst) -> double,
    * since the start of the last simulated ring step, period of a run of
    * buckets and iteration (FF_LEVEL_*) that fast-forward may replay;
@@ -403,14 +402,6 @@ struct coll_call {
   size_t bucket;
   struct vec *v;    /* the worker's vector: summed in place */
   bool raw;         /* messages are plain fp32 whatever the codec */
-  /* Set by a collective around ring legs that RING_MEMBERS workers run at
-   * once, each in a ring of the same size over as many values as the
-   * others (every machine's GPUs, every rail, the machines' masters):
-   * fast-forward then takes those steps as one sequence of all of them.
-   * 0: a ring of every worker is one, any other ring is simulated step
-   * by step. The workers that run legs of fewer than all workers at once
-   * must all run the same such legs, in the same order. */
-  int ring_members;
   /* sim_batch_begin(): the codec calls until sim_batch_end() are one
    * kernel of encodes and one of decodes on the GPU, each launched once. */
   bool batch, enc_launched, dec_launched;
@@ -486,7 +477,6 @@ char *coll_names(void);
 #define FF_KEY_LEGS ((uint64_t)1 << 56)
 #define FF_KEY_ITERATIONS ((uint64_t)2 << 56)
 #define FF_KEY_BUCKETS ((uint64_t)3 << 56)
-#define FF_KEY_SUB_LEGS ((uint64_t)4 << 56)
 /* ELIGIBLE: the caller's conditions hold (no other traffic, the same
  * sizes in every step); otherwise every step is simulated. */
 void ff_join(struct sim *s, struct ff_cursor *cur, uint64_t key, int members,

@@ -13,20 +13,14 @@
  * periodic, the rest are skipped. */
 static void ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
                          const struct ring_chan *ch, int nc) {
-  int p = c->sim->nworkers;
-  int members = c->ring_members ? c->ring_members : g;
-  bool eligible = c->sim->ff_ok && c->w && (c->ring_members || g == p);
+  bool eligible = c->sim->ff_ok && c->w && g == c->sim->nworkers;
   for (int k = 0; k < nc && eligible; k++)
     eligible = (ch[k].hi - ch[k].lo) % (uint64_t)g == 0 &&
                ch[k].hi - ch[k].lo == ch[0].hi - ch[0].lo;
   /* Only eligible legs are counted: every worker enters the same ones in
-   * the same order, so that their counts name the same leg (the legs of
-   * fewer workers apart: those workers' own count, sim.h coll_call).
-   * Eligibility is the same for all members: their legs are as long. */
-  uint64_t key = !eligible       ? 0
-                 : members == p ? FF_KEY_LEGS + ++c->w->ff_legs
-                                : FF_KEY_SUB_LEGS + ++c->w->ff_sub_legs;
-  ff_join(c->sim, ff, key, members, g - 1, eligible);
+   * the same order, so that their counts name the same leg. */
+  uint64_t key = eligible ? FF_KEY_LEGS + ++c->w->ff_legs : 0;
+  ff_join(c->sim, ff, key, g, g - 1, eligible);
 }
 
 static void ff_ring_leave(struct coll_call *c, struct ff_cursor *ff) {

@@ -41,9 +41,7 @@ static void hier_worker(struct coll_call *c) {
     grp[i] = node * g + i;
   /* 1. Reduce to the master: reduce-scatter, then gather the blocks. */
   if (g > 1) {
-    c->ring_members = p; /* every group at once (fast-forward, sim.h) */
     ring_reduce_scatter(c, grp, g, local, 0, n);
-    c->ring_members = 0;
     int mine = (local + 1) % g;
     if (local != 0) {
       struct msg *m = sim_pack(c, c->v, block_lo(0, n, g, mine),
@@ -67,10 +65,8 @@ static void hier_worker(struct coll_call *c) {
     int *masters = g_new(int, nodes);
     for (int i = 0; i < nodes; i++)
       masters[i] = i * g;
-    c->ring_members = nodes; /* the masters only, all at once */
     ring_reduce_scatter(c, masters, nodes, node, 0, n);
     ring_allgather(c, masters, nodes, node, 0, n, RING_ENCODE_ONCE);
-    c->ring_members = 0;
     g_free(masters);
   }
   /* 3. Broadcast inside the group. */

@@ -432,21 +432,14 @@ static void rail_worker(struct coll_call *c) {
    * local + 1 of G, summed over the machine. */
   int mine = (local + 1) % g.g;
   uint64_t lo = block_lo(0, n, g.g, mine), hi = block_lo(0, n, g.g, mine + 1);
-  /* Every worker rings its machine, then its rail, at once: one
-   * fast-forward sequence of all of them (the rails' when every rail's
-   * block is as long: G divides n). */
-  c->ring_members = g.p;
   if (g.g > 1)
     ring_reduce_scatter(c, in, g.g, local, 0, n);
-  c->ring_members = n % (uint64_t)g.g == 0 ? g.p : 0;
   if (g.nodes > 1) {
     ring_reduce_scatter(c, across, g.nodes, node, lo, hi);
     ring_allgather(c, across, g.nodes, node, lo, hi, RING_ENCODE_ONCE);
   }
-  c->ring_members = g.p;
   if (g.g > 1)
     ring_allgather(c, in, g.g, local, 0, n, RING_ENCODE_ONCE);
-  c->ring_members = 0;
   g_free(in);
   g_free(across);
 }

@@ -328,11 +328,14 @@ if run_ok "fast-forward on (32 points)" run ffw.ini --out f1 --quiet &&
   check "fast-forward gives every link's bytes (links.csv) exactly" \
     "$(same_links f1 f2; echo $?)"
 fi
-# Rings of fewer than all workers, many at once: the machines' rings and
-# the masters' ring of hierarchical, nccl-rail's machine and rail rings,
-# with and without a codec, groups of 4 and 8 on an oversubscribed fat
-# tree (LV08): fast-forwarded as one sequence of all their workers, the
-# same simulated times and link bytes as every step simulated.
+# Rings of fewer than all workers, many at once (hierarchical's group and
+# masters' rings, nccl-rail's machine and rail rings) are simulated step by
+# step: a machine's ring of 32 crosses leaves of the fat tree and its rails
+# share the oversubscribed spines, so skipping the steps of the members
+# ahead would leave their traffic out of the others' (a fast-forward of
+# them tried in this tree was off by 4e-3 at group = 32). Groups of 4, 8
+# and 32, with and without a codec: the same simulated times and link
+# bytes as fast_forward = off, and no ring step skipped.
 cat >ffg.ini <<'EOF'
 [platform]
 topology = fat-tree
@@ -346,23 +349,26 @@ tensors = 2
 compute = 0.0005
 [exchange]
 algorithm = hierarchical, nccl-rail
-group = 4, 8
+group = 4, 8, 32
 codec = none, q8
 payload = none
 [training]
 mode = sync, overlap
 iterations = 2
 EOF
-if run_ok "rings of groups, fast-forward on (16 points)" run ffg.ini --out fg1 --quiet &&
-  run_ok "rings of groups, fast-forward off (16 points)" run ffg.ini \
+if run_ok "rings of groups, fast-forward on (24 points)" run ffg.ini --out fg1 --quiet &&
+  run_ok "rings of groups, fast-forward off (24 points)" run ffg.ini \
     --set exchange.fast_forward=off --out fg2 --quiet; then
-  bad=$(ff_differences fg1 fg2 16)
-  none=$(none_skipped fg1 16 fast_forwarded_steps)
-  check "every point of group rings skipped ring steps" "$(isempty "$none")" \
-    "none in:$none"
-  check "group rings fast-forwarded give the simulated times and bytes (to 1e-9)" \
+  bad=$(ff_differences fg1 fg2 24) skipped=
+  for i in $(seq 1 24); do
+    [ "$(csv_get fg1/runs.csv "$i" fast_forwarded_steps)" = 0 ] ||
+      skipped+=" $((i - 1))"
+  done
+  check "rings of groups skip no step" "$(isempty "$skipped")" \
+    "skipped in:$skipped"
+  check "rings of groups: the simulated times and bytes of fast_forward = off (to 1e-9)" \
     "$(isempty "$bad")" "$bad"
-  check "group rings fast-forwarded give every link's bytes exactly" \
+  check "rings of groups: every link's bytes of fast_forward = off" \
     "$(same_links fg1 fg2; echo $?)"
 fi
 # Bucket fast-forward: 40 identical tensors, a bucket each, are a run of
