@@ -231,8 +231,8 @@ struct run_shape {
    * (allgather-rdb's references to every message; collective pair_bytes). */
   double pair_bytes;
   int actors;         /* SimGrid actors: workers (two each when their
-                       * schedule has a communication actor), aggregators
-                       * and the link tracker */
+                       * schedule has a communication actor) and
+                       * aggregators */
 };
 /* Whether ACTORS actors' stacks get a guard page each. SimGrid's guard
  * page splits the stack's heap mapping in two, and Linux allows a process

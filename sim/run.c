@@ -282,7 +282,7 @@ double run_stack_bytes(int actors) {
 
 static int actors_of(const struct point *p, const struct collective *coll) {
   const struct schedule *sc = schedule_of(p->mode);
-  return 1 + p->nodes * (sc->comm_actor ? 2 : 1) +
+  return p->nodes * (sc->comm_actor ? 2 : 1) +
          (coll->aggregators ? p->aggregators : 0);
 }
 

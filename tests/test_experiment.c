@@ -486,7 +486,7 @@ Test(estimate, unguarded_stacks_counted) {
     per_host[k] = estimate_of(text).hosts_bytes / nodes[k];
     g_free(text);
   }
-  /* overlap: two actors a worker, 80,001 in all at 40,000 workers */
+  /* overlap: two actors a worker, 80,000 in all at 40,000 workers */
   cr_expect_geq(per_host[1] - per_host[0], 2 * RUN_STACK_KIB * 1024 - 1,
                 "%g against %g bytes a host", per_host[1], per_host[0]);
 }
