@@ -26,6 +26,8 @@
  * order), and freed when its last member leaves. */
 #include "sim.h"
 
+#include <simgrid/actor.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -79,9 +81,11 @@ void ff_join(struct sim *s, struct ff_cursor *cur, uint64_t key, int members,
   }
 }
 
-void ff_leave(struct sim *s, struct ff_cursor *cur) {
+void ff_leave(struct worker *w, struct ff_cursor *cur, int level) {
   if (!cur->on)
     return;
+  account_routes_unmark(w, level);
+  struct sim *s = w->sim;
   struct ff_seq *q = cur->seq;
   if (++q->left == q->members) {
     g_hash_table_remove(s->ff_seqs, &q->key);
@@ -197,6 +201,7 @@ void ff_replay(struct worker *w, const struct ff_cursor *cur, int level) {
   }
   w->wire_bytes += (w->wire_bytes - cur->wire) * k;
   account_routes_replay(w, level, k);
+  sg_actor_sleep_for(d * k);
 }
 
 /* ---- periodic runs of buckets ------------------------------------------- */

@@ -489,9 +489,12 @@ void ff_mark(struct worker *w, struct ff_cursor *cur, int level);
 /* W repeats the step it simulated last (from CUR->mark_t) CUR->skip more
  * times, each CUR->period later: its summed spans, or its spans as trains
  * of copies (a train already, from a sequence inside the step: a train a
- * step), its wire bytes and its routes' bytes at LEVEL. The caller
- * counts the skip and sleeps. */
+ * step), its wire bytes and its routes' bytes at LEVEL, and sleeps as
+ * long. The caller counts the skip. */
 void ff_replay(struct worker *w, const struct ff_cursor *cur, int level);
+/* Worker W leaves CUR's sequence (freed with its last member) and stops
+ * recording its routes' bytes at LEVEL (from ff_mark). */
+void ff_leave(struct worker *w, struct ff_cursor *cur, int level);
 /* The same, the member voting against skipping unless READY (a
  * condition of its own that, once true, stays true). */
 bool ff_step_if(struct ff_cursor *cur, int step, bool ready);
@@ -512,7 +515,6 @@ struct ff_run {
  * fast-forward allowed, no aggregators, a collective without state of
  * its own per bucket, no codec off the CPU, no stragglers. */
 void ff_bucket_runs(struct sim *s);
-void ff_leave(struct sim *s, struct ff_cursor *cur);
 
 /* ---- the run's insides: schedules, payloads, accounting ------------------ */
 

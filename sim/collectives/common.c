@@ -23,19 +23,12 @@ static void ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
   ff_join(c->sim, ff, key, g, g - 1, eligible);
 }
 
-static void ff_ring_leave(struct coll_call *c, struct ff_cursor *ff) {
-  if (ff->on)
-    account_routes_unmark(c->w, FF_LEVEL_STEP);
-  ff_leave(c->sim, ff);
-}
-
 /* Skip FF->skip steps shaped like the last simulated one: its
  * accounting, bytes and a sleep of their length. */
 static void ff_ring_replay(struct coll_call *c, const struct ff_cursor *ff) {
   ff_replay(c->w, ff, FF_LEVEL_STEP);
   if (c->rank == 0)
     c->sim->ff_steps += (uint64_t)ff->skip;
-  sg_actor_sleep_for(ff->period * ff->skip);
 }
 
 /* At the start of step STEP: true when the leg's rest was skipped. */
@@ -98,7 +91,7 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
     sim_batch_end(c);
     sim_reduce(c->w, c->sim, summed);
   }
-  ff_ring_leave(c, &ff);
+  ff_leave(c->w, &ff, FF_LEVEL_STEP);
 }
 
 void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
@@ -138,7 +131,7 @@ void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
   }
   for (int k = 0; k < nc; k++)
     msg_free(carry[k]);
-  ff_ring_leave(c, &ff);
+  ff_leave(c->w, &ff, FF_LEVEL_STEP);
 }
 
 /* One ring over GROUP (ME my index): its channel. */

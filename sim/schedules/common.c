@@ -81,7 +81,6 @@ static void bucket_replay(struct wstate *ws, const struct ff_cursor *ff,
   ff_replay(w, ff, FF_LEVEL_BUCKETS);
   if (w->rank == 0)
     w->sim->ff_buckets += buckets;
-  sg_actor_sleep_for(ff->period * ff->skip);
 }
 
 /* Before bucket B of iteration IT, the buckets before POSTED posted by
@@ -120,8 +119,7 @@ static size_t bucket_ff(struct wstate *ws, size_t b, int it, size_t posted) {
     w->bff.skip--;
     size_t skipped = (size_t)w->bff.skip * run->period;
     bucket_replay(ws, &w->bff, skipped);
-    account_routes_unmark(w, FF_LEVEL_BUCKETS);
-    ff_leave(s, &w->bff);
+    ff_leave(w, &w->bff, FF_LEVEL_BUCKETS);
     return skipped;
   }
   ff_mark(w, &w->bff, FF_LEVEL_BUCKETS);
@@ -135,10 +133,8 @@ static void bucket_ff_after(struct wstate *ws, size_t b) {
   if (!w->bff.on)
     return;
   const struct ff_run *run = &s->ff_runs[w->bff_run];
-  if (b + 1 == run->first + (size_t)run->steps * run->period) {
-    account_routes_unmark(w, FF_LEVEL_BUCKETS);
-    ff_leave(s, &w->bff);
-  }
+  if (b + 1 == run->first + (size_t)run->steps * run->period)
+    ff_leave(w, &w->bff, FF_LEVEL_BUCKETS);
 }
 
 /* Bucket B of iteration IT exchanged, or the rest of its periodic run

@@ -71,8 +71,7 @@ static void sync_worker(struct wstate *ws) {
     }
     r->end = sim_now();
   }
-  account_routes_unmark(w, FF_LEVEL_ITERATION);
-  ff_leave(s, &ff);
+  ff_leave(w, &ff, FF_LEVEL_ITERATION);
 }
 
 const struct schedule schedule_sync = {
