@@ -96,6 +96,19 @@ static gint cmp_key(gconstpointer a, gconstpointer b) {
   return (x > y) - (x < y);
 }
 
+/* The pair keys of T (sim_pair_key) in increasing order, so that each
+ * link's sum is added to in one order (g_list_free). */
+static GList *sorted_pairs(GHashTable *t) {
+  return g_list_sort(g_hash_table_get_keys(t), cmp_key);
+}
+
+/* The ranks of pair KEY. */
+static void pair_ranks(gconstpointer key, int *src, int *dst) {
+  gsize k = GPOINTER_TO_SIZE(key);
+  *src = (int)(k >> 32);
+  *dst = (int)(guint32)k;
+}
+
 static void add_bytes(GHashTable *t, gpointer key, double bytes) {
   double *b = g_hash_table_lookup(t, key);
   if (!b) {
@@ -130,16 +143,14 @@ void account_routes_unmark(struct worker *w, int level) {
 }
 
 void account_routes_replay(struct worker *w, int level, int times) {
-  /* In key order, so that each link's sum is added to in one order. */
-  GList *keys = g_hash_table_get_keys(w->ff_routes[level]);
-  keys = g_list_sort(keys, cmp_key);
+  GList *keys = sorted_pairs(w->ff_routes[level]);
   bool rec = w->ff_recording[level];
   w->ff_recording[level] = false;
   for (GList *k = keys; k; k = k->next) {
-    gsize key = GPOINTER_TO_SIZE(k->data);
+    int src, dst;
+    pair_ranks(k->data, &src, &dst);
     double b = *(double *)g_hash_table_lookup(w->ff_routes[level], k->data);
-    account_link_bytes(w->sim, w, (int)(key >> 32), (int)(guint32)key,
-                       b * times);
+    account_link_bytes(w->sim, w, src, dst, b * times);
   }
   w->ff_recording[level] = rec;
   g_list_free(keys);
@@ -250,14 +261,14 @@ static GString *link_rows(const struct sim *s, double simulated_s) {
   double *bytes = g_new0(double, nl);
   for (size_t i = 0; i < nl; i++)
     sg_link_set_data(links[i], GSIZE_TO_POINTER(i + 1));
-  GList *keys = g_list_sort(g_hash_table_get_keys(s->pair_bytes), cmp_key);
+  GList *keys = sorted_pairs(s->pair_bytes);
   xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
   for (GList *k = keys; k; k = k->next) {
-    gsize key = GPOINTER_TO_SIZE(k->data);
+    int src, dst;
+    pair_ranks(k->data, &src, &dst);
     double b = *(double *)g_hash_table_lookup(s->pair_bytes, k->data);
     xbt_dynar_reset(route);
-    sg_host_get_route(host_of(s, (int)(key >> 32)),
-                      host_of(s, (int)(guint32)key), route);
+    sg_host_get_route(host_of(s, src), host_of(s, dst), route);
     unsigned i;
     sg_link_t l;
     xbt_dynar_foreach (route, i, l)
