@@ -60,6 +60,7 @@ private:
   std::vector<StandardLinkImpl *> host_up_, host_down_, leaf_up_, leaf_down_;
 
   StandardLinkImpl *limiter(unsigned long id);
+  StandardLinkImpl *cable(const std::string &name);
   void link(long child, long parent, long uid, StandardLinkImpl **up,
             StandardLinkImpl **down);
   void hop(Route *into, double *latency, StandardLinkImpl *l) const {
@@ -82,21 +83,22 @@ StandardLinkImpl *FatTree2::limiter(unsigned long id) {
   return get_iface()->create_link(name, t_.limiter_Bps)->seal()->get_impl();
 }
 
+// One direction of a link: the cluster's bandwidth and latency.
+StandardLinkImpl *FatTree2::cable(const std::string &name) {
+  return get_iface()
+      ->create_link(name, t_.bandwidth_Bps)
+      ->set_latency(t_.latency_s)
+      ->seal()
+      ->get_impl();
+}
+
 // As FatTreeZone::add_link on a split-duplex cluster.
 void FatTree2::link(long child, long parent, long uid, StandardLinkImpl **up,
                     StandardLinkImpl **down) {
   std::string id = "link_from_" + std::to_string(child) + "_" +
                    std::to_string(parent) + "_" + std::to_string(uid);
-  *up = get_iface()
-            ->create_link(id + "_UP", t_.bandwidth_Bps)
-            ->set_latency(t_.latency_s)
-            ->seal()
-            ->get_impl();
-  *down = get_iface()
-              ->create_link(id + "_DOWN", t_.bandwidth_Bps)
-              ->set_latency(t_.latency_s)
-              ->seal()
-              ->get_impl();
+  *up = cable(id + "_UP");
+  *down = cable(id + "_DOWN");
 }
 
 // In FatTreeZone's order: each host then its limiter; each host's link
