@@ -156,6 +156,16 @@ static int k_latency(struct point *p, const char *v, char *e, size_t l) {
 static int k_ideal(struct point *p, const char *v, char *e, size_t l) {
   return boolean(v, &p->ideal, e, l);
 }
+/* timing_precision: SimGrid's surf/precision, from 1e-15 s (far
+ * below any latency or summation modelled) to a microsecond. */
+static int k_timing(struct point *p, const char *v, char *e, size_t l) {
+  if (seconds(v, &p->timing_precision_s, e, l) != 0)
+    return -EINVAL;
+  if (!(p->timing_precision_s >= 1e-15 && p->timing_precision_s <= 1e-6))
+    return bad(e, l, "must be from 1e-15 (seconds) to 1us: events closer in "
+                     "time than it are taken together");
+  return 0;
+}
 static int k_gpus(struct point *p, const char *v, char *e, size_t l) {
   return int_in(v, 1, 1024, &p->gpus_per_node, e, l);
 }
@@ -709,6 +719,7 @@ static const struct key keys[] = {
     {"platform", "bandwidth", "10Gbps", k_bandwidth},
     {"platform", "latency", "5us", k_latency},
     {"platform", "ideal", "false", k_ideal},
+    {"platform", "timing_precision", "1ns", k_timing},
     {"platform", "leaf", "16", k_leaf},
     {"platform", "oversubscription", "1", k_oversub},
     {"platform", "host_stack", "none", k_host_stack},

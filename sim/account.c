@@ -124,6 +124,8 @@ void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
                         double bytes) {
   gpointer key = sim_pair_key(src, dst);
   add_bytes(s->pair_bytes, key, bytes);
+  if (w)
+    recur_route(w, key, bytes);
   for (int lv = 0; w && lv < FF_LEVELS; lv++)
     if (w->ff_recording[lv])
       add_bytes(w->ff_routes[lv], key, bytes);

@@ -68,6 +68,7 @@ struct point {
   double bandwidth_Bps; /* bytes per second */
   double latency_s;     /* one-way, worker to worker */
   bool ideal;
+  double timing_precision_s; /* SimGrid's surf/precision */
   int gpus_per_node, gpus_per_switch; /* gpu-cluster, nvswitch */
   double pcie_Bps, pcie_latency_s;
   int nics_per_node;        /* nvswitch: NICs per node, GPU i on NIC i K/G */

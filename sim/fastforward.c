@@ -45,6 +45,7 @@ struct ff_seq {
   int run;         /* complete steps in a row every member voted for */
   int skip_from;   /* 0, or the step from which every member skips */
   double d;        /* the period, once decided */
+  int entered;     /* members that entered the skip */
   int left;
 };
 
@@ -142,6 +143,7 @@ bool ff_step_if(struct ff_cursor *cur, int step, bool ready) {
   if (q->skip_from && step >= q->skip_from) {
     cur->skip = q->steps - step + 1;
     cur->period = q->d;
+    q->entered++;
     return true;
   }
   vote(cur, step, now, ready);
@@ -149,6 +151,10 @@ bool ff_step_if(struct ff_cursor *cur, int step, bool ready) {
   cur->t[0] = now;
   cur->seen++;
   return false;
+}
+
+bool ff_all_skipping(const struct ff_cursor *cur) {
+  return cur->on && cur->seq->entered == cur->seq->members;
 }
 
 /* ---- a member's record of its last step, and its copies ---------------- */

@@ -109,6 +109,10 @@ char **platform_cfg(const struct point *p) {
      * bytes bounds nothing either. */
     g_ptr_array_add(a, g_strdup("--cfg=network/TCP-gamma:1e30"));
   }
+  /* Events closer in time than this are taken together (SimGrid's and
+   * SMPI's default: 1e-9 s). */
+  g_ptr_array_add(a, g_strdup_printf("--cfg=surf/precision:%.17g",
+                                     p->timing_precision_s));
   g_ptr_array_add(a, NULL);
   return (char **)g_ptr_array_free(a, FALSE);
 }

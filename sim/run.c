@@ -668,6 +668,7 @@ int run_point(const struct point *p, const char *workdir, bool trace,
   payload_init_truth(s, oracle);
   make_ranks(s);
   make_workers(s, whosts, oracle);
+  recur_init(s);
   make_aggregators(s, oracle);
   payload_warm_up(s);
   s->aggr_hosts = ahosts; /* the run's, as the workers' hosts are */

@@ -260,6 +260,12 @@ static double arrived(struct coll_call *c, const struct msg *m,
   return fill;
 }
 
+/* A message of the caller's completed now (recur.c: sealed buckets). */
+static void saw_message(struct coll_call *c) {
+  if (c->w)
+    c->w->msg_last = sim_now();
+}
+
 static void fill_wait(struct coll_call *c, double fill) {
   if (!(fill > 0))
     return;
@@ -273,6 +279,7 @@ void sim_wait_send(struct coll_call *c, sg_comm_t comm) {
     return; /* sent eagerly: nothing to wait for */
   double t0 = sim_now();
   sg_comm_wait(comm);
+  saw_message(c);
   sim_span(c->w, t0, sim_now(), ST_COMM);
 }
 
@@ -292,6 +299,7 @@ static void mark_start(struct coll_call *c, const struct msg *m,
 struct msg *sim_recv(struct coll_call *c, int src) {
   double t0 = sim_now();
   struct msg *m = sg_mailbox_get(sim_mailbox(c->sim, src, rank_of(c)));
+  saw_message(c);
   double t1 = sim_now();
   /* Until the sender posted the message its side was not ready: idle;
    * after, the transfer: comm. */
@@ -322,6 +330,7 @@ void sim_recv_wait(struct coll_call *c, sg_comm_t *gets, int n,
                    struct msg **out) {
   double t0 = sim_now();
   sg_comm_wait_all(gets, (size_t)n);
+  saw_message(c);
   double t1 = sim_now(), first = t1;
   for (int i = 0; i < n; i++) {
     first = out[i]->posted < first ? out[i]->posted : first;

@@ -149,6 +149,16 @@ struct worker {
    * run it is in (an index into struct sim's ff_runs) and its cursor. */
   size_t bff_run;
   struct ff_cursor bff;
+  /* Fast-forward by recurrence (recur.c), when it applies: the worker's
+   * state at the end of each bucket of the iteration in progress (IT),
+   * the bytes each of those buckets put on each route, the latest message
+   * it saw complete in the bucket in progress, the ring legs it had
+   * entered at its start, and the last iteration whose buckets its
+   * compute side has all posted. */
+  GArray *recur_ends, *recur_routes;
+  double msg_last;
+  uint64_t legs0;
+  int recur_it, posted_it;
 };
 
 struct bucket {
@@ -236,6 +246,9 @@ struct sim {
   /* The periodic runs of buckets (ff_bucket_runs), in bucket order. */
   struct ff_run *ff_runs;
   size_t nff_runs;
+  /* Fast-forward by recurrence (recur.c), or NULL where it does not
+   * apply. */
+  struct recur *recur;
   /* --trace: state intervals, written as a Paje trace at the end. */
   GArray *trace; /* struct trace_ev, or NULL */
   /* The run (run.c): the training schedule, the workers' and
@@ -498,6 +511,9 @@ void ff_leave(struct worker *w, struct ff_cursor *cur, int level);
 /* The same, the member voting against skipping unless READY (a
  * condition of its own that, once true, stays true). */
 bool ff_step_if(struct ff_cursor *cur, int step, bool ready);
+/* After ff_step() returned true: every member has now entered the skip
+ * (the caller is the last). */
+bool ff_all_skipping(const struct ff_cursor *cur);
 
 /* A periodic run of buckets: STEPS periods of PERIOD buckets from bucket
  * FIRST, bucket b + PERIOD the same exchange as bucket b throughout (the
@@ -515,6 +531,32 @@ struct ff_run {
  * fast-forward allowed, no aggregators, a collective without state of
  * its own per bucket, no codec off the CPU, no stragglers. */
 void ff_bucket_runs(struct sim *s);
+
+/* ---- fast-forward by recurrence (recur.c) --------------------------------
+ * When every worker sleeps through the skipped steps of one ring leg over
+ * all workers and the whole iteration is posted, the run's state is the
+ * workers' wake times: a checkpoint. A checkpoint that is an earlier one
+ * shifted (the same exchange, the same leg, every wake time moved by the
+ * same amount) repeats what followed it, bucket for bucket, for as long
+ * as the buckets that follow are the same exchanges: those buckets are
+ * skipped, each worker repeating its own records of them (recur.c). */
+struct recur;
+/* S's state for it, when it applies (after the workers are set up). */
+void recur_init(struct sim *s);
+/* W's compute side has posted every bucket of iteration IT. */
+void recur_posted(struct worker *w, int it);
+/* W starts bucket B of iteration IT; has ended it (both simulated). */
+void recur_begin(struct worker *w, size_t b, int it);
+void recur_end(struct worker *w, size_t b, int it);
+/* W enters the skip of a ring leg over all workers (CUR: fastforward.c)
+ * in bucket B; LAST: the last member to. */
+void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *cur,
+                      bool last);
+/* After W ended bucket B of IT: the buckets after it skipped (each
+ * repeated from W's records, and slept through), or 0. */
+size_t recur_skip(struct worker *w, size_t b, int it);
+/* W's message put BYTES on the route KEY (sim_pair_key). */
+void recur_route(struct worker *w, gpointer key, double bytes);
 
 /* ---- the run's insides: schedules, payloads, accounting ------------------ */
 

@@ -26,6 +26,7 @@ static void ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
 /* Skip FF->skip steps shaped like the last simulated one: its
  * accounting, bytes and a sleep of their length. */
 static void ff_ring_replay(struct coll_call *c, const struct ff_cursor *ff) {
+  recur_checkpoint(c->w, c->bucket, ff, ff_all_skipping(ff));
   ff_replay(c->w, ff, FF_LEVEL_STEP);
   if (c->rank == 0)
     c->sim->ff_steps += (uint64_t)ff->skip;

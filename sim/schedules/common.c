@@ -144,9 +144,11 @@ static size_t exchange_next(struct wstate *ws, size_t b, int it,
   size_t skipped = bucket_ff(ws, b, it, posted);
   if (skipped)
     return skipped;
+  recur_begin(ws->w, b, it);
   exchange_one(ws, b, it);
   bucket_ff_after(ws, b);
-  return 1;
+  recur_end(ws->w, b, it);
+  return 1 + recur_skip(ws->w, b, it);
 }
 
 /* The exchange of iteration IT is complete on WS's worker. */
@@ -163,6 +165,7 @@ void schedule_exchange_all(struct wstate *ws, int it) {
   struct worker *w = ws->w;
   w->first_send = -1;
   w->wire_bytes = 0;
+  recur_posted(w, it);
   size_t n = w->sim->nbuckets;
   for (size_t b = 0; b < n;)
     b += exchange_next(ws, b, it, n);
@@ -203,7 +206,8 @@ void schedule_comm_actor(int argc, char **argv) {
       size_t posted = j->bucket + 1 + g_queue_get_length(ws->jobs);
       size_t done = exchange_next(ws, j->bucket, j->iteration,
                                   posted < last + 1 ? posted : last + 1);
-      /* The jobs of the buckets skipped, all posted (bucket_ff). */
+      /* The jobs of the buckets skipped, all posted (bucket_ff,
+       * recur_skip). */
       for (size_t k = 1; k < done; k++) {
         sg_sem_acquire(ws->job_sem);
         struct job *skipped = g_queue_pop_head(ws->jobs);

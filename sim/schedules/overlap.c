@@ -44,6 +44,8 @@ static void backward(struct wstate *ws, int it, bool send, double share,
   }
   while (send && next < s->nbuckets)
     schedule_post(ws, it, next++);
+  if (send)
+    recur_posted(ws->w, it);
 }
 
 static void overlap_gaps(const struct sim *s, double *gap) {

@@ -1,0 +1,354 @@
+/* sim/recur.c: fast-forward by recurrence (sim.h, "recurrence"; the
+ * README's "Fast-forward" states the conditions).
+ *
+ * When every worker sleeps through the skipped steps of the same ring
+ * leg over all workers (fastforward.c), nothing is in flight: each
+ * member entered the skip after receiving its message of the step
+ * before, and no later step's message is sent. From then on the run is a
+ * function of when each worker wakes and of what each then does: the
+ * rest of the bucket, then the next buckets. That moment is a
+ * checkpoint. Two checkpoints of one iteration, in buckets B < B2 that
+ * are the same exchange (as many values, compressed alike), at the same
+ * leg of it, with every bucket of the iteration posted on every worker
+ * (nothing waits on compute any more), whose wake times differ by one
+ * shift D for every worker (to 1e-9 of the leg's step), are the same
+ * state D apart. So as long as bucket B2 + j is the same exchange as
+ * B + j, bucket B2 + j repeats bucket B + j shifted by D; where B + j is
+ * B2 or later, it repeats B + j - P (P = B2 - B) in turn, so bucket
+ * B2 + j repeats bucket B + 1 + (j - 1) mod P, recorded already.
+ *
+ * A skip covers whole buckets, B2 + 1 .. B2 + M, from each worker's end
+ * of B2 to its end of B2 + M, and its ends must be quiet: while one
+ * worker has ended a bucket and goes on to the next, another may still
+ * be exchanging the first (the tail of SMPI's default allreduce after a
+ * ring, say), and the two share links. A bucket is sealed when the last
+ * message any worker received or waited on in it completed no later
+ * than the first worker ended it: then whatever any worker does after
+ * its end meets no traffic of the bucket. B must be sealed (B2 is then
+ * too, being B shifted) and so must the bucket B2 + M repeats. Each
+ * worker, at its end of B2, then repeats its own records of the buckets
+ * repeated (their time, summed or listed spans, wire bytes and routes'
+ * bytes), shifted to follow one another, and sleeps as long; the buckets
+ * it repeats are recorded in turn, so that they can be repeated later.
+ *
+ * Periodic runs of buckets (fastforward.c) vote on their own state: no
+ * bucket of a run takes part in a skip, at either end. */
+#include "sim.h"
+
+#include <simgrid/actor.h>
+
+#include <math.h>
+#include <string.h>
+
+/* A worker's state at the end of a bucket of the iteration in progress. */
+struct recur_end {
+  double t;        /* NAN: the bucket was skipped by a run (not recorded) */
+  double acc[ST_NSTATES];
+  double wire;
+  double last_msg; /* -INFINITY: no message */
+  uint64_t ff_steps;
+  guint spans, routes; /* lengths of the worker's spans and routes then */
+};
+
+/* Bytes to one route, consolidated per bucket. */
+struct recur_route {
+  gpointer key;
+  double bytes;
+};
+
+/* A checkpoint: bucket B of iteration IT at its LEG-th ring leg; each
+ * worker wakes at BASE + OFF[rank]; D the leg's step. */
+struct recur_ck {
+  int it;
+  size_t b;
+  uint64_t leg;
+  double d, base;
+  double *off;
+};
+
+/* A skip decided at a checkpoint of bucket B2: buckets B2 + 1 .. B2 + M
+ * repeat B + 1 .. B + P in turn. */
+struct recur_plan {
+  bool on;
+  int it;
+  size_t b2, b, period, m;
+};
+
+struct recur {
+  GPtrArray *cks;  /* struct recur_ck, in order */
+  double *wake;    /* [rank]: when it wakes from the leg in progress */
+  /* Per iteration and bucket (IT * nbuckets + b): the first end, the last
+   * message, and how many workers recorded it. */
+  double *first_end, *last_msg;
+  int *ended;
+  struct recur_plan plan;
+};
+
+static bool in_run(const struct sim *s, size_t b) {
+  for (size_t r = 0; r < s->nff_runs; r++) {
+    const struct ff_run *run = &s->ff_runs[r];
+    if (b >= run->first && b < run->first + (size_t)run->steps * run->period)
+      return true;
+  }
+  return false;
+}
+
+/* Every worker as fast as the others (no [training] stragglers). */
+static bool no_stragglers(const struct sim *s) {
+  for (int i = 0; s->p->slowdown && i < s->nworkers; i++)
+    if (s->p->slowdown[i] != 1.0)
+      return false;
+  return true;
+}
+
+void recur_init(struct sim *s) {
+  /* As for runs of buckets (fastforward.c, ff_bucket_runs): a slow
+   * worker's tail, aggregators and per-bucket state are outside the
+   * state compared; the trace would need the skipped intervals; a linear
+   * codec's factors follow its tensors' shapes, which the buckets
+   * compared do not. */
+  if (!s->ff_ok || s->naggr || s->coll->aggregators ||
+      s->coll->bucket_state || s->linear || !no_stragglers(s) || s->trace ||
+      (s->codec && s->p->placement != PLACE_CPU))
+    return;
+  struct recur *r = g_new0(struct recur, 1);
+  r->cks = g_ptr_array_new();
+  r->wake = g_new(double, s->nworkers);
+  size_t n = (size_t)s->p->iterations * s->nbuckets;
+  r->first_end = g_new(double, n);
+  r->last_msg = g_new(double, n);
+  r->ended = g_new0(int, n);
+  for (size_t i = 0; i < n; i++) {
+    r->first_end[i] = INFINITY;
+    r->last_msg[i] = -INFINITY;
+  }
+  s->recur = r;
+  for (int i = 0; i < s->nworkers; i++) {
+    struct worker *w = &s->workers[i];
+    w->recur_ends = g_array_new(FALSE, FALSE, sizeof(struct recur_end));
+    w->recur_routes = g_array_new(FALSE, FALSE, sizeof(struct recur_route));
+    w->posted_it = -1;
+  }
+}
+
+void recur_posted(struct worker *w, int it) {
+  if (w->sim->recur)
+    w->posted_it = it;
+}
+
+void recur_route(struct worker *w, gpointer key, double bytes) {
+  if (w->recur_routes) {
+    struct recur_route rt = {key, bytes};
+    g_array_append_val(w->recur_routes, rt);
+  }
+}
+
+void recur_begin(struct worker *w, size_t b, int it) {
+  if (!w->sim->recur)
+    return;
+  w->recur_it = it;
+  if (b == 0) {
+    g_array_set_size(w->recur_ends, 0);
+    g_array_set_size(w->recur_routes, 0);
+  }
+  /* Buckets a run skipped: not recorded. */
+  while (w->recur_ends->len < b) {
+    struct recur_end e = {.t = NAN};
+    g_array_append_val(w->recur_ends, e);
+  }
+  w->msg_last = -INFINITY;
+  w->legs0 = w->ff_legs;
+}
+
+static gint cmp_route(gconstpointer a, gconstpointer b) {
+  gsize x = GPOINTER_TO_SIZE(((const struct recur_route *)a)->key),
+        y = GPOINTER_TO_SIZE(((const struct recur_route *)b)->key);
+  return (x > y) - (x < y);
+}
+
+/* The routes W's bucket added since FROM, one entry a route. */
+static guint consolidate(struct worker *w, guint from) {
+  GArray *a = w->recur_routes;
+  guint n = a->len;
+  if (n - from > 1)
+    qsort(&g_array_index(a, struct recur_route, from), n - from,
+          sizeof(struct recur_route), cmp_route);
+  guint out = from;
+  for (guint i = from; i < n; i++) {
+    struct recur_route rt = g_array_index(a, struct recur_route, i);
+    if (out > from &&
+        g_array_index(a, struct recur_route, out - 1).key == rt.key)
+      g_array_index(a, struct recur_route, out - 1).bytes += rt.bytes;
+    else
+      g_array_index(a, struct recur_route, out++) = rt;
+  }
+  g_array_set_size(a, out);
+  return out;
+}
+
+/* W's record of bucket B of IT ended now (T), its last message LAST. */
+static void record_end(struct worker *w, size_t b, int it, double t,
+                       double last) {
+  struct sim *s = w->sim;
+  struct recur *r = s->recur;
+  guint from = b ? g_array_index(w->recur_ends, struct recur_end, b - 1).routes
+                 : 0;
+  struct recur_end e = {.t = t, .wire = w->wire_bytes, .last_msg = last,
+                        .ff_steps = s->ff_steps, .spans = w->spans->len,
+                        .routes = consolidate(w, from)};
+  memcpy(e.acc, w->acc, sizeof e.acc);
+  g_array_append_val(w->recur_ends, e);
+  size_t i = (size_t)it * s->nbuckets + b;
+  r->first_end[i] = fmin(r->first_end[i], t);
+  r->last_msg[i] = fmax(r->last_msg[i], last);
+  r->ended[i]++;
+}
+
+void recur_end(struct worker *w, size_t b, int it) {
+  if (w->sim->recur)
+    record_end(w, b, it, sim_now(), w->msg_last);
+}
+
+/* Bucket B of IT recorded by every worker and sealed. */
+static bool sealed(const struct sim *s, int it, size_t b) {
+  const struct recur *r = s->recur;
+  size_t i = (size_t)it * s->nbuckets + b;
+  return r->ended[i] == s->nworkers && r->last_msg[i] <= r->first_end[i];
+}
+
+static bool same_bucket(const struct sim *s, size_t a, size_t b) {
+  return s->buckets[a].n == s->buckets[b].n &&
+         sim_uncompressed(s, a) == sim_uncompressed(s, b);
+}
+
+/* The buckets after checkpoint K2's that repeat those after K's (0: none
+ * can be skipped). */
+static size_t skippable(const struct sim *s, const struct recur_ck *k,
+                        const struct recur_ck *k2) {
+  if (k->it != k2->it || k->b >= k2->b || k->leg != k2->leg ||
+      !same_bucket(s, k->b, k2->b) || in_run(s, k->b) || in_run(s, k2->b) ||
+      !sealed(s, k->it, k->b))
+    return 0;
+  double tol = 1e-9 * fmax(k->d, k2->d);
+  for (int i = 0; i < s->nworkers; i++)
+    if (!(fabs(k->off[i] - k2->off[i]) <= tol))
+      return 0;
+  size_t period = k2->b - k->b, m = 0;
+  for (size_t j = 1; k2->b + j < s->nbuckets; j++) {
+    size_t b = k->b + j, src = k->b + 1 + (j - 1) % period;
+    if (!same_bucket(s, k2->b + j, b) || in_run(s, k2->b + j) ||
+        in_run(s, b))
+      break;
+    /* The bucket repeated: recorded by every worker (B2 by the time each
+     * worker repeats anything) and sealed (B2 is, being B shifted). */
+    if (src != k2->b &&
+        s->recur->ended[(size_t)k->it * s->nbuckets + src] != s->nworkers)
+      break;
+    if (src == k2->b || sealed(s, k->it, src))
+      m = j;
+  }
+  return m;
+}
+
+/* Every worker has every bucket of IT posted. */
+static bool all_posted(const struct sim *s, int it) {
+  for (int i = 0; i < s->nworkers; i++)
+    if (s->workers[i].posted_it < it)
+      return false;
+  return true;
+}
+
+void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
+                      bool last) {
+  struct sim *s = w->sim;
+  struct recur *r = s->recur;
+  if (!r)
+    return;
+  int it = w->recur_it;
+  r->wake[w->rank] = sim_now() + ff->period * ff->skip;
+  if (!last || !all_posted(s, it))
+    return;
+  struct recur_ck *k = g_new(struct recur_ck, 1);
+  k->it = it;
+  k->b = b;
+  k->leg = w->ff_legs - w->legs0;
+  k->d = ff->period;
+  k->base = INFINITY;
+  for (int i = 0; i < s->nworkers; i++)
+    k->base = fmin(k->base, r->wake[i]);
+  k->off = g_new(double, s->nworkers);
+  for (int i = 0; i < s->nworkers; i++)
+    k->off[i] = r->wake[i] - k->base;
+  /* The earlier checkpoint that skips the most buckets (the first of
+   * those that skip as many). */
+  if (!(r->plan.on && r->plan.it == it && r->plan.b2 == b)) {
+    struct recur_plan best = {0};
+    for (guint i = 0; i < r->cks->len; i++) {
+      const struct recur_ck *e = g_ptr_array_index(r->cks, i);
+      size_t m = skippable(s, e, k);
+      if (m > best.m)
+        best = (struct recur_plan){true, it, b, e->b, b - e->b, m};
+    }
+    if (best.on)
+      r->plan = best;
+
+  }
+  /* Checkpoints of iterations no worker can still be in are dropped:
+   * a worker is at most one iteration ahead of another (every exchange
+   * needs all of them). */
+  guint keep = 0;
+  for (guint i = 0; i < r->cks->len; i++) {
+    struct recur_ck *e = g_ptr_array_index(r->cks, i);
+    if (e->it + 1 < it) {
+      g_free(e->off);
+      g_free(e);
+    } else {
+      g_ptr_array_index(r->cks, keep++) = e;
+    }
+  }
+  g_ptr_array_set_size(r->cks, keep);
+  g_ptr_array_add(r->cks, k);
+}
+
+/* W repeats its record of bucket SRC (its own), from T: returns its end. */
+static double repeat(struct worker *w, size_t src, size_t b, int it,
+                     double t) {
+  struct sim *s = w->sim;
+  struct recur_end e0 = g_array_index(w->recur_ends, struct recur_end, src - 1),
+                   e1 = g_array_index(w->recur_ends, struct recur_end, src);
+  double shift = t - e0.t;
+  for (int st = 0; st < ST_NSTATES; st++)
+    w->acc[st] += e1.acc[st] - e0.acc[st];
+  for (guint i = e0.spans; i < e1.spans; i++) {
+    struct span sp = g_array_index(w->spans, struct span, i);
+    sp.t0 += shift;
+    sp.t1 += shift;
+    g_array_append_val(w->spans, sp);
+  }
+  w->wire_bytes += e1.wire - e0.wire;
+  for (guint i = e0.routes; i < e1.routes; i++) {
+    struct recur_route rt = g_array_index(w->recur_routes, struct recur_route, i);
+    account_link_bytes(s, w, (int)(GPOINTER_TO_SIZE(rt.key) >> 32),
+                       (int)(guint32)GPOINTER_TO_SIZE(rt.key), rt.bytes);
+  }
+  if (w->rank == 0) {
+    s->ff_steps += e1.ff_steps - e0.ff_steps;
+    s->ff_buckets++;
+  }
+  double end = e1.t + shift;
+  record_end(w, b, it, end, e1.last_msg + shift);
+  return end;
+}
+
+size_t recur_skip(struct worker *w, size_t b, int it) {
+  struct sim *s = w->sim;
+  struct recur *r = s->recur;
+  if (!r || !r->plan.on || r->plan.it != it || r->plan.b2 != b)
+    return 0;
+  const struct recur_plan *pl = &r->plan;
+  double now = sim_now(), t = now;
+  for (size_t j = 1; j <= pl->m; j++)
+    t = repeat(w, pl->b + 1 + (j - 1) % pl->period, b + j, it, t);
+  sg_actor_sleep_for(t - now);
+  return pl->m;
+}
