@@ -48,6 +48,7 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
   double hosts = sh.hosts, iters = p->iterations, workers = p->nodes;
   out->hosts_bytes = hosts * ESTIMATE_HOST_BYTES +
                      hosts * (double)sh.buckets * BUCKET_HOST_BYTES +
+                     workers * (double)sh.buckets * sh.bucket_bytes +
                      topology_route_bytes(p) + run_stack_bytes(sh.actors) +
                      workers * workers * sh.pair_bytes;
   out->records_bytes = iters * workers * RECORD_BYTES;

@@ -231,6 +231,9 @@ struct run_shape {
   /* Bytes each worker holds for each other one while exchanging
    * (allgather-rdb's references to every message; collective pair_bytes). */
   double pair_bytes;
+  /* Bytes kept per bucket and worker besides its vector: fast-forward by
+   * recurrence's records, when fast-forward applies (0 otherwise). */
+  double bucket_bytes;
   int actors;         /* SimGrid actors: workers (two each when their
                        * schedule has a communication actor) and
                        * aggregators */

@@ -84,6 +84,13 @@ struct recur {
   struct recur_plan plan;
 };
 
+double recur_bucket_bytes(void) {
+  /* A worker's end of a bucket, a route or two, two checkpoints' wake
+   * times; twice that, as GLib's arrays grow by doubling. */
+  return 2.0 * (double)(sizeof(struct recur_end) +
+                        2 * sizeof(struct recur_route) + 2 * sizeof(double));
+}
+
 static bool in_run(const struct sim *s, size_t b) {
   for (size_t r = 0; r < s->nff_runs; r++) {
     const struct ff_run *run = &s->ff_runs[r];

@@ -325,6 +325,10 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->actors = actors_of(p, coll);
   out->pair_bytes = coll->pair_bytes;
   out->fast_forward = ff_allowed(p);
+  out->bucket_bytes = out->fast_forward && !coll->aggregators &&
+                              !coll->bucket_state
+                          ? recur_bucket_bytes()
+                          : 0;
   out->ff_blocker = ff_blocker(p);
   out->full_rounds = out->rounds;
   out->full_buckets = out->fast_forward ? slow : out->buckets;

@@ -557,6 +557,8 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *cur,
 size_t recur_skip(struct worker *w, size_t b, int it);
 /* W's message put BYTES on the route KEY (sim_pair_key). */
 void recur_route(struct worker *w, gpointer key, double bytes);
+/* Bytes its records take per bucket and worker, at most (the estimate). */
+double recur_bucket_bytes(void);
 
 /* ---- the run's insides: schedules, payloads, accounting ------------------ */
 
