@@ -49,6 +49,17 @@ void account_attribute(struct worker *w, double a, double b,
   if (b <= a)
     return;
   double covered = 0;
+  if (w->sum_from < INFINITY) {
+    /* The spans summed since the wait began (account_sum_from). */
+    double part[ST_NSTATES];
+    for (int st = 0; st < ST_NSTATES; st++)
+      covered += part[st] = w->acc[st] - w->acc0[st];
+    r->codec_s += part[ST_CODEC];
+    r->comm_s += part[ST_COMM];
+    r->reduce_s += part[ST_REDUCE];
+    r->idle_s += part[ST_IDLE];
+    w->sum_from = INFINITY;
+  }
   for (guint i = 0; i < w->spans->len; i++) {
     const struct span *s = &g_array_index(w->spans, struct span, i);
     double in = span_overlap(s, a, b);
@@ -72,6 +83,11 @@ void account_attribute(struct worker *w, double a, double b,
     }
   }
   r->idle_s += fmax(0, (b - a) - covered);
+}
+
+void account_sum_from(struct worker *w) {
+  w->sum_from = sim_now();
+  memcpy(w->acc0, w->acc, sizeof w->acc0);
 }
 
 /* Drop spans whose last copy ended before T (no later wait can overlap

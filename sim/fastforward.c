@@ -172,37 +172,36 @@ void ff_replay(struct worker *w, const struct ff_cursor *cur, int level) {
   int k = cur->skip;
   if (k <= 0)
     return;
-  if (w->direct) {
-    double at = sim_now();
-    for (int st = 0; st < ST_NSTATES; st++) {
-      double add = (w->acc[st] - cur->acc[st]) * k;
-      w->acc[st] += add;
-      sim_trace(s, w->rank, 1, at, at + add, st);
-      at += add;
-    }
-  } else {
-    guint n = w->spans->len, first = n;
-    while (first > 0 &&
-           g_array_index(w->spans, struct span, first - 1).t0 >= cur->mark_t)
-      first--;
-    for (guint i = first; i < n; i++) {
-      struct span sp = g_array_index(w->spans, struct span, i);
-      /* A span of the step: a train of K copies. A train already (a
-       * sequence fast-forwarded inside the step): a train a step. */
-      int trains = sp.copies == 1 ? 1 : k;
-      for (int j = 1; j <= trains; j++) {
-        struct span t = sp;
-        t.t0 += j * d;
-        t.t1 += j * d;
-        if (sp.copies == 1) {
-          t.period = d;
-          t.copies = (uint32_t)k;
-        }
-        g_array_append_val(w->spans, t);
-        for (uint32_t c = 0; s->trace && c < t.copies; c++)
-          sim_trace(s, w->rank, 1, t.t0 + c * t.period, t.t1 + c * t.period,
-                    (int)t.st);
+  /* The step's summed spans (direct, or after account_sum_from), then
+   * its kept ones (before that). */
+  double at = sim_now();
+  for (int st = 0; st < ST_NSTATES; st++) {
+    double add = (w->acc[st] - cur->acc[st]) * k;
+    w->acc[st] += add;
+    sim_trace(s, w->rank, 1, at, at + add, st);
+    at += add;
+  }
+  guint n = w->spans->len, first = n;
+  while (first > 0 &&
+         g_array_index(w->spans, struct span, first - 1).t0 >= cur->mark_t)
+    first--;
+  for (guint i = first; i < n; i++) {
+    struct span sp = g_array_index(w->spans, struct span, i);
+    /* A span of the step: a train of K copies. A train already (a
+     * sequence fast-forwarded inside the step): a train a step. */
+    int trains = sp.copies == 1 ? 1 : k;
+    for (int j = 1; j <= trains; j++) {
+      struct span t = sp;
+      t.t0 += j * d;
+      t.t1 += j * d;
+      if (sp.copies == 1) {
+        t.period = d;
+        t.copies = (uint32_t)k;
       }
+      g_array_append_val(w->spans, t);
+      for (uint32_t c = 0; s->trace && c < t.copies; c++)
+        sim_trace(s, w->rank, 1, t.t0 + c * t.period, t.t1 + c * t.period,
+                  (int)t.st);
     }
   }
   w->wire_bytes += (w->wire_bytes - cur->wire) * k;

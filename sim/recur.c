@@ -5,17 +5,21 @@
  * leg over all workers (fastforward.c), nothing is in flight: each
  * member entered the skip after receiving its message of the step
  * before, and no later step's message is sent. From then on the run is a
- * function of when each worker wakes and of what each then does: the
+ * function of when each worker wakes, of when each one's backward posts
+ * the buckets it has not posted yet (compute and communication share
+ * nothing else: schedules/common.c), and of what each then does: the
  * rest of the bucket, then the next buckets. That moment is a
  * checkpoint. Two checkpoints of one iteration, in buckets B < B2 that
  * are the same exchange (as many values, compressed alike), at the same
- * leg of it, with every bucket of the iteration posted on every worker
- * (nothing waits on compute any more), whose wake times differ by one
- * shift D for every worker (to 1e-9 of the leg's step), are the same
- * state D apart. So as long as bucket B2 + j is the same exchange as
- * B + j, bucket B2 + j repeats bucket B + j shifted by D; where B + j is
- * B2 or later, it repeats B + j - P (P = B2 - B) in turn, so bucket
- * B2 + j repeats bucket B + 1 + (j - 1) mod P, recorded already.
+ * leg of it, whose wake times differ by one shift D for every worker (to
+ * 1e-9 of the leg's step), are the same state D apart for as long as the
+ * buckets after them are the same exchanges and begin alike (a bucket
+ * begins at the worker's end of the one before or when backward posts it,
+ * whichever is later: either backward posts bucket B2 + j D after B + j,
+ * or neither waits on it). So bucket B2 + j repeats bucket B + j shifted
+ * by D; where B + j is B2 or later, it repeats B + j - P (P = B2 - B) in
+ * turn, so bucket B2 + j repeats bucket B + 1 + (j - 1) mod P, recorded
+ * already.
  *
  * A skip covers whole buckets, B2 + 1 .. B2 + M, from each worker's end
  * of B2 to its end of B2 + M, and its ends must be quiet: while one
@@ -31,8 +35,11 @@
  * bytes), shifted to follow one another, and sleeps as long; the buckets
  * it repeats are recorded in turn, so that they can be repeated later.
  *
- * Periodic runs of buckets (fastforward.c) vote on their own state: no
- * bucket of a run takes part in a skip, at either end. */
+ * Periodic runs of buckets (fastforward.c) may be in progress: until a
+ * run skips, its votes change nothing simulated, so the buckets repeated
+ * (all simulated, or repeated in turn: recorded by every worker) are what
+ * the simulation gives, and a skip from inside a run leaves the run (its
+ * later periods are simulated, or skipped by recurrence). */
 #include "sim.h"
 
 #include <simgrid/actor.h>
@@ -81,6 +88,15 @@ struct recur {
    * message, and how many workers recorded it. */
   double *first_end, *last_msg;
   int *ended;
+  /* The same: the least time any worker's compute side had posted it
+   * before it began (its start less its backward's; how late backward
+   * could post it without delaying it). */
+  double *slack;
+  /* The same: its spans were folded into trains (recur_skip), so that
+   * its records do not hold them. */
+  bool *folded;
+  /* [b]: when backward posts bucket b, from its start (0 in sync). */
+  double *post;
   struct recur_plan plan;
 };
 
@@ -89,15 +105,6 @@ double recur_bucket_bytes(void) {
    * times; twice that, as GLib's arrays grow by doubling. */
   return 2.0 * (double)(sizeof(struct recur_end) +
                         2 * sizeof(struct recur_route) + 2 * sizeof(double));
-}
-
-static bool in_run(const struct sim *s, size_t b) {
-  for (size_t r = 0; r < s->nff_runs; r++) {
-    const struct ff_run *run = &s->ff_runs[r];
-    if (b >= run->first && b < run->first + (size_t)run->steps * run->period)
-      return true;
-  }
-  return false;
 }
 
 /* Every worker as fast as the others (no [training] stragglers). */
@@ -116,17 +123,26 @@ void recur_init(struct sim *s) {
    * compared do not. */
   if (!s->ff_ok || s->naggr || s->coll->aggregators ||
       s->coll->bucket_state || s->linear || !no_stragglers(s) || s->trace ||
-      (s->codec && s->p->placement != PLACE_CPU))
+      (s->codec && s->p->placement != PLACE_CPU) ||
+      (s->schedule->comm_actor && !s->schedule->post_gaps))
     return;
   struct recur *r = g_new0(struct recur, 1);
+  r->post = g_new0(double, s->nbuckets);
+  if (s->schedule->comm_actor) {
+    s->schedule->post_gaps(s, r->post);
+    for (size_t b = 1; b < s->nbuckets; b++)
+      r->post[b] += r->post[b - 1];
+  }
   r->cks = g_ptr_array_new();
   r->wake = g_new(double, s->nworkers);
   size_t n = (size_t)s->p->iterations * s->nbuckets;
   r->first_end = g_new(double, n);
   r->last_msg = g_new(double, n);
   r->ended = g_new0(int, n);
+  r->slack = g_new(double, n);
+  r->folded = g_new0(bool, n);
   for (size_t i = 0; i < n; i++) {
-    r->first_end[i] = INFINITY;
+    r->first_end[i] = r->slack[i] = INFINITY;
     r->last_msg[i] = -INFINITY;
   }
   s->recur = r;
@@ -134,13 +150,19 @@ void recur_init(struct sim *s) {
     struct worker *w = &s->workers[i];
     w->recur_ends = g_array_new(FALSE, FALSE, sizeof(struct recur_end));
     w->recur_routes = g_array_new(FALSE, FALSE, sizeof(struct recur_route));
-    w->posted_it = -1;
   }
 }
 
-void recur_posted(struct worker *w, int it) {
-  if (w->sim->recur)
-    w->posted_it = it;
+void recur_backward(struct worker *w) { w->backward_t = sim_now(); }
+
+/* W begins bucket B of IT at T (its end of B - 1): how long after its
+ * backward began. */
+static void note_slack(struct worker *w, size_t b, int it, double t) {
+  struct sim *s = w->sim;
+  size_t i = (size_t)it * s->nbuckets + b;
+  /* After buckets a run skipped (no record): as if it waited. */
+  s->recur->slack[i] =
+      fmin(s->recur->slack[i], isnan(t) ? -INFINITY : t - w->backward_t);
 }
 
 void recur_route(struct worker *w, gpointer key, double bytes) {
@@ -158,13 +180,18 @@ void recur_begin(struct worker *w, size_t b, int it) {
     g_array_set_size(w->recur_ends, 0);
     g_array_set_size(w->recur_routes, 0);
   }
-  /* Buckets a run skipped: not recorded. */
+  /* Buckets a run skipped: not recorded (never repeated: not every
+   * worker's), their routes and spans left before the next one's. */
   while (w->recur_ends->len < b) {
-    struct recur_end e = {.t = NAN};
+    struct recur_end e = {.t = NAN, .spans = w->spans->len,
+                          .routes = w->recur_routes->len};
     g_array_append_val(w->recur_ends, e);
   }
   w->msg_last = -INFINITY;
   w->legs0 = w->ff_legs;
+  if (b > 0)
+    note_slack(w, b, it,
+               g_array_index(w->recur_ends, struct recur_end, b - 1).t);
 }
 
 static gint cmp_route(gconstpointer a, gconstpointer b) {
@@ -228,41 +255,50 @@ static bool same_bucket(const struct sim *s, size_t a, size_t b) {
          sim_uncompressed(s, a) == sim_uncompressed(s, b);
 }
 
+/* Bucket X2 begins as bucket SRC did, SHIFT later, on every worker: each
+ * begins at its end of the bucket before or when backward posts it,
+ * whichever is later, so either backward posts X2 SHIFT after SRC (to
+ * 1e-9 of it: layers as long as those before), or neither wait on
+ * backward (every worker's end of the bucket before came after SRC's
+ * post, and comes SHIFT later after X2's). */
+static bool starts_alike(const struct sim *s, int it, size_t src, size_t x2,
+                         double shift) {
+  const struct recur *r = s->recur;
+  double slack = r->slack[(size_t)it * s->nbuckets + src];
+  return fabs(r->post[x2] - r->post[src] - shift) <= 1e-9 * shift ||
+         (r->post[src] <= slack && r->post[x2] - shift <= slack);
+}
+
 /* The buckets after checkpoint K2's that repeat those after K's (0: none
  * can be skipped). */
 static size_t skippable(const struct sim *s, const struct recur_ck *k,
                         const struct recur_ck *k2) {
   if (k->it != k2->it || k->b >= k2->b || k->leg != k2->leg ||
-      !same_bucket(s, k->b, k2->b) || in_run(s, k->b) || in_run(s, k2->b) ||
-      !sealed(s, k->it, k->b))
+      !same_bucket(s, k->b, k2->b) || !sealed(s, k->it, k->b))
     return 0;
   double tol = 1e-9 * fmax(k->d, k2->d);
   for (int i = 0; i < s->nworkers; i++)
     if (!(fabs(k->off[i] - k2->off[i]) <= tol))
       return 0;
   size_t period = k2->b - k->b, m = 0;
+  double shift = k2->base - k->base;
   for (size_t j = 1; k2->b + j < s->nbuckets; j++) {
     size_t b = k->b + j, src = k->b + 1 + (j - 1) % period;
-    if (!same_bucket(s, k2->b + j, b) || in_run(s, k2->b + j) ||
-        in_run(s, b))
+    if (!same_bucket(s, k2->b + j, b) ||
+        !starts_alike(s, k->it, src, k2->b + j,
+                      shift * (double)(1 + (j - 1) / period)))
       break;
     /* The bucket repeated: recorded by every worker (B2 by the time each
-     * worker repeats anything) and sealed (B2 is, being B shifted). */
+     * worker repeats anything), its spans with it, and sealed (B2 is,
+     * being B shifted). */
+    size_t i = (size_t)k->it * s->nbuckets + src;
     if (src != k2->b &&
-        s->recur->ended[(size_t)k->it * s->nbuckets + src] != s->nworkers)
+        (s->recur->ended[i] != s->nworkers || s->recur->folded[i]))
       break;
     if (src == k2->b || sealed(s, k->it, src))
       m = j;
   }
   return m;
-}
-
-/* Every worker has every bucket of IT posted. */
-static bool all_posted(const struct sim *s, int it) {
-  for (int i = 0; i < s->nworkers; i++)
-    if (s->workers[i].posted_it < it)
-      return false;
-  return true;
 }
 
 void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
@@ -273,7 +309,7 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
     return;
   int it = w->recur_it;
   r->wake[w->rank] = sim_now() + ff->period * ff->skip;
-  if (!last || !all_posted(s, it))
+  if (!last)
     return;
   struct recur_ck *k = g_new(struct recur_ck, 1);
   k->it = it;
@@ -298,7 +334,6 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
     }
     if (best.on)
       r->plan = best;
-
   }
   /* Checkpoints of iterations no worker can still be in are dropped:
    * a worker is at most one iteration ahead of another (every exchange
@@ -317,21 +352,47 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
   g_ptr_array_add(r->cks, k);
 }
 
-/* W repeats its record of bucket SRC (its own), from T: returns its end. */
-static double repeat(struct worker *w, size_t src, size_t b, int it,
-                     double t) {
-  struct sim *s = w->sim;
+/* W's spans of bucket SRC (its own record) again, SHIFT later: kept, or
+ * summed once the worker sums them (all then fall inside the wait:
+ * account_sum_from). With COPIES > 1 (a fold): COPIES copies, each
+ * PERIOD after the one before, as trains. */
+static void repeat_spans(struct worker *w, size_t src, double shift,
+                         uint32_t copies, double period) {
   struct recur_end e0 = g_array_index(w->recur_ends, struct recur_end, src - 1),
                    e1 = g_array_index(w->recur_ends, struct recur_end, src);
-  double shift = t - e0.t;
-  for (int st = 0; st < ST_NSTATES; st++)
-    w->acc[st] += e1.acc[st] - e0.acc[st];
   for (guint i = e0.spans; i < e1.spans; i++) {
     struct span sp = g_array_index(w->spans, struct span, i);
     sp.t0 += shift;
     sp.t1 += shift;
-    g_array_append_val(w->spans, sp);
+    if (copies > 1 && sp.copies == 1) {
+      sp.copies = copies;
+      sp.period = period;
+      g_array_append_val(w->spans, sp);
+    } else if (copies > 1) {
+      /* A train already (a leg skipped in the bucket): a train a copy. */
+      for (uint32_t c = 0; c < copies; c++, sp.t0 += period, sp.t1 += period)
+        g_array_append_val(w->spans, sp);
+    } else if (sp.t0 >= w->sum_from) {
+      w->acc[sp.st] += (sp.t1 - sp.t0) * sp.copies;
+    } else {
+      g_array_append_val(w->spans, sp);
+    }
   }
+}
+
+/* W repeats its record of bucket SRC (its own) as bucket B of IT, from T
+ * (its spans too, unless SPANS is false): returns its end. */
+static double repeat(struct worker *w, size_t src, size_t b, int it,
+                     double t, bool spans) {
+  struct sim *s = w->sim;
+  struct recur_end e0 = g_array_index(w->recur_ends, struct recur_end, src - 1),
+                   e1 = g_array_index(w->recur_ends, struct recur_end, src);
+  double shift = t - e0.t;
+  note_slack(w, b, it, t);
+  for (int st = 0; st < ST_NSTATES; st++)
+    w->acc[st] += e1.acc[st] - e0.acc[st];
+  if (spans)
+    repeat_spans(w, src, shift, 1, 0);
   w->wire_bytes += e1.wire - e0.wire;
   for (guint i = e0.routes; i < e1.routes; i++) {
     struct recur_route rt = g_array_index(w->recur_routes, struct recur_route, i);
@@ -353,9 +414,46 @@ size_t recur_skip(struct worker *w, size_t b, int it) {
   if (!r || !r->plan.on || r->plan.it != it || r->plan.b2 != b)
     return 0;
   const struct recur_plan *pl = &r->plan;
+  /* A run of buckets in progress (fastforward.c) is left: its periods
+   * are no longer simulated one after another. */
+  ff_leave(w, &w->bff, FF_LEVEL_BUCKETS);
+  size_t per = pl->period, m = pl->m;
   double now = sim_now(), t = now;
-  for (size_t j = 1; j <= pl->m; j++)
-    t = repeat(w, pl->b + 1 + (j - 1) % pl->period, b + j, it, t);
+  /* More than one period while the worker keeps its spans: each bucket
+   * of the first period gets its source's spans as trains, a copy a
+   * period (spans kept bucket by bucket would grow with the buckets
+   * skipped: Llama-2-7B's 25 MB buckets on 16,384 workers by 4.8 GB);
+   * the buckets' records then do not hold their spans (folded). */
+  bool fold = m > per && !w->direct && now < w->sum_from;
+  double *start = NULL;
+  if (fold) {
+    /* When each of the first two periods' buckets starts. */
+    size_t n = m < 2 * per ? m : 2 * per;
+    start = g_new(double, n + 1);
+    start[0] = now;
+    for (size_t j = 1; j <= n; j++) {
+      size_t src = pl->b + 1 + (j - 1) % per;
+      start[j] = start[j - 1] +
+                 (g_array_index(w->recur_ends, struct recur_end, src).t -
+                  g_array_index(w->recur_ends, struct recur_end, src - 1).t);
+    }
+  }
+  for (size_t j = 1; j <= m; j++) {
+    size_t src = pl->b + 1 + (j - 1) % per;
+    if (fold && j <= per) {
+      /* Copies of bucket j in every period, starting where it does. */
+      uint32_t copies = (uint32_t)((m - j) / per + 1);
+      double period = copies > 1 ? start[j - 1 + per] - start[j - 1] : 0;
+      repeat_spans(w, src,
+                   t - g_array_index(w->recur_ends, struct recur_end,
+                                     src - 1).t,
+                   copies, period);
+    }
+    t = repeat(w, src, b + j, it, t, !fold);
+    if (fold)
+      r->folded[(size_t)it * s->nbuckets + b + j] = true;
+  }
+  g_free(start);
   sg_actor_sleep_for(t - now);
   return pl->m;
 }

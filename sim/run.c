@@ -521,6 +521,7 @@ static void make_workers(struct sim *s, sg_host_t *hosts, bool oracle) {
     w->gpu = sg_mutex_init();
     w->slowdown = p->slowdown ? p->slowdown[i] : 1.0;
     w->spans = g_array_new(FALSE, FALSE, sizeof(struct span));
+    w->sum_from = INFINITY;
     w->cstate = g_new0(void *, s->nbuckets);
     struct wstate *ws = &s->ws[i];
     ws->w = w;

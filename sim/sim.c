@@ -112,7 +112,7 @@ bool sim_uncompressed(const struct sim *s, size_t b) {
 void sim_span(struct worker *w, double t0, double t1, enum state st) {
   if (!w || t1 <= t0)
     return;
-  if (w->direct) {
+  if (w->direct || t0 >= w->sum_from) {
     w->acc[st] += t1 - t0;
   } else {
     struct span sp = {t0, t1, 0, 1, st};

@@ -136,6 +136,10 @@ struct worker {
    * them all), so that memory stays O(1) per worker. */
   bool direct;
   double acc[ST_NSTATES];
+  /* overlap: from SUM_FROM (when compute waits for the exchange; INFINITY
+   * before) every span the communication side logs falls inside the
+   * wait, so it is summed into ACC (ACC0 then) rather than kept. */
+  double sum_from, acc0[ST_NSTATES];
   double wire_bytes;  /* bytes this worker sent */
   double first_send;  /* time of its first send in the iteration, or -1 */
   uint64_t ff_legs;    /* ring legs it entered (fast-forward's keys) */
@@ -153,12 +157,12 @@ struct worker {
    * state at the end of each bucket of the iteration in progress (IT),
    * the bytes each of those buckets put on each route, the latest message
    * it saw complete in the bucket in progress, the ring legs it had
-   * entered at its start, and the last iteration whose buckets its
-   * compute side has all posted. */
+   * entered at its start, and when its backward began (sync: when its
+   * exchange began, every bucket posted). */
   GArray *recur_ends, *recur_routes;
-  double msg_last;
+  double msg_last, backward_t;
   uint64_t legs0;
-  int recur_it, posted_it;
+  int recur_it;
 };
 
 struct bucket {
@@ -534,17 +538,18 @@ void ff_bucket_runs(struct sim *s);
 
 /* ---- fast-forward by recurrence (recur.c) --------------------------------
  * When every worker sleeps through the skipped steps of one ring leg over
- * all workers and the whole iteration is posted, the run's state is the
- * workers' wake times: a checkpoint. A checkpoint that is an earlier one
- * shifted (the same exchange, the same leg, every wake time moved by the
- * same amount) repeats what followed it, bucket for bucket, for as long
- * as the buckets that follow are the same exchanges: those buckets are
- * skipped, each worker repeating its own records of them (recur.c). */
+ * all workers, the run's state is the workers' wake times and when their
+ * backward posts the buckets left: a checkpoint. A checkpoint that is an
+ * earlier one shifted (the same exchange, the same leg, every wake time
+ * moved by the same amount) repeats what followed it, bucket for bucket,
+ * for as long as the buckets that follow are the same exchanges and begin
+ * alike: those buckets are skipped, each worker repeating its own records
+ * of them (recur.c). */
 struct recur;
 /* S's state for it, when it applies (after the workers are set up). */
 void recur_init(struct sim *s);
-/* W's compute side has posted every bucket of iteration IT. */
-void recur_posted(struct worker *w, int it);
+/* W's compute side begins backward now (sync: every bucket posted). */
+void recur_backward(struct worker *w);
 /* W starts bucket B of iteration IT; has ended it (both simulated). */
 void recur_begin(struct worker *w, size_t b, int it);
 void recur_end(struct worker *w, size_t b, int it);
@@ -702,6 +707,9 @@ void payload_release(struct sim *s, int it);
  * states into R; the uncovered rest is idle. */
 void account_attribute(struct worker *w, double a, double b,
                        struct iter_rec *r);
+/* W's compute side waits for the exchange from now to its end (overlap):
+ * the spans logged from now on are summed, not kept (struct worker). */
+void account_sum_from(struct worker *w);
 /* Drop W's spans that ended before T. */
 void account_prune(struct worker *w, double t);
 /* S counts the bytes each link carries (links.csv), in place of

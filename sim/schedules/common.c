@@ -165,7 +165,7 @@ void schedule_exchange_all(struct wstate *ws, int it) {
   struct worker *w = ws->w;
   w->first_send = -1;
   w->wire_bytes = 0;
-  recur_posted(w, it);
+  recur_backward(w);
   size_t n = w->sim->nbuckets;
   for (size_t b = 0; b < n;)
     b += exchange_next(ws, b, it, n);

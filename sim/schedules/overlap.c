@@ -36,6 +36,7 @@ static void backward(struct wstate *ws, int it, bool send, double share,
   const struct sim *s = ws->w->sim;
   const struct model *m = s->model;
   size_t next = 0, produced = 0; /* buckets posted; tensors produced */
+  recur_backward(ws->w);
   for (size_t l = m->nlayers; l-- > 0;) {
     schedule_compute(ws, share * m->layers[l].backward_s, r);
     size_t done = complete_after(s, l, next, &produced);
@@ -44,8 +45,6 @@ static void backward(struct wstate *ws, int it, bool send, double share,
   }
   while (send && next < s->nbuckets)
     schedule_post(ws, it, next++);
-  if (send)
-    recur_posted(ws->w, it);
 }
 
 static void overlap_gaps(const struct sim *s, double *gap) {
@@ -76,6 +75,7 @@ static void overlap_worker(struct wstate *ws) {
     bool send = schedule_exchanges(s, it);
     backward(ws, it, send, 1 / a, r);
     if (send) {
+      account_sum_from(w);
       schedule_wait_done(ws, r);
     } else {
       payload_accumulate(ws, it);
