@@ -206,8 +206,9 @@ void schedule_comm_actor(int argc, char **argv) {
       size_t posted = j->bucket + 1 + g_queue_get_length(ws->jobs);
       size_t done = exchange_next(ws, j->bucket, j->iteration,
                                   posted < last + 1 ? posted : last + 1);
-      /* The jobs of the buckets skipped, all posted (bucket_ff,
-       * recur_skip). */
+      /* The jobs of the buckets skipped: posted (bucket_ff), or posted
+       * by the time the skip ended (recur_skip: each skipped bucket began
+       * no earlier than its post). */
       for (size_t k = 1; k < done; k++) {
         sg_sem_acquire(ws->job_sem);
         struct job *skipped = g_queue_pop_head(ws->jobs);

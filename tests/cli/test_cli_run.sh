@@ -781,6 +781,10 @@ bad "non-numeric bandwidth" "rate" run small.ini --out never \
   --set platform.bandwidth=fast
 bad "negative latency" "time" run small.ini --out never \
   --set platform.latency=-1us
+bad "timing precision of zero" "1e-15 (seconds) to 1us" run small.ini \
+  --out never --set platform.timing_precision=0
+bad "timing precision of a millisecond" "1e-15 (seconds) to 1us" run \
+  small.ini --out never --set platform.timing_precision=1ms
 bad "zero iterations" "iterations" run small.ini --out never \
   --set training.iterations=0
 bad "non-numeric iterations" "iterations" run small.ini --out never \
