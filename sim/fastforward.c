@@ -254,17 +254,21 @@ static bool no_stragglers(const struct sim *s) {
   return true;
 }
 
-void ff_bucket_runs(struct sim *s) {
-  s->nff_runs = 0;
+bool ff_buckets_allowed(const struct sim *s) {
   /* Stragglers: a slow worker still ends a bucket while the others,
    * simulated, would already send the next one's first (eager) messages
    * over its links; a skip from the next bucket on leaves those out, and
    * moved the slow worker's end by 3e-11 s (an inceptionn ring with fp16
    * messages, a worker 1.5x slower), 1e-8 of its comm_s. Ring steps keep
    * to their neighbours' pace and showed no such difference. */
-  if (!s->ff_ok || s->naggr || s->coll->aggregators ||
-      s->coll->bucket_state || !no_stragglers(s) ||
-      (s->codec && s->p->placement != PLACE_CPU))
+  return s->ff_ok && !s->naggr && !s->coll->aggregators &&
+         !s->coll->bucket_state && no_stragglers(s) &&
+         !(s->codec && s->p->placement != PLACE_CPU);
+}
+
+void ff_bucket_runs(struct sim *s) {
+  s->nff_runs = 0;
+  if (!ff_buckets_allowed(s))
     return;
   GArray *runs = g_array_new(FALSE, FALSE, sizeof(struct ff_run));
   for (size_t b = 0; b < s->nbuckets;) {

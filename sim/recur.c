@@ -107,23 +107,13 @@ double recur_bucket_bytes(void) {
                         2 * sizeof(struct recur_route) + 2 * sizeof(double));
 }
 
-/* Every worker as fast as the others (no [training] stragglers). */
-static bool no_stragglers(const struct sim *s) {
-  for (int i = 0; s->p->slowdown && i < s->nworkers; i++)
-    if (s->p->slowdown[i] != 1.0)
-      return false;
-  return true;
-}
-
 void recur_init(struct sim *s) {
-  /* As for runs of buckets (fastforward.c, ff_bucket_runs): a slow
-   * worker's tail, aggregators and per-bucket state are outside the
-   * state compared; the trace would need the skipped intervals; a linear
-   * codec's factors follow its tensors' shapes, which the buckets
-   * compared do not. */
-  if (!s->ff_ok || s->naggr || s->coll->aggregators ||
-      s->coll->bucket_state || s->linear || !no_stragglers(s) || s->trace ||
-      (s->codec && s->p->placement != PLACE_CPU) ||
+  /* Where runs of buckets apply (a slow worker's tail, aggregators and
+   * per-bucket state are outside the state compared), without the trace
+   * (it would need the skipped intervals), a linear codec (its factors
+   * follow its tensors' shapes, which the buckets compared do not), or a
+   * schedule whose posts are not known. */
+  if (!ff_buckets_allowed(s) || s->linear || s->trace ||
       (s->schedule->comm_actor && !s->schedule->post_gaps))
     return;
   struct recur *r = g_new0(struct recur, 1);

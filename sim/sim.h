@@ -531,9 +531,11 @@ struct ff_run {
    * no communication actor. */
   double compute_period;
 };
-/* S's runs (S->ff_runs) when bucket fast-forward applies to the run:
- * fast-forward allowed, no aggregators, a collective without state of
- * its own per bucket, no codec off the CPU, no stragglers. */
+/* Whether whole buckets may be skipped in S's run (runs of buckets and
+ * recurrence): fast-forward allowed, no aggregators, a collective without
+ * state of its own per bucket, no codec off the CPU, no stragglers. */
+bool ff_buckets_allowed(const struct sim *s);
+/* S's runs (S->ff_runs) when ff_buckets_allowed(). */
 void ff_bucket_runs(struct sim *s);
 
 /* ---- fast-forward by recurrence (recur.c) --------------------------------

@@ -298,6 +298,26 @@ ff_differences() {
 same_links() {
   cmp -s <(cut -d, -f1-3 "$1/links.csv") <(cut -d, -f1-3 "$2/links.csv")
 }
+# Runs INI into ON and, with fast_forward = off, into OFF (N points, LABEL
+# in the messages): status 0 when both ran.
+ff_runs() {
+  local label=$1 ini=$2 on=$3 off=$4 n=$5
+  run_ok "$label, fast-forward on ($n points)" run "$ini" --out "$on" \
+    --quiet &&
+    run_ok "$label, fast-forward off ($n points)" run "$ini" \
+      --set exchange.fast_forward=off --out "$off" --quiet
+}
+# LABEL (ON, fast-forwarded) gives the simulated times and bytes of OFF
+# (to 1e-9; EXTRA: more differences found, as items) and links.csv's bytes
+# exactly, over N points.
+check_ff_equal() {
+  local label=$1 on=$2 off=$3 n=$4 extra=${5:-} bad
+  bad="$(ff_differences "$on" "$off" "$n")$extra"
+  check "$label gives the simulated times and bytes (to 1e-9)" \
+    "$(isempty "$bad")" "$bad"
+  check "$label gives every link's bytes exactly" \
+    "$(same_links "$on" "$off"; echo $?)"
+}
 # The points (0-based, " K" items) of the N in DIR whose COLUMN is 0
 # (WHICH = zero) or is not (WHICH = nonzero).
 points_where() {
@@ -309,15 +329,12 @@ points_where() {
   done
   printf '%s' "$out"
 }
-if run_ok "fast-forward on (32 points)" run ffw.ini --out f1 --quiet &&
-  run_ok "fast-forward off (32 points)" run ffw.ini \
-    --set exchange.fast_forward=off --out f2 --quiet; then
+if ff_runs "steps and iterations" ffw.ini f1 f2 32; then
   ffs=0 ffi=0
   for i in $(seq 1 32); do
     ffs=$((ffs + $(csv_get f1/runs.csv "$i" fast_forwarded_steps)))
     ffi=$((ffi + $(csv_get f1/runs.csv "$i" fast_forwarded_iterations)))
   done
-  bad=$(ff_differences f1 f2 32)
   check "fast-forward skipped ring steps ($ffs) and iterations ($ffi)" \
     "$([ "$ffs" -gt 0 ] && [ "$ffi" -gt 0 ]; echo $?)"
   ffoff=0
@@ -326,10 +343,7 @@ if run_ok "fast-forward on (32 points)" run ffw.ini --out f1 --quiet &&
       $(csv_get f2/runs.csv "$i" fast_forwarded_iterations)))
   done
   check "fast_forward = off skips none" "$([ "$ffoff" -eq 0 ]; echo $?)"
-  check "fast-forward gives the simulated times and bytes (to 1e-9)" \
-    "$(isempty "$bad")" "$bad"
-  check "fast-forward gives every link's bytes (links.csv) exactly" \
-    "$(same_links f1 f2; echo $?)"
+  check_ff_equal "fast-forward" f1 f2 32
 fi
 # Rings of fewer than all workers, many at once (hierarchical's group and
 # masters' rings, nccl-rail's machine and rail rings) are simulated step by
@@ -359,17 +373,11 @@ payload = none
 mode = sync, overlap
 iterations = 2
 EOF
-if run_ok "rings of groups, fast-forward on (24 points)" run ffg.ini --out fg1 --quiet &&
-  run_ok "rings of groups, fast-forward off (24 points)" run ffg.ini \
-    --set exchange.fast_forward=off --out fg2 --quiet; then
-  bad=$(ff_differences fg1 fg2 24)
+if ff_runs "rings of groups" ffg.ini fg1 fg2 24; then
   skipped=$(points_where fg1 24 fast_forwarded_steps nonzero)
   check "rings of groups skip no step" "$(isempty "$skipped")" \
     "skipped in:$skipped"
-  check "rings of groups: the simulated times and bytes of fast_forward = off (to 1e-9)" \
-    "$(isempty "$bad")" "$bad"
-  check "rings of groups: every link's bytes of fast_forward = off" \
-    "$(same_links fg1 fg2; echo $?)"
+  check_ff_equal "rings of groups" fg1 fg2 24
 fi
 # Bucket fast-forward: 40 identical tensors, a bucket each, are a run of
 # 40 one-bucket periods; skipped once periodic, with little compute
@@ -395,18 +403,12 @@ payload = none
 mode = sync, overlap
 iterations = 3
 EOF
-if run_ok "bucket fast-forward on (16 points)" run ffb.ini --out fb1 --quiet &&
-  run_ok "bucket fast-forward off (16 points)" run ffb.ini \
-    --set exchange.fast_forward=off --out fb2 --quiet; then
-  bad=$(ff_differences fb1 fb2 16)
+if ff_runs "bucket fast-forward" ffb.ini fb1 fb2 16; then
   none=$(points_where fb1 16 fast_forwarded_buckets zero)
   off=$(points_where fb2 16 fast_forwarded_buckets nonzero)
-  [ -z "$off" ] || bad+=" points$off skipped buckets with fast_forward = off;"
   check "every point skipped buckets" "$(isempty "$none")" "none in:$none"
-  check "bucket fast-forward gives the simulated times and bytes (to 1e-9)" \
-    "$(isempty "$bad")" "$bad"
-  check "bucket fast-forward gives every link's bytes exactly" \
-    "$(same_links fb1 fb2; echo $?)"
+  check_ff_equal "bucket fast-forward" fb1 fb2 16 \
+    "${off:+ points$off skipped buckets with fast_forward = off;}"
 fi
 # Fast-forward by recurrence (sim/recur.c): ResNet-50's repeated tensors
 # on 32 workers of an oversubscribed fat tree, three ring collectives,
@@ -435,17 +437,11 @@ payload = none
 mode = sync, overlap
 iterations = 2
 EOF
-if run_ok "recurrence on (12 points)" run ffr.ini --out fr1 --quiet &&
-  run_ok "recurrence off (12 points)" run ffr.ini \
-    --set exchange.fast_forward=off --out fr2 --quiet; then
-  bad=$(ff_differences fr1 fr2 12)
+if ff_runs "recurrence" ffr.ini fr1 fr2 12; then
   none=$(points_where fr1 12 fast_forwarded_buckets zero)
   check "recurrence: every point skipped buckets" "$(isempty "$none")" \
     "none in:$none"
-  check "recurrence gives the simulated times and bytes (to 1e-9)" \
-    "$(isempty "$bad")" "$bad"
-  check "recurrence gives every link's bytes exactly" \
-    "$(same_links fr1 fr2; echo $?)"
+  check_ff_equal "recurrence" fr1 fr2 12
 fi
 # With a straggler the others' next bucket would share its links: no skip.
 if run_ok "bucket fast-forward with a straggler" run ffb.ini \
