@@ -33,7 +33,8 @@
  * worker, at its end of B2, then repeats its own records of the buckets
  * repeated (their time, summed or listed spans, wire bytes and routes'
  * bytes), shifted to follow one another, and sleeps as long; the buckets
- * it repeats are recorded in turn, so that they can be repeated later.
+ * it repeats are recorded in turn, so that they can be repeated later
+ * (unless their spans went into trains: recur_skip).
  *
  * Periodic runs of buckets (fastforward.c) may be in progress: until a
  * run skips, its votes change nothing simulated, so the buckets repeated
