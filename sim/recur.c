@@ -2,7 +2,8 @@
  * README's "Fast-forward" states the conditions).
  *
  * When every worker sleeps through the skipped steps of the same ring
- * leg over all workers (fastforward.c), nothing is in flight: each
+ * leg over all workers (fastforward.c; the last has entered the skip and
+ * none has woken from it yet), nothing is in flight: each
  * member entered the skip after receiving its message of the step
  * before, and no later step's message is sent. From then on the run is a
  * function of when each worker wakes, of when each one's backward posts
@@ -302,14 +303,19 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
   r->wake[w->rank] = sim_now() + ff->period * ff->skip;
   if (!last)
     return;
+  /* Every member asleep now: none woke before the last one entered (a
+   * skip of fewer steps than the farthest member was ahead). */
+  double base = INFINITY;
+  for (int i = 0; i < s->nworkers; i++)
+    base = fmin(base, r->wake[i]);
+  if (!(base > sim_now()))
+    return;
   struct recur_ck *k = g_new(struct recur_ck, 1);
   k->it = it;
   k->b = b;
   k->leg = w->ff_legs - w->legs0;
   k->d = ff->period;
-  k->base = INFINITY;
-  for (int i = 0; i < s->nworkers; i++)
-    k->base = fmin(k->base, r->wake[i]);
+  k->base = base;
   k->off = g_new(double, s->nworkers);
   for (int i = 0; i < s->nworkers; i++)
     k->off[i] = r->wake[i] - k->base;
