@@ -45,7 +45,9 @@
 #include "sim.h"
 
 #include <simgrid/actor.h>
+#include <xbt/asserts.h>
 
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -57,6 +59,19 @@ struct recur_end {
   double last_msg; /* -INFINITY: no message */
   uint64_t ff_steps;
   guint spans, routes; /* lengths of the worker's spans and routes then */
+};
+
+/* A worker's record of a ring leg over all workers, the LEG-th of bucket
+ * B: its state when it entered (0) and left it (1), its routes' bytes
+ * [ROUTES0, ROUTES1) of recur_leg_routes (FROM: recur_routes' length at
+ * its entry, while it is open), and its bucket's last message then. */
+struct recur_leg {
+  size_t b;
+  uint64_t leg;
+  double t0, t1, wire0, wire1, last_msg;
+  double acc0[ST_NSTATES], acc1[ST_NSTATES];
+  uint64_t ff_steps0, ff_steps1;
+  guint spans0, spans1, routes0, routes1, from;
 };
 
 /* Bytes to one route, consolidated per bucket. */
@@ -83,6 +98,14 @@ struct recur_plan {
   size_t b2, b, period, m;
 };
 
+/* A leg repeated: the LEG-th of bucket B2 of IT repeats that of B. */
+struct recur_legplan {
+  bool on;
+  int it;
+  size_t b2, b;
+  uint64_t leg;
+};
+
 struct recur {
   GPtrArray *cks;  /* struct recur_ck, in order */
   double *wake;    /* [rank]: when it wakes from the leg in progress */
@@ -100,6 +123,7 @@ struct recur {
   /* [b]: when backward posts bucket b, from its start (0 in sync). */
   double *post;
   struct recur_plan plan;
+  struct recur_legplan legplan;
 };
 
 double recur_bucket_bytes(void) {
@@ -142,6 +166,9 @@ void recur_init(struct sim *s) {
     struct worker *w = &s->workers[i];
     w->recur_ends = g_array_new(FALSE, FALSE, sizeof(struct recur_end));
     w->recur_routes = g_array_new(FALSE, FALSE, sizeof(struct recur_route));
+    w->recur_legs = g_array_new(FALSE, FALSE, sizeof(struct recur_leg));
+    w->recur_leg_routes =
+        g_array_new(FALSE, FALSE, sizeof(struct recur_route));
   }
 }
 
@@ -171,6 +198,8 @@ void recur_begin(struct worker *w, size_t b, int it) {
   if (b == 0) {
     g_array_set_size(w->recur_ends, 0);
     g_array_set_size(w->recur_routes, 0);
+    g_array_set_size(w->recur_legs, 0);
+    g_array_set_size(w->recur_leg_routes, 0);
   }
   /* Buckets a run skipped: not recorded (never repeated: not every
    * worker's), their routes and spans left before the next one's. */
@@ -192,9 +221,8 @@ static gint cmp_route(gconstpointer a, gconstpointer b) {
   return (x > y) - (x < y);
 }
 
-/* The routes W's bucket added since FROM, one entry a route. */
-static guint consolidate(struct worker *w, guint from) {
-  GArray *a = w->recur_routes;
+/* The routes of A from FROM, one entry a route: A's new length. */
+static guint consolidate(GArray *a, guint from) {
   guint n = a->len;
   if (n - from > 1)
     qsort(&g_array_index(a, struct recur_route, from), n - from,
@@ -221,7 +249,7 @@ static void record_end(struct worker *w, size_t b, int it, double t,
                  : 0;
   struct recur_end e = {.t = t, .wire = w->wire_bytes, .last_msg = last,
                         .ff_steps = s->ff_steps, .spans = w->spans->len,
-                        .routes = consolidate(w, from)};
+                        .routes = consolidate(w->recur_routes, from)};
   memcpy(e.acc, w->acc, sizeof e.acc);
   g_array_append_val(w->recur_ends, e);
   size_t i = (size_t)it * s->nbuckets + b;
@@ -261,17 +289,27 @@ static bool starts_alike(const struct sim *s, int it, size_t src, size_t x2,
          (r->post[src] <= slack && r->post[x2] - shift <= slack);
 }
 
+/* Checkpoint K2 is the earlier K shifted: the same iteration, exchange
+ * and leg, every worker's wake time moved by the same amount (to 1e-9 of
+ * the leg's step). */
+static bool same_state(const struct sim *s, const struct recur_ck *k,
+                       const struct recur_ck *k2) {
+  if (k->it != k2->it || k->b >= k2->b || k->leg != k2->leg ||
+      !same_bucket(s, k->b, k2->b))
+    return false;
+  double tol = 1e-9 * fmax(k->d, k2->d);
+  for (int i = 0; i < s->nworkers; i++)
+    if (!(fabs(k->off[i] - k2->off[i]) <= tol))
+      return false;
+  return true;
+}
+
 /* The buckets after checkpoint K2's that repeat those after K's (0: none
  * can be skipped). */
 static size_t skippable(const struct sim *s, const struct recur_ck *k,
                         const struct recur_ck *k2) {
-  if (k->it != k2->it || k->b >= k2->b || k->leg != k2->leg ||
-      !same_bucket(s, k->b, k2->b) || !sealed(s, k->it, k->b))
+  if (!same_state(s, k, k2) || !sealed(s, k->it, k->b))
     return 0;
-  double tol = 1e-9 * fmax(k->d, k2->d);
-  for (int i = 0; i < s->nworkers; i++)
-    if (!(fabs(k->off[i] - k2->off[i]) <= tol))
-      return 0;
   size_t period = k2->b - k->b, m = 0;
   double shift = k2->base - k->base;
   for (size_t j = 1; k2->b + j < s->nbuckets; j++) {
@@ -291,6 +329,50 @@ static size_t skippable(const struct sim *s, const struct recur_ck *k,
       m = j;
   }
   return m;
+}
+
+/* The earlier checkpoint that skips the most buckets after K's (the
+ * first of those that skip as many), unless K's bucket has its skip. */
+static void plan_at(struct sim *s, const struct recur_ck *k) {
+  struct recur *r = s->recur;
+  if (r->plan.on && r->plan.it == k->it && r->plan.b2 == k->b)
+    return;
+  struct recur_plan best = {0};
+  for (guint i = 0; i < r->cks->len; i++) {
+    const struct recur_ck *e = g_ptr_array_index(r->cks, i);
+    size_t m = skippable(s, e, k);
+    if (m > best.m)
+      best = (struct recur_plan){true, k->it, k->b, e->b, k->b - e->b, m};
+  }
+  if (best.on)
+    r->plan = best;
+}
+
+/* At checkpoint K (its bucket's LEG-th leg): when an earlier one is the
+ * same state and its bucket's next leg had a checkpoint too, this
+ * bucket's next leg repeats that one (recur_leg_begin); its checkpoint
+ * is that one shifted, returned. */
+static struct recur_ck *next_leg(struct sim *s, const struct recur_ck *k) {
+  struct recur *r = s->recur;
+  for (guint i = 0; i < r->cks->len; i++) {
+    const struct recur_ck *e = g_ptr_array_index(r->cks, i);
+    if (!same_state(s, e, k))
+      continue;
+    for (guint j = 0; j < r->cks->len; j++) {
+      const struct recur_ck *e2 = g_ptr_array_index(r->cks, j);
+      if (e2->it != e->it || e2->b != e->b || e2->leg != e->leg + 1)
+        continue;
+      r->legplan = (struct recur_legplan){true, k->it, k->b, e->b,
+                                          k->leg + 1};
+      struct recur_ck *n = g_new(struct recur_ck, 1);
+      *n = *e2;
+      n->b = k->b;
+      n->base = e2->base + (k->base - e->base);
+      n->off = g_memdup2(e2->off, (gsize)s->nworkers * sizeof(double));
+      return n;
+    }
+  }
+  return NULL;
 }
 
 void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
@@ -319,19 +401,8 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
   k->off = g_new(double, s->nworkers);
   for (int i = 0; i < s->nworkers; i++)
     k->off[i] = r->wake[i] - k->base;
-  /* The earlier checkpoint that skips the most buckets (the first of
-   * those that skip as many). */
-  if (!(r->plan.on && r->plan.it == it && r->plan.b2 == b)) {
-    struct recur_plan best = {0};
-    for (guint i = 0; i < r->cks->len; i++) {
-      const struct recur_ck *e = g_ptr_array_index(r->cks, i);
-      size_t m = skippable(s, e, k);
-      if (m > best.m)
-        best = (struct recur_plan){true, it, b, e->b, b - e->b, m};
-    }
-    if (best.on)
-      r->plan = best;
-  }
+  plan_at(s, k);
+  struct recur_ck *next = next_leg(s, k);
   /* Checkpoints of iterations no worker can still be in are dropped:
    * a worker is at most one iteration ahead of another (every exchange
    * needs all of them). */
@@ -347,17 +418,19 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
   }
   g_ptr_array_set_size(r->cks, keep);
   g_ptr_array_add(r->cks, k);
+  if (next) {
+    plan_at(s, next);
+    g_ptr_array_add(r->cks, next);
+  }
 }
 
-/* W's spans of bucket SRC (its own record) again, SHIFT later: kept, or
+/* W's spans [FROM, TO) again, SHIFT later: kept, or
  * summed once the worker sums them (all then fall inside the wait:
  * account_sum_from). With COPIES > 1 (a fold): COPIES copies, each
  * PERIOD after the one before, as trains. */
-static void repeat_spans(struct worker *w, size_t src, double shift,
-                         uint32_t copies, double period) {
-  struct recur_end e0 = g_array_index(w->recur_ends, struct recur_end, src - 1),
-                   e1 = g_array_index(w->recur_ends, struct recur_end, src);
-  for (guint i = e0.spans; i < e1.spans; i++) {
+static void repeat_spans(struct worker *w, guint from, guint to,
+                         double shift, uint32_t copies, double period) {
+  for (guint i = from; i < to; i++) {
     struct span sp = g_array_index(w->spans, struct span, i);
     sp.t0 += shift;
     sp.t1 += shift;
@@ -389,7 +462,7 @@ static double repeat(struct worker *w, size_t src, size_t b, int it,
   for (int st = 0; st < ST_NSTATES; st++)
     w->acc[st] += e1.acc[st] - e0.acc[st];
   if (spans)
-    repeat_spans(w, src, shift, 1, 0);
+    repeat_spans(w, e0.spans, e1.spans, shift, 1, 0);
   w->wire_bytes += e1.wire - e0.wire;
   for (guint i = e0.routes; i < e1.routes; i++) {
     struct recur_route rt = g_array_index(w->recur_routes, struct recur_route, i);
@@ -441,10 +514,11 @@ size_t recur_skip(struct worker *w, size_t b, int it) {
       /* Copies of bucket j in every period, starting where it does. */
       uint32_t copies = (uint32_t)((m - j) / per + 1);
       double period = copies > 1 ? start[j - 1 + per] - start[j - 1] : 0;
-      repeat_spans(w, src,
-                   t - g_array_index(w->recur_ends, struct recur_end,
-                                     src - 1).t,
-                   copies, period);
+      struct recur_end e0 =
+          g_array_index(w->recur_ends, struct recur_end, src - 1);
+      repeat_spans(w, e0.spans,
+                   g_array_index(w->recur_ends, struct recur_end, src).spans,
+                   t - e0.t, copies, period);
     }
     t = repeat(w, src, b + j, it, t, !fold);
     if (fold)
@@ -453,4 +527,94 @@ size_t recur_skip(struct worker *w, size_t b, int it) {
   g_free(start);
   sg_actor_sleep_for(t - now);
   return pl->m;
+}
+
+/* ---- legs ---------------------------------------------------------------- */
+
+/* W's state into G's entry (0) or exit (1) side. */
+static void leg_state(struct worker *w, struct recur_leg *g, bool exit) {
+  double now = sim_now();
+  if (exit) {
+    g->t1 = now;
+    g->wire1 = w->wire_bytes;
+    g->ff_steps1 = w->sim->ff_steps;
+    g->spans1 = w->spans->len;
+    g->last_msg = w->msg_last;
+    memcpy(g->acc1, w->acc, sizeof g->acc1);
+  } else {
+    g->t0 = now;
+    g->wire0 = w->wire_bytes;
+    g->ff_steps0 = w->sim->ff_steps;
+    g->spans0 = w->spans->len;
+    g->from = w->recur_routes->len;
+    memcpy(g->acc0, w->acc, sizeof g->acc0);
+  }
+}
+
+/* W repeats its record SRC of an earlier leg as the LEG-th of bucket B. */
+static void repeat_leg(struct worker *w, struct recur_leg src, size_t b,
+                       uint64_t leg) {
+  struct sim *s = w->sim;
+  struct recur_leg g = {.b = b, .leg = leg};
+  leg_state(w, &g, false);
+  double shift = g.t0 - src.t0;
+  for (int st = 0; st < ST_NSTATES; st++)
+    w->acc[st] += src.acc1[st] - src.acc0[st];
+  repeat_spans(w, src.spans0, src.spans1, shift, 1, 0);
+  w->wire_bytes += src.wire1 - src.wire0;
+  g.routes0 = w->recur_leg_routes->len;
+  for (guint i = src.routes0; i < src.routes1; i++) {
+    struct recur_route rt =
+        g_array_index(w->recur_leg_routes, struct recur_route, i);
+    account_link_bytes(s, w, (int)(GPOINTER_TO_SIZE(rt.key) >> 32),
+                       (int)(guint32)GPOINTER_TO_SIZE(rt.key), rt.bytes);
+    g_array_append_val(w->recur_leg_routes, rt);
+  }
+  g.routes1 = w->recur_leg_routes->len;
+  if (w->rank == 0)
+    s->ff_steps += src.ff_steps1 - src.ff_steps0;
+  w->msg_last = fmax(w->msg_last, src.last_msg + shift);
+  sg_actor_sleep_for(src.t1 + shift - g.t0);
+  leg_state(w, &g, true);
+  g_array_append_val(w->recur_legs, g);
+}
+
+bool recur_leg_begin(struct worker *w, size_t b) {
+  const struct recur *r = w->sim->recur;
+  if (!r)
+    return false;
+  uint64_t leg = w->ff_legs - w->legs0;
+  const struct recur_legplan *lp = &r->legplan;
+  if (lp->on && lp->it == w->recur_it && lp->b2 == b && lp->leg == leg) {
+    /* Every worker left that leg, recorded, before this bucket. */
+    for (guint i = w->recur_legs->len; i-- > 0;) {
+      struct recur_leg src = g_array_index(w->recur_legs, struct recur_leg, i);
+      if (src.b == lp->b && src.leg == leg) {
+        repeat_leg(w, src, b, leg);
+        return true;
+      }
+    }
+    xbt_die("recurrence: worker %d has no record of leg %" PRIu64
+            " of bucket %zu", w->rank, leg, lp->b);
+  }
+  struct recur_leg g = {.b = b, .leg = leg};
+  leg_state(w, &g, false);
+  g_array_append_val(w->recur_legs, g);
+  w->leg_open = true;
+  return false;
+}
+
+void recur_leg_end(struct worker *w) {
+  if (!w->leg_open)
+    return;
+  w->leg_open = false;
+  struct recur_leg *g =
+      &g_array_index(w->recur_legs, struct recur_leg, w->recur_legs->len - 1);
+  leg_state(w, g, true);
+  /* Its routes, from the bucket's list (consolidated only at its end). */
+  g->routes0 = w->recur_leg_routes->len;
+  for (guint i = g->from; i < w->recur_routes->len; i++)
+    g_array_append_val(w->recur_leg_routes,
+                       g_array_index(w->recur_routes, struct recur_route, i));
+  g->routes1 = consolidate(w->recur_leg_routes, g->routes0);
 }

@@ -160,6 +160,10 @@ struct worker {
    * entered at its start, and when its backward began (sync: when its
    * exchange began, every bucket posted). */
   GArray *recur_ends, *recur_routes;
+  /* The same per ring leg over all workers (recur.c, struct recur_leg),
+   * the bytes each put on each route, and whether one is open. */
+  GArray *recur_legs, *recur_leg_routes;
+  bool leg_open;
   double msg_last, backward_t;
   uint64_t legs0;
   int recur_it;
@@ -564,6 +568,12 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *cur,
 size_t recur_skip(struct worker *w, size_t b, int it);
 /* W's message put BYTES on the route KEY (sim_pair_key). */
 void recur_route(struct worker *w, gpointer key, double bytes);
+/* W enters a ring leg over all workers in bucket B (its ff_legs counted
+ * already): true when the leg was repeated from an earlier one instead
+ * (the caller returns at once); else it is recorded until
+ * recur_leg_end(). */
+bool recur_leg_begin(struct worker *w, size_t b);
+void recur_leg_end(struct worker *w);
 /* Bytes its records take per bucket and worker, at most (the estimate). */
 double recur_bucket_bytes(void);
 

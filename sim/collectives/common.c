@@ -11,7 +11,7 @@
  * schedule: see run.c), moves the same bytes between the same neighbours
  * in every step with nothing else in flight; once its steps are
  * periodic, the rest are skipped. */
-static void ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
+static bool ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
                          const struct ring_chan *ch, int nc) {
   bool eligible = c->sim->ff_ok && c->w && g == c->sim->nworkers;
   for (int k = 0; k < nc && eligible; k++)
@@ -20,7 +20,13 @@ static void ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
   /* Only eligible legs are counted: every worker enters the same ones in
    * the same order, so that their counts name the same leg. */
   uint64_t key = eligible ? FF_KEY_LEGS + ++c->w->ff_legs : 0;
+  /* The whole leg repeated from an earlier one (recur.c). */
+  if (eligible && recur_leg_begin(c->w, c->bucket)) {
+    ff->on = false;
+    return true;
+  }
   ff_join(c->sim, ff, key, g, g - 1, eligible);
+  return false;
 }
 
 /* Skip FF->skip steps shaped like the last simulated one: its
@@ -68,7 +74,8 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
                           int nc, int g) {
   struct ff_cursor ff;
   struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
-  ff_ring_join(c, &ff, g, ch, nc);
+  if (ff_ring_join(c, &ff, g, ch, nc))
+    return;
   for (int s = 1; s < g; s++) {
     if (ff_ring_step(c, &ff, s))
       break;
@@ -93,6 +100,7 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
     sim_reduce(c->w, c->sim, summed);
   }
   ff_leave(c->w, &ff, FF_LEVEL_STEP);
+  recur_leg_end(c->w);
 }
 
 void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
@@ -101,7 +109,8 @@ void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
   struct msg *carry[RING_CHANNELS_MAX] = {NULL};
   struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
   struct ff_cursor ff;
-  ff_ring_join(c, &ff, g, ch, nc);
+  if (ff_ring_join(c, &ff, g, ch, nc))
+    return;
   for (int s = g; s <= 2 * g - 2; s++) {
     if (ff_ring_step(c, &ff, s - g + 1))
       break;
@@ -133,6 +142,7 @@ void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
   for (int k = 0; k < nc; k++)
     msg_free(carry[k]);
   ff_leave(c->w, &ff, FF_LEVEL_STEP);
+  recur_leg_end(c->w);
 }
 
 /* One ring over GROUP (ME my index): its channel. */
