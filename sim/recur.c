@@ -37,6 +37,14 @@
  * it repeats are recorded in turn, so that they can be repeated later
  * (unless their spans went into trains: recur_skip).
  *
+ * Within a bucket, the same holds leg by leg: at a checkpoint that is an
+ * earlier one shifted, the bucket's next ring leg over all workers
+ * repeats the earlier bucket's next leg, when that leg ended at a
+ * checkpoint too (its members all asleep, nothing in flight): each worker
+ * replays its own record of it from its entry (recur_leg_begin), and the
+ * leg's checkpoint is the earlier one shifted. That skips the allgather
+ * of a ring whose size came before but not with the same sizes after it.
+ *
  * Periodic runs of buckets (fastforward.c) may be in progress: until a
  * run skips, its votes change nothing simulated, so the buckets repeated
  * (all simulated, or repeated in turn: recorded by every worker) are what
