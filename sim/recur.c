@@ -135,10 +135,12 @@ struct recur {
 };
 
 double recur_bucket_bytes(void) {
-  /* A worker's end of a bucket, a route or two, two checkpoints' wake
-   * times; twice that, as GLib's arrays grow by doubling. */
+  /* A worker's end of a bucket and of its two ring legs, a route or two
+   * for each, two checkpoints' wake times; twice that, as GLib's arrays
+   * grow by doubling. */
   return 2.0 * (double)(sizeof(struct recur_end) +
-                        2 * sizeof(struct recur_route) + 2 * sizeof(double));
+                        2 * sizeof(struct recur_leg) +
+                        4 * sizeof(struct recur_route) + 2 * sizeof(double));
 }
 
 void recur_init(struct sim *s) {
