@@ -138,7 +138,11 @@ static void add_bytes(GHashTable *t, gpointer key, double bytes) {
  * route costs more than the message's own bookkeeping. */
 void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
                         double bytes) {
-  gpointer key = sim_pair_key(src, dst);
+  account_pair_bytes(s, w, sim_pair_key(src, dst), bytes);
+}
+
+void account_pair_bytes(struct sim *s, struct worker *w, gpointer key,
+                        double bytes) {
   add_bytes(s->pair_bytes, key, bytes);
   if (w)
     recur_route(w, key, bytes);
@@ -165,10 +169,8 @@ void account_routes_replay(struct worker *w, int level, int times) {
   bool rec = w->ff_recording[level];
   w->ff_recording[level] = false;
   for (GList *k = keys; k; k = k->next) {
-    int src, dst;
-    pair_ranks(k->data, &src, &dst);
     double b = *(double *)g_hash_table_lookup(w->ff_routes[level], k->data);
-    account_link_bytes(w->sim, w, src, dst, b * times);
+    account_pair_bytes(w->sim, w, k->data, b * times);
   }
   w->ff_recording[level] = rec;
   g_list_free(keys);

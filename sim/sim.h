@@ -732,6 +732,9 @@ void account_links_init(struct sim *s);
  * end), and in worker W's records (fast-forward; W may be NULL). */
 void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
                         double bytes);
+/* The same for the pair KEY (sim_pair_key). */
+void account_pair_bytes(struct sim *s, struct worker *w, gpointer key,
+                        double bytes);
 /* Worker W (re)starts recording its routes' bytes at LEVEL; stops. */
 void account_routes_mark(struct worker *w, int level);
 void account_routes_unmark(struct worker *w, int level);
