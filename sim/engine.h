@@ -232,7 +232,8 @@ struct run_shape {
    * (allgather-rdb's references to every message; collective pair_bytes). */
   double pair_bytes;
   /* Bytes kept per bucket and worker besides its vector: fast-forward by
-   * recurrence's records, when fast-forward applies (0 otherwise). */
+   * recurrence's records, where whole buckets may be skipped (0
+   * otherwise). */
   double bucket_bytes;
   int actors;         /* SimGrid actors: workers (two each when their
                        * schedule has a communication actor) and

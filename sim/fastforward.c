@@ -215,9 +215,7 @@ void ff_replay(struct worker *w, const struct ff_cursor *cur, int level) {
  * needs FF_INTERVALS + 1 steps to vote and one more to skip anything. */
 enum { FF_RUN_PERIOD_MAX = 64, FF_RUN_STEPS_MIN = FF_INTERVALS + 3 };
 
-/* Buckets A and B are the same exchange: as many values, sent as plain
- * fp32 or through the codec alike. */
-static bool same_bucket(const struct sim *s, size_t a, size_t b) {
+bool ff_same_bucket(const struct sim *s, size_t a, size_t b) {
   return s->buckets[a].n == s->buckets[b].n &&
          sim_uncompressed(s, a) == sim_uncompressed(s, b);
 }
@@ -226,7 +224,7 @@ static bool same_bucket(const struct sim *s, size_t a, size_t b) {
  * one PERIOD before. */
 static int periods_from(const struct sim *s, size_t first, size_t period) {
   size_t end = first + period;
-  while (end < s->nbuckets && same_bucket(s, end, end - period))
+  while (end < s->nbuckets && ff_same_bucket(s, end, end - period))
     end++;
   return (int)((end - first) / period);
 }
@@ -247,28 +245,28 @@ static double compute_period(const struct ff_run *run, const double *gap) {
 }
 
 /* Every worker as fast as the others (no [training] stragglers). */
-static bool no_stragglers(const struct sim *s) {
-  for (int i = 0; s->p->slowdown && i < s->nworkers; i++)
-    if (s->p->slowdown[i] != 1.0)
+static bool no_stragglers(const struct point *p) {
+  for (int i = 0; p->slowdown && i < p->nodes; i++)
+    if (p->slowdown[i] != 1.0)
       return false;
   return true;
 }
 
-bool ff_buckets_allowed(const struct sim *s) {
+bool ff_buckets_allowed(const struct point *p, const struct collective *c) {
   /* Stragglers: a slow worker still ends a bucket while the others,
    * simulated, would already send the next one's first (eager) messages
    * over its links; a skip from the next bucket on leaves those out, and
    * moved the slow worker's end by 3e-11 s (an inceptionn ring with fp16
    * messages, a worker 1.5x slower), 1e-8 of its comm_s. Ring steps keep
    * to their neighbours' pace and showed no such difference. */
-  return s->ff_ok && !s->naggr && !s->coll->aggregators &&
-         !s->coll->bucket_state && no_stragglers(s) &&
-         !(s->codec && s->p->placement != PLACE_CPU);
+  return run_ff_allowed(p) && !c->aggregators && !c->bucket_state &&
+         no_stragglers(p) &&
+         !(strcmp(p->codec, "none") != 0 && p->placement != PLACE_CPU);
 }
 
 void ff_bucket_runs(struct sim *s) {
   s->nff_runs = 0;
-  if (!ff_buckets_allowed(s))
+  if (!ff_buckets_allowed(s->p, s->coll))
     return;
   GArray *runs = g_array_new(FALSE, FALSE, sizeof(struct ff_run));
   for (size_t b = 0; b < s->nbuckets;) {

@@ -59,27 +59,35 @@
 #include <math.h>
 #include <string.h>
 
-/* A worker's state at the end of a bucket of the iteration in progress. */
-struct recur_end {
-  double t;        /* NAN: the bucket was skipped by a run (not recorded) */
+/* What a worker had done by time T: its summed spans, how many spans it
+ * kept, its wire bytes, and worker 0's skipped ring steps. What it did
+ * between two of these is what a repeat repeats (repeat_between). */
+struct recur_state {
+  double t, wire;
   double acc[ST_NSTATES];
-  double wire;
-  double last_msg; /* -INFINITY: no message */
   uint64_t ff_steps;
-  guint spans, routes; /* lengths of the worker's spans and routes then */
+  guint spans;
+};
+
+/* A worker's state at the end of a bucket of the iteration in progress
+ * (AT.t NAN: the bucket was skipped by a run, not recorded), its last
+ * message (-INFINITY: none), and the length of its routes then. */
+struct recur_end {
+  struct recur_state at;
+  double last_msg;
+  guint routes;
 };
 
 /* A worker's record of a ring leg over all workers, the LEG-th of bucket
- * B: its state when it entered (0) and left it (1), its routes' bytes
- * [ROUTES0, ROUTES1) of recur_leg_routes (FROM: recur_routes' length at
- * its entry, while it is open), and its bucket's last message then. */
+ * B: its state when it entered and left it, its routes' bytes [ROUTES0,
+ * ROUTES1) of recur_leg_routes (FROM: recur_routes' length at its entry,
+ * while it is open), and its bucket's last message then. */
 struct recur_leg {
   size_t b;
   uint64_t leg;
-  double t0, t1, wire0, wire1, last_msg;
-  double acc0[ST_NSTATES], acc1[ST_NSTATES];
-  uint64_t ff_steps0, ff_steps1;
-  guint spans0, spans1, routes0, routes1, from;
+  struct recur_state in, out;
+  double last_msg;
+  guint routes0, routes1, from;
 };
 
 /* Bytes to one route, consolidated per bucket. */
@@ -149,7 +157,7 @@ void recur_init(struct sim *s) {
    * (it would need the skipped intervals), a linear codec (its factors
    * follow its tensors' shapes, which the buckets compared do not), or a
    * schedule whose posts are not known. */
-  if (!ff_buckets_allowed(s) || s->linear || s->trace ||
+  if (!ff_buckets_allowed(s->p, s->coll) || s->linear || s->trace ||
       (s->schedule->comm_actor && !s->schedule->post_gaps))
     return;
   struct recur *r = g_new0(struct recur, 1);
@@ -214,7 +222,7 @@ void recur_begin(struct worker *w, size_t b, int it) {
   /* Buckets a run skipped: not recorded (never repeated: not every
    * worker's), their routes and spans left before the next one's. */
   while (w->recur_ends->len < b) {
-    struct recur_end e = {.t = NAN, .spans = w->spans->len,
+    struct recur_end e = {.at = {.t = NAN, .spans = w->spans->len},
                           .routes = w->recur_routes->len};
     g_array_append_val(w->recur_ends, e);
   }
@@ -222,7 +230,7 @@ void recur_begin(struct worker *w, size_t b, int it) {
   w->legs0 = w->ff_legs;
   if (b > 0)
     note_slack(w, b, it,
-               g_array_index(w->recur_ends, struct recur_end, b - 1).t);
+               g_array_index(w->recur_ends, struct recur_end, b - 1).at.t);
 }
 
 static gint cmp_route(gconstpointer a, gconstpointer b) {
@@ -250,17 +258,24 @@ static guint consolidate(GArray *a, guint from) {
   return out;
 }
 
-/* W's record of bucket B of IT ended now (T), its last message LAST. */
+/* W's state now, as at T. */
+static struct recur_state state_of(const struct worker *w, double t) {
+  struct recur_state st = {.t = t, .wire = w->wire_bytes,
+                           .ff_steps = w->sim->ff_steps,
+                           .spans = w->spans->len};
+  memcpy(st.acc, w->acc, sizeof st.acc);
+  return st;
+}
+
+/* W's record of bucket B of IT, ended at T, its last message LAST. */
 static void record_end(struct worker *w, size_t b, int it, double t,
                        double last) {
   struct sim *s = w->sim;
   struct recur *r = s->recur;
   guint from = b ? g_array_index(w->recur_ends, struct recur_end, b - 1).routes
                  : 0;
-  struct recur_end e = {.t = t, .wire = w->wire_bytes, .last_msg = last,
-                        .ff_steps = s->ff_steps, .spans = w->spans->len,
+  struct recur_end e = {.at = state_of(w, t), .last_msg = last,
                         .routes = consolidate(w->recur_routes, from)};
-  memcpy(e.acc, w->acc, sizeof e.acc);
   g_array_append_val(w->recur_ends, e);
   size_t i = (size_t)it * s->nbuckets + b;
   r->first_end[i] = fmin(r->first_end[i], t);
@@ -278,11 +293,6 @@ static bool sealed(const struct sim *s, int it, size_t b) {
   const struct recur *r = s->recur;
   size_t i = (size_t)it * s->nbuckets + b;
   return r->ended[i] == s->nworkers && r->last_msg[i] <= r->first_end[i];
-}
-
-static bool same_bucket(const struct sim *s, size_t a, size_t b) {
-  return s->buckets[a].n == s->buckets[b].n &&
-         sim_uncompressed(s, a) == sim_uncompressed(s, b);
 }
 
 /* Bucket X2 begins as bucket SRC did, SHIFT later, on every worker: each
@@ -305,7 +315,7 @@ static bool starts_alike(const struct sim *s, int it, size_t src, size_t x2,
 static bool same_state(const struct sim *s, const struct recur_ck *k,
                        const struct recur_ck *k2) {
   if (k->it != k2->it || k->b >= k2->b || k->leg != k2->leg ||
-      !same_bucket(s, k->b, k2->b))
+      !ff_same_bucket(s, k->b, k2->b))
     return false;
   double tol = 1e-9 * fmax(k->d, k2->d);
   for (int i = 0; i < s->nworkers; i++)
@@ -324,7 +334,7 @@ static size_t skippable(const struct sim *s, const struct recur_ck *k,
   double shift = k2->base - k->base;
   for (size_t j = 1; k2->b + j < s->nbuckets; j++) {
     size_t b = k->b + j, src = k->b + 1 + (j - 1) % period;
-    if (!same_bucket(s, k2->b + j, b) ||
+    if (!ff_same_bucket(s, k2->b + j, b) ||
         !starts_alike(s, k->it, src, k2->b + j,
                       shift * (double)(1 + (j - 1) / period)))
       break;
@@ -460,30 +470,40 @@ static void repeat_spans(struct worker *w, guint from, guint to,
   }
 }
 
+/* W repeats what it did between A and B (its own record), SHIFT later:
+ * its summed spans, its kept ones (unless SPANS is false), its wire bytes
+ * and worker 0's skipped steps; and the bytes routes [FROM, TO) of
+ * ROUTES carried. */
+static void repeat_between(struct worker *w, const struct recur_state *a,
+                           const struct recur_state *b, double shift,
+                           bool spans, GArray *routes, guint from, guint to) {
+  struct sim *s = w->sim;
+  for (int st = 0; st < ST_NSTATES; st++)
+    w->acc[st] += b->acc[st] - a->acc[st];
+  if (spans)
+    repeat_spans(w, a->spans, b->spans, shift, 1, 0);
+  w->wire_bytes += b->wire - a->wire;
+  for (guint i = from; i < to; i++) {
+    struct recur_route rt = g_array_index(routes, struct recur_route, i);
+    account_pair_bytes(s, w, rt.key, rt.bytes);
+  }
+  if (w->rank == 0)
+    s->ff_steps += b->ff_steps - a->ff_steps;
+}
+
 /* W repeats its record of bucket SRC (its own) as bucket B of IT, from T
  * (its spans too, unless SPANS is false): returns its end. */
 static double repeat(struct worker *w, size_t src, size_t b, int it,
                      double t, bool spans) {
-  struct sim *s = w->sim;
   struct recur_end e0 = g_array_index(w->recur_ends, struct recur_end, src - 1),
                    e1 = g_array_index(w->recur_ends, struct recur_end, src);
-  double shift = t - e0.t;
+  double shift = t - e0.at.t;
   note_slack(w, b, it, t);
-  for (int st = 0; st < ST_NSTATES; st++)
-    w->acc[st] += e1.acc[st] - e0.acc[st];
-  if (spans)
-    repeat_spans(w, e0.spans, e1.spans, shift, 1, 0);
-  w->wire_bytes += e1.wire - e0.wire;
-  for (guint i = e0.routes; i < e1.routes; i++) {
-    struct recur_route rt = g_array_index(w->recur_routes, struct recur_route, i);
-    account_link_bytes(s, w, (int)(GPOINTER_TO_SIZE(rt.key) >> 32),
-                       (int)(guint32)GPOINTER_TO_SIZE(rt.key), rt.bytes);
-  }
-  if (w->rank == 0) {
-    s->ff_steps += e1.ff_steps - e0.ff_steps;
-    s->ff_buckets++;
-  }
-  double end = e1.t + shift;
+  repeat_between(w, &e0.at, &e1.at, shift, spans, w->recur_routes, e0.routes,
+                 e1.routes);
+  if (w->rank == 0)
+    w->sim->ff_buckets++;
+  double end = e1.at.t + shift;
   record_end(w, b, it, end, e1.last_msg + shift);
   return end;
 }
@@ -514,8 +534,8 @@ size_t recur_skip(struct worker *w, size_t b, int it) {
     for (size_t j = 1; j <= n; j++) {
       size_t src = pl->b + 1 + (j - 1) % per;
       start[j] = start[j - 1] +
-                 (g_array_index(w->recur_ends, struct recur_end, src).t -
-                  g_array_index(w->recur_ends, struct recur_end, src - 1).t);
+                 (g_array_index(w->recur_ends, struct recur_end, src).at.t -
+                  g_array_index(w->recur_ends, struct recur_end, src - 1).at.t);
     }
   }
   for (size_t j = 1; j <= m; j++) {
@@ -526,9 +546,9 @@ size_t recur_skip(struct worker *w, size_t b, int it) {
       double period = copies > 1 ? start[j - 1 + per] - start[j - 1] : 0;
       struct recur_end e0 =
           g_array_index(w->recur_ends, struct recur_end, src - 1);
-      repeat_spans(w, e0.spans,
-                   g_array_index(w->recur_ends, struct recur_end, src).spans,
-                   t - e0.t, copies, period);
+      repeat_spans(w, e0.at.spans,
+                   g_array_index(w->recur_ends, struct recur_end, src).at.spans,
+                   t - e0.at.t, copies, period);
     }
     t = repeat(w, src, b + j, it, t, !fold);
     if (fold)
@@ -541,51 +561,24 @@ size_t recur_skip(struct worker *w, size_t b, int it) {
 
 /* ---- legs ---------------------------------------------------------------- */
 
-/* W's state into G's entry (0) or exit (1) side. */
-static void leg_state(struct worker *w, struct recur_leg *g, bool exit) {
-  double now = sim_now();
-  if (exit) {
-    g->t1 = now;
-    g->wire1 = w->wire_bytes;
-    g->ff_steps1 = w->sim->ff_steps;
-    g->spans1 = w->spans->len;
-    g->last_msg = w->msg_last;
-    memcpy(g->acc1, w->acc, sizeof g->acc1);
-  } else {
-    g->t0 = now;
-    g->wire0 = w->wire_bytes;
-    g->ff_steps0 = w->sim->ff_steps;
-    g->spans0 = w->spans->len;
-    g->from = w->recur_routes->len;
-    memcpy(g->acc0, w->acc, sizeof g->acc0);
-  }
-}
-
 /* W repeats its record SRC of an earlier leg as the LEG-th of bucket B. */
 static void repeat_leg(struct worker *w, struct recur_leg src, size_t b,
                        uint64_t leg) {
-  struct sim *s = w->sim;
-  struct recur_leg g = {.b = b, .leg = leg};
-  leg_state(w, &g, false);
-  double shift = g.t0 - src.t0;
-  for (int st = 0; st < ST_NSTATES; st++)
-    w->acc[st] += src.acc1[st] - src.acc0[st];
-  repeat_spans(w, src.spans0, src.spans1, shift, 1, 0);
-  w->wire_bytes += src.wire1 - src.wire0;
+  struct recur_leg g = {.b = b, .leg = leg, .in = state_of(w, sim_now())};
+  double shift = g.in.t - src.in.t;
   g.routes0 = w->recur_leg_routes->len;
-  for (guint i = src.routes0; i < src.routes1; i++) {
-    struct recur_route rt =
-        g_array_index(w->recur_leg_routes, struct recur_route, i);
-    account_link_bytes(s, w, (int)(GPOINTER_TO_SIZE(rt.key) >> 32),
-                       (int)(guint32)GPOINTER_TO_SIZE(rt.key), rt.bytes);
-    g_array_append_val(w->recur_leg_routes, rt);
-  }
+  repeat_between(w, &src.in, &src.out, shift, true, w->recur_leg_routes,
+                 src.routes0, src.routes1);
+  /* Its routes recorded again, as the leg's own. */
+  for (guint i = src.routes0; i < src.routes1; i++)
+    g_array_append_val(
+        w->recur_leg_routes,
+        g_array_index(w->recur_leg_routes, struct recur_route, i));
   g.routes1 = w->recur_leg_routes->len;
-  if (w->rank == 0)
-    s->ff_steps += src.ff_steps1 - src.ff_steps0;
   w->msg_last = fmax(w->msg_last, src.last_msg + shift);
-  sg_actor_sleep_for(src.t1 + shift - g.t0);
-  leg_state(w, &g, true);
+  sg_actor_sleep_for(src.out.t + shift - g.in.t);
+  g.out = state_of(w, sim_now());
+  g.last_msg = w->msg_last;
   g_array_append_val(w->recur_legs, g);
 }
 
@@ -607,8 +600,8 @@ bool recur_leg_begin(struct worker *w, size_t b) {
     xbt_die("recurrence: worker %d has no record of leg %" PRIu64
             " of bucket %zu", w->rank, leg, lp->b);
   }
-  struct recur_leg g = {.b = b, .leg = leg};
-  leg_state(w, &g, false);
+  struct recur_leg g = {.b = b, .leg = leg, .in = state_of(w, sim_now()),
+                        .from = w->recur_routes->len};
   g_array_append_val(w->recur_legs, g);
   w->leg_open = true;
   return false;
@@ -620,7 +613,8 @@ void recur_leg_end(struct worker *w) {
   w->leg_open = false;
   struct recur_leg *g =
       &g_array_index(w->recur_legs, struct recur_leg, w->recur_legs->len - 1);
-  leg_state(w, g, true);
+  g->out = state_of(w, sim_now());
+  g->last_msg = w->msg_last;
   /* Its routes, from the bucket's list (consolidated only at its end). */
   g->routes0 = w->recur_leg_routes->len;
   for (guint i = g->from; i < w->recur_routes->len; i++)

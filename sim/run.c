@@ -208,7 +208,7 @@ static const char *ff_blocker(const struct point *p) {
   return NULL;
 }
 
-static bool ff_allowed(const struct point *p) { return !ff_blocker(p); }
+bool run_ff_allowed(const struct point *p) { return !ff_blocker(p); }
 
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
                                  double cycle_s, int grad_bytes,
@@ -324,11 +324,8 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->rounds = rounds_of(coll, p->nodes);
   out->actors = actors_of(p, coll);
   out->pair_bytes = coll->pair_bytes;
-  out->fast_forward = ff_allowed(p);
-  out->bucket_bytes = out->fast_forward && !coll->aggregators &&
-                              !coll->bucket_state
-                          ? recur_bucket_bytes()
-                          : 0;
+  out->fast_forward = run_ff_allowed(p);
+  out->bucket_bytes = ff_buckets_allowed(p, coll) ? recur_bucket_bytes() : 0;
   out->ff_blocker = ff_blocker(p);
   out->full_rounds = out->rounds;
   out->full_buckets = out->fast_forward ? slow : out->buckets;
@@ -401,7 +398,7 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
     return -1;
   }
   s->gamma = 1.0 / p->reduce_Bps;
-  s->ff_ok = ff_allowed(p);
+  s->ff_ok = run_ff_allowed(p);
   s->nworkers = p->nodes;
   s->naggr = s->coll->aggregators ? p->aggregators : 0;
   s->oracle_ok = true;

@@ -488,6 +488,10 @@ const struct collective *coll_at(size_t i);
 char *coll_names(void);
 
 
+/* Whether P's run may fast-forward at all (run.c: [exchange]
+ * fast_forward, payload none, no NIC or packets, not pipe). */
+bool run_ff_allowed(const struct point *p);
+
 /* ---- fast-forward (fastforward.c) ---------------------------------------
  * A sequence of steps every member of a group runs in order, simulated
  * until it is periodic and then skipped (see fastforward.c). A member
@@ -535,10 +539,14 @@ struct ff_run {
    * no communication actor. */
   double compute_period;
 };
-/* Whether whole buckets may be skipped in S's run (runs of buckets and
- * recurrence): fast-forward allowed, no aggregators, a collective without
- * state of its own per bucket, no codec off the CPU, no stragglers. */
-bool ff_buckets_allowed(const struct sim *s);
+/* Whether whole buckets may be skipped in P's run with collective C (runs
+ * of buckets and recurrence, and the estimate of recurrence's records):
+ * fast-forward allowed, no aggregators, a collective without state of its
+ * own per bucket, no codec off the CPU, no stragglers. */
+bool ff_buckets_allowed(const struct point *p, const struct collective *c);
+/* Buckets A and B of S are the same exchange: as many values, sent as
+ * plain fp32 or through the codec alike. */
+bool ff_same_bucket(const struct sim *s, size_t a, size_t b);
 /* S's runs (S->ff_runs) when ff_buckets_allowed(). */
 void ff_bucket_runs(struct sim *s);
 
