@@ -12,7 +12,7 @@
  * in every step with nothing else in flight; once its steps are
  * periodic, the rest are skipped. */
 static bool ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
-                         const struct ring_chan *ch, int nc) {
+                         const struct ring_chan *ch, int nc, int steps) {
   bool eligible = c->sim->ff_ok && c->w && g == c->sim->nworkers;
   for (int k = 0; k < nc && eligible; k++)
     eligible = (ch[k].hi - ch[k].lo) % (uint64_t)g == 0 &&
@@ -25,7 +25,7 @@ static bool ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
     ff->on = false;
     return true;
   }
-  ff_join(c->sim, ff, key, g, g - 1, eligible);
+  ff_join(c->sim, ff, key, g, steps, eligible);
   return false;
 }
 
@@ -70,15 +70,15 @@ static void rings_step(struct coll_call *c, const struct ring_chan *ch,
     sim_wait_send(c, comms[k]);
 }
 
-void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
-                          int nc, int g) {
-  struct ff_cursor ff;
+/* The reduce-scatter's steps 1 .. G - 1, numbered alike in FF's
+ * sequence: true when fast-forward skipped the sequence's rest. */
+static bool reduce_scatter_steps(struct coll_call *c,
+                                 const struct ring_chan *ch, int nc, int g,
+                                 struct ff_cursor *ff) {
   struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
-  if (ff_ring_join(c, &ff, g, ch, nc))
-    return;
   for (int s = 1; s < g; s++) {
-    if (ff_ring_step(c, &ff, s))
-      break;
+    if (ff_ring_step(c, ff, s))
+      return true;
     if (nc > 1)
       sim_batch_begin(c);
     for (int k = 0; k < nc; k++) {
@@ -99,20 +99,19 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
     sim_batch_end(c);
     sim_reduce(c->w, c->sim, summed);
   }
-  ff_leave(c->w, &ff, FF_LEVEL_STEP);
-  recur_leg_end(c->w);
+  return false;
 }
 
-void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
-                     int g, enum ring_codec mode) {
+/* The allgather's steps G .. 2G - 2, numbered FIRST .. FIRST + G - 2 in
+ * FF's sequence. */
+static void allgather_steps(struct coll_call *c, const struct ring_chan *ch,
+                            int nc, int g, enum ring_codec mode,
+                            struct ff_cursor *ff, int first) {
   /* RING_ENCODE_ONCE: what each channel passes on. */
   struct msg *carry[RING_CHANNELS_MAX] = {NULL};
   struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
-  struct ff_cursor ff;
-  if (ff_ring_join(c, &ff, g, ch, nc))
-    return;
   for (int s = g; s <= 2 * g - 2; s++) {
-    if (ff_ring_step(c, &ff, s - g + 1))
+    if (ff_ring_step(c, ff, s - g + first))
       break;
     if (nc > 1)
       sim_batch_begin(c);
@@ -141,8 +140,54 @@ void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
   }
   for (int k = 0; k < nc; k++)
     msg_free(carry[k]);
-  ff_leave(c->w, &ff, FF_LEVEL_STEP);
+}
+
+static void ff_ring_leave(struct coll_call *c, struct ff_cursor *ff) {
+  ff_leave(c->w, ff, FF_LEVEL_STEP);
   recur_leg_end(c->w);
+}
+
+void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
+                          int nc, int g) {
+  struct ff_cursor ff;
+  if (ff_ring_join(c, &ff, g, ch, nc, g - 1))
+    return;
+  reduce_scatter_steps(c, ch, nc, g, &ff);
+  ff_ring_leave(c, &ff);
+}
+
+void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
+                     int g, enum ring_codec mode) {
+  struct ff_cursor ff;
+  if (ff_ring_join(c, &ff, g, ch, nc, g - 1))
+    return;
+  allgather_steps(c, ch, nc, g, mode, &ff, 1);
+  ff_ring_leave(c, &ff);
+}
+
+/* An allgather step is then a reduce-scatter step less its sum: the same
+ * blocks, with no codec the same bytes, between the same neighbours. When
+ * the sum takes no time ([exchange] reduce_rate = fused), the two are
+ * alike, and the legs are one sequence of 2(G - 1) alike steps: the
+ * allgather goes on in the reduce-scatter's periodic regime, and a
+ * fast-forward decided in the reduce-scatter skips the allgather too. */
+static bool legs_alike(const struct coll_call *c) {
+  return (!c->sim->codec || c->raw) && c->sim->gamma == 0;
+}
+
+void rings_allreduce(struct coll_call *c, const struct ring_chan *ch, int nc,
+                     int g, enum ring_codec mode) {
+  if (!legs_alike(c)) {
+    rings_reduce_scatter(c, ch, nc, g);
+    rings_allgather(c, ch, nc, g, mode);
+    return;
+  }
+  struct ff_cursor ff;
+  if (ff_ring_join(c, &ff, g, ch, nc, 2 * (g - 1)))
+    return;
+  if (!reduce_scatter_steps(c, ch, nc, g, &ff))
+    allgather_steps(c, ch, nc, g, mode, &ff, g);
+  ff_ring_leave(c, &ff);
 }
 
 /* One ring over GROUP (ME my index): its channel. */
@@ -162,6 +207,12 @@ void ring_allgather(struct coll_call *c, const int *group, int g, int me,
                     uint64_t lo, uint64_t hi, enum ring_codec mode) {
   struct ring_chan ch = group_chan(group, g, me, lo, hi);
   rings_allgather(c, &ch, 1, g, mode);
+}
+
+void ring_allreduce(struct coll_call *c, const int *group, int g, int me,
+                    uint64_t lo, uint64_t hi, enum ring_codec mode) {
+  struct ring_chan ch = group_chan(group, g, me, lo, hi);
+  rings_allreduce(c, &ch, 1, g, mode);
 }
 
 void tree_broadcast(struct coll_call *c, const int *group, int g, int me,

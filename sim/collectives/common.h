@@ -34,6 +34,10 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
                           int nc, int g);
 void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
                      int g, enum ring_codec mode);
+/* The reduce-scatter, then the allgather: one sequence of steps for
+ * fast-forward where the two legs' steps are alike (common.c). */
+void rings_allreduce(struct coll_call *c, const struct ring_chan *ch, int nc,
+                     int g, enum ring_codec mode);
 
 /* Ring reduce-scatter over GROUP[0..G) (ring order; ME my index) on
  * V[lo, hi): G - 1 steps; afterwards I hold the full sum of block
@@ -44,6 +48,9 @@ void ring_reduce_scatter(struct coll_call *c, const int *group, int g, int me,
 /* Ring allgather of the blocks left by ring_reduce_scatter (lines 14-18):
  * G - 1 steps, after which every member holds every block. */
 void ring_allgather(struct coll_call *c, const int *group, int g, int me,
+                    uint64_t lo, uint64_t hi, enum ring_codec mode);
+/* ring_reduce_scatter, then ring_allgather (rings_allreduce). */
+void ring_allreduce(struct coll_call *c, const int *group, int g, int me,
                     uint64_t lo, uint64_t hi, enum ring_codec mode);
 
 /* SimGrid SMPI 3.32's default allreduce (allreduce__default: its

@@ -74,8 +74,7 @@ static void ring_all(struct coll_call *c, struct vec *v, bool raw) {
   struct coll_call cc = *c;
   cc.v = v;
   cc.raw = raw;
-  ring_reduce_scatter(&cc, g, p, c->rank, 0, v->n);
-  ring_allgather(&cc, g, p, c->rank, 0, v->n, RING_ENCODE_ONCE);
+  ring_allreduce(&cc, g, p, c->rank, 0, v->n, RING_ENCODE_ONCE);
 }
 
 /* The first csc_ratio of a bucket's NC chunks (at least one). */

@@ -165,8 +165,7 @@ static void ring_worker(struct coll_call *c) {
                                block_lo(0, n, nc, k + 1), node * gn + i,
                                next, prev};
   }
-  rings_reduce_scatter(c, ch, nc, g.p);
-  rings_allgather(c, ch, nc, g.p, RING_ENCODE_ONCE);
+  rings_allreduce(c, ch, nc, g.p, RING_ENCODE_ONCE);
 }
 
 /* ---- trees --------------------------------------------------------- */
@@ -435,8 +434,7 @@ static void rail_worker(struct coll_call *c) {
   if (g.g > 1)
     ring_reduce_scatter(c, in, g.g, local, 0, n);
   if (g.nodes > 1) {
-    ring_reduce_scatter(c, across, g.nodes, node, lo, hi);
-    ring_allgather(c, across, g.nodes, node, lo, hi, RING_ENCODE_ONCE);
+    ring_allreduce(c, across, g.nodes, node, lo, hi, RING_ENCODE_ONCE);
   }
   if (g.g > 1)
     ring_allgather(c, in, g.g, local, 0, n, RING_ENCODE_ONCE);

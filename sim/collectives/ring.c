@@ -24,16 +24,14 @@ static void lr_worker(struct coll_call *c) {
   int p = c->sim->nworkers;
   uint64_t n = c->v->n, body = n / (uint64_t)p * (uint64_t)p;
   if (body > 0) {
-    ring_reduce_scatter(c, c->sim->ranks, p, c->rank, 0, body);
-    ring_allgather(c, c->sim->ranks, p, c->rank, 0, body, RING_ENCODE_ONCE);
+    ring_allreduce(c, c->sim->ranks, p, c->rank, 0, body, RING_ENCODE_ONCE);
   }
   default_allreduce(c, c->sim->ranks, p, c->rank, body, n);
 }
 
 static void inceptionn_worker(struct coll_call *c) {
   int p = c->sim->nworkers;
-  ring_reduce_scatter(c, c->sim->ranks, p, c->rank, 0, c->v->n);
-  ring_allgather(c, c->sim->ranks, p, c->rank, 0, c->v->n, RING_EVERY_HOP);
+  ring_allreduce(c, c->sim->ranks, p, c->rank, 0, c->v->n, RING_EVERY_HOP);
 }
 
 const struct collective coll_ring = {

@@ -298,13 +298,14 @@ ff_differences() {
 same_links() {
   cmp -s <(cut -d, -f1-3 "$1/links.csv") <(cut -d, -f1-3 "$2/links.csv")
 }
-# Runs INI into ON and, with fast_forward = off, into OFF (N points, LABEL
-# in the messages): status 0 when both ran.
+# Runs INI (with the options after N) into ON and, with fast_forward =
+# off, into OFF (N points, LABEL in the messages): status 0 when both ran.
 ff_runs() {
   local label=$1 ini=$2 on=$3 off=$4 n=$5
-  run_ok "$label, fast-forward on ($n points)" run "$ini" --out "$on" \
+  shift 5
+  run_ok "$label, fast-forward on ($n points)" run "$ini" "$@" --out "$on" \
     --quiet &&
-    run_ok "$label, fast-forward off ($n points)" run "$ini" \
+    run_ok "$label, fast-forward off ($n points)" run "$ini" "$@" \
       --set exchange.fast_forward=off --out "$off" --quiet
 }
 # LABEL (ON, fast-forwarded) gives the simulated times and bytes of OFF
@@ -442,6 +443,31 @@ if ff_runs "recurrence" ffr.ini fr1 fr2 12; then
   check "recurrence: every point skipped buckets" "$(isempty "$none")" \
     "none in:$none"
   check_ff_equal "recurrence" fr1 fr2 12
+fi
+# With a sum that takes no time (reduce_rate = fused) and no codec, a
+# ring's allgather steps are its reduce-scatter's less the sum, and the
+# two legs are one sequence (collectives/common.c, rings_allreduce): the
+# allgather goes on in the reduce-scatter's periodic regime, skipped
+# without a transient of its own. The same points: still the simulated
+# times and bytes of fast_forward = off, and every point without a codec
+# skips more ring steps than at the default reduce_rate (q8's legs differ,
+# and skip as many as before).
+if ff_runs "one sequence of ring legs" ffr.ini frf1 frf2 12 \
+  --set exchange.reduce_rate=fused; then
+  fewer= same=
+  for i in $(seq 1 12); do
+    a=$(csv_get frf1/runs.csv "$i" fast_forwarded_steps)
+    b=$(csv_get fr1/runs.csv "$i" fast_forwarded_steps)
+    case $(csv_get frf1/runs.csv "$i" codec) in
+    none) [ "$a" -gt "$b" ] || fewer+=" $((i - 1)) ($a vs $b)" ;;
+    *) [ "$a" -eq "$b" ] || same+=" $((i - 1)) ($a vs $b)" ;;
+    esac
+  done
+  check "fused, no codec: the allgather skipped with the reduce-scatter" \
+    "$(isempty "$fewer")" "no more steps skipped in:$fewer"
+  check "fused with q8: the legs fast-forwarded apart, as before" \
+    "$(isempty "$same")" "different in:$same"
+  check_ff_equal "one sequence of ring legs" frf1 frf2 12
 fi
 # With a straggler the others' next bucket would share its links: no skip.
 if run_ok "bucket fast-forward with a straggler" run ffb.ini \
