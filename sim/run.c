@@ -249,10 +249,10 @@ static double rounds_of(const struct collective *c, int p) {
   return floor(total[1] - total[0] + 0.5);
 }
 
-/* Steps of ring legs simulated at least before fast-forward can skip
- * (fastforward.c: four per leg, two legs), for the estimate's lower
- * bound. */
-enum { FF_ROUNDS = 8 };
+/* Steps of a ring simulated at least before fast-forward can skip
+ * (fastforward.c: four per sequence; a ring's two legs are one sequence
+ * when alike, collectives/common.c), for the estimate's lower bound. */
+enum { FF_ROUNDS = 4 };
 
 /* Mappings a process has besides its actors' stacks (libraries, the
  * heap's arenas, glibc's mmapped chunks, SimGrid's own), with room to

@@ -142,7 +142,9 @@ struct worker {
   double sum_from, acc0[ST_NSTATES];
   double wire_bytes;  /* bytes this worker sent */
   double first_send;  /* time of its first send in the iteration, or -1 */
-  uint64_t ff_legs;    /* ring legs it entered (fast-forward's keys) */
+  /* Ring legs it entered (fast-forward's keys; a ring's two legs count
+   * once where they are one sequence: collectives/common.c). */
+  uint64_t ff_legs;
   /* Bytes its messages put on each route, (src << 32 | dst) -> double,
    * since the start of the last simulated ring step, period of a run of
    * buckets and iteration (FF_LEVEL_*) that fast-forward may replay;
