@@ -386,6 +386,9 @@ void vec_held(const struct vec *v, uint64_t lo, uint64_t hi, size_t *a,
   if (v->m == v->n) {
     *a = (size_t)lo;
     *b = (size_t)hi;
+  } else if (v->m == 0) {
+    /* Nothing held (payload none): every message of a step asks. */
+    *a = *b = 0;
   } else {
     /* Held value j stands for position j n / m. */
     *a = (size_t)((long double)lo * v->m / v->n);
