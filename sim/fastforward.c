@@ -44,6 +44,8 @@ struct ff_seq {
   int max_step;    /* the latest step any member started */
   int run;         /* complete steps in a row every member voted for */
   int skip_from;   /* 0, or the step from which every member skips */
+  bool keep_tail;  /* ff_keep_tail(): the last steps are simulated */
+  int tail;        /* how many, once decided */
   double d;        /* the period, once decided */
   int entered;     /* members that entered the skip */
   int left;
@@ -128,6 +130,10 @@ static void vote(struct ff_cursor *cur, int step, double now, bool ready) {
   if (good && q->run > lag) {
     q->skip_from = q->max_step + 1;
     q->d = q->period[step];
+    /* When the farthest member ends the sequence, the others are at most
+     * LAG steps behind: their last LAG + 1 steps, simulated, are all
+     * that is in flight while it goes on. */
+    q->tail = q->keep_tail ? lag + 1 : 0;
   }
 }
 
@@ -141,7 +147,12 @@ bool ff_step_if(struct ff_cursor *cur, int step, bool ready) {
   double now = sim_now();
   struct ff_seq *q = cur->seq;
   if (q->skip_from && step >= q->skip_from) {
-    cur->skip = q->steps - step + 1;
+    /* Skipped up to the tail, which is simulated (and not voted on). */
+    cur->skip = q->steps - q->tail - step + 1;
+    if (cur->skip <= 0) {
+      cur->skip = 0;
+      return false;
+    }
     cur->period = q->d;
     q->entered++;
     return true;
@@ -151,6 +162,11 @@ bool ff_step_if(struct ff_cursor *cur, int step, bool ready) {
   cur->t[0] = now;
   cur->seen++;
   return false;
+}
+
+void ff_keep_tail(struct ff_cursor *cur) {
+  if (cur->on)
+    cur->seq->keep_tail = true;
 }
 
 bool ff_all_skipping(const struct ff_cursor *cur) {

@@ -508,8 +508,14 @@ bool run_ff_allowed(const struct point *p);
  * sizes in every step); otherwise every step is simulated. */
 void ff_join(struct sim *s, struct ff_cursor *cur, uint64_t key, int members,
              int steps, bool eligible);
-/* At the start of step STEP (1-based): true when the rest is skipped. */
+/* At the start of step STEP (1-based): true when the rest is skipped
+ * (up to the tail: ff_keep_tail), CUR->skip steps. */
 bool ff_step(struct ff_cursor *cur, int step);
+/* What follows the sequence may share links with its last steps, which
+ * the members behind still run when the first goes on: a skip stops
+ * short of the last L + 1 steps (L: how far the farthest member is
+ * ahead), and they are simulated. Every member calls it, or none. */
+void ff_keep_tail(struct ff_cursor *cur);
 /* Worker W starts a step it simulates: its state then into CUR, and its
  * routes' bytes recorded at LEVEL (FF_LEVEL_*). */
 void ff_mark(struct worker *w, struct ff_cursor *cur, int level);

@@ -38,16 +38,16 @@ static void ff_ring_replay(struct coll_call *c, const struct ff_cursor *ff) {
     c->sim->ff_steps += (uint64_t)ff->skip;
 }
 
-/* At the start of step STEP: true when the leg's rest was skipped. */
-static bool ff_ring_step(struct coll_call *c, struct ff_cursor *ff,
-                         int step) {
+/* At the start of step STEP: the steps skipped from it (0: none; the
+ * sequence's rest, or up to its tail: ff_keep_tail). */
+static int ff_ring_step(struct coll_call *c, struct ff_cursor *ff, int step) {
   if (ff_step(ff, step)) {
     ff_ring_replay(c, ff);
-    return true;
+    return ff->skip;
   }
   if (ff->on)
     ff_mark(c->w, ff, FF_LEVEL_STEP);
-  return false;
+  return 0;
 }
 
 /* One step of NC rings at once: OUT[k] to channel k's next member, the
@@ -71,14 +71,19 @@ static void rings_step(struct coll_call *c, const struct ring_chan *ch,
 }
 
 /* The reduce-scatter's steps 1 .. G - 1, numbered alike in FF's
- * sequence: true when fast-forward skipped the sequence's rest. */
-static bool reduce_scatter_steps(struct coll_call *c,
-                                 const struct ring_chan *ch, int nc, int g,
-                                 struct ff_cursor *ff) {
+ * sequence: the sequence's step to go on from (G: the allgather's first;
+ * later: fast-forward skipped into the allgather). */
+static int reduce_scatter_steps(struct coll_call *c,
+                                const struct ring_chan *ch, int nc, int g,
+                                struct ff_cursor *ff) {
   struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
-  for (int s = 1; s < g; s++) {
-    if (ff_ring_step(c, ff, s))
-      return true;
+  int s = 1;
+  for (; s < g; s++) {
+    int skipped = ff_ring_step(c, ff, s);
+    if (skipped) {
+      s += skipped - 1;
+      continue;
+    }
     if (nc > 1)
       sim_batch_begin(c);
     for (int k = 0; k < nc; k++) {
@@ -99,20 +104,25 @@ static bool reduce_scatter_steps(struct coll_call *c,
     sim_batch_end(c);
     sim_reduce(c->w, c->sim, summed);
   }
-  return false;
+  return s;
 }
 
-/* The allgather's steps G .. 2G - 2, numbered FIRST .. FIRST + G - 2 in
- * FF's sequence. */
+/* The allgather's steps FROM .. 2G - 2 (G: all of them), numbered from
+ * FIRST for step G in FF's sequence. */
 static void allgather_steps(struct coll_call *c, const struct ring_chan *ch,
                             int nc, int g, enum ring_codec mode,
-                            struct ff_cursor *ff, int first) {
-  /* RING_ENCODE_ONCE: what each channel passes on. */
+                            struct ff_cursor *ff, int first, int from) {
+  /* RING_ENCODE_ONCE: what each channel passes on. After a skip into the
+   * tail, the last simulated step's: as many bytes as the skipped one's
+   * (payload none: run.c). */
   struct msg *carry[RING_CHANNELS_MAX] = {NULL};
   struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
-  for (int s = g; s <= 2 * g - 2; s++) {
-    if (ff_ring_step(c, ff, s - g + first))
-      break;
+  for (int s = from; s <= 2 * g - 2; s++) {
+    int skipped = ff_ring_step(c, ff, s - g + first);
+    if (skipped) {
+      s += skipped - 1;
+      continue;
+    }
     if (nc > 1)
       sim_batch_begin(c);
     for (int k = 0; k < nc; k++) {
@@ -156,13 +166,21 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
   ff_ring_leave(c, &ff);
 }
 
-void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
-                     int g, enum ring_codec mode) {
+/* The allgather; TAIL: what follows shares its links (ff_keep_tail). */
+static void allgather_leg(struct coll_call *c, const struct ring_chan *ch,
+                          int nc, int g, enum ring_codec mode, bool tail) {
   struct ff_cursor ff;
   if (ff_ring_join(c, &ff, g, ch, nc, g - 1))
     return;
-  allgather_steps(c, ch, nc, g, mode, &ff, 1);
+  if (tail)
+    ff_keep_tail(&ff);
+  allgather_steps(c, ch, nc, g, mode, &ff, 1, g);
   ff_ring_leave(c, &ff);
+}
+
+void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
+                     int g, enum ring_codec mode) {
+  allgather_leg(c, ch, nc, g, mode, false);
 }
 
 /* An allgather step is then a reduce-scatter step less its sum: the same
@@ -176,17 +194,19 @@ static bool legs_alike(const struct coll_call *c) {
 }
 
 void rings_allreduce(struct coll_call *c, const struct ring_chan *ch, int nc,
-                     int g, enum ring_codec mode) {
+                     int g, enum ring_codec mode, bool tail) {
   if (!legs_alike(c)) {
     rings_reduce_scatter(c, ch, nc, g);
-    rings_allgather(c, ch, nc, g, mode);
+    allgather_leg(c, ch, nc, g, mode, tail);
     return;
   }
   struct ff_cursor ff;
   if (ff_ring_join(c, &ff, g, ch, nc, 2 * (g - 1)))
     return;
-  if (!reduce_scatter_steps(c, ch, nc, g, &ff))
-    allgather_steps(c, ch, nc, g, mode, &ff, g);
+  if (tail)
+    ff_keep_tail(&ff);
+  int next = reduce_scatter_steps(c, ch, nc, g, &ff);
+  allgather_steps(c, ch, nc, g, mode, &ff, g, next);
   ff_ring_leave(c, &ff);
 }
 
@@ -210,9 +230,10 @@ void ring_allgather(struct coll_call *c, const int *group, int g, int me,
 }
 
 void ring_allreduce(struct coll_call *c, const int *group, int g, int me,
-                    uint64_t lo, uint64_t hi, enum ring_codec mode) {
+                    uint64_t lo, uint64_t hi, enum ring_codec mode,
+                    bool tail) {
   struct ring_chan ch = group_chan(group, g, me, lo, hi);
-  rings_allreduce(c, &ch, 1, g, mode);
+  rings_allreduce(c, &ch, 1, g, mode, tail);
 }
 
 void tree_broadcast(struct coll_call *c, const int *group, int g, int me,

@@ -35,9 +35,10 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
 void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
                      int g, enum ring_codec mode);
 /* The reduce-scatter, then the allgather: one sequence of steps for
- * fast-forward where the two legs' steps are alike (common.c). */
+ * fast-forward where the two legs' steps are alike (common.c). TAIL:
+ * what the caller does next shares the ring's links (ff_keep_tail). */
 void rings_allreduce(struct coll_call *c, const struct ring_chan *ch, int nc,
-                     int g, enum ring_codec mode);
+                     int g, enum ring_codec mode, bool tail);
 
 /* Ring reduce-scatter over GROUP[0..G) (ring order; ME my index) on
  * V[lo, hi): G - 1 steps; afterwards I hold the full sum of block
@@ -51,7 +52,8 @@ void ring_allgather(struct coll_call *c, const int *group, int g, int me,
                     uint64_t lo, uint64_t hi, enum ring_codec mode);
 /* ring_reduce_scatter, then ring_allgather (rings_allreduce). */
 void ring_allreduce(struct coll_call *c, const int *group, int g, int me,
-                    uint64_t lo, uint64_t hi, enum ring_codec mode);
+                    uint64_t lo, uint64_t hi, enum ring_codec mode,
+                    bool tail);
 
 /* SimGrid SMPI 3.32's default allreduce (allreduce__default: its
  * default reduce, then its default broadcast), of V[lo, hi) over

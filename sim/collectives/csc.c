@@ -74,7 +74,7 @@ static void ring_all(struct coll_call *c, struct vec *v, bool raw) {
   struct coll_call cc = *c;
   cc.v = v;
   cc.raw = raw;
-  ring_allreduce(&cc, g, p, c->rank, 0, v->n, RING_ENCODE_ONCE);
+  ring_allreduce(&cc, g, p, c->rank, 0, v->n, RING_ENCODE_ONCE, false);
 }
 
 /* The first csc_ratio of a bucket's NC chunks (at least one). */

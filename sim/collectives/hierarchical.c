@@ -65,7 +65,7 @@ static void hier_worker(struct coll_call *c) {
     int *masters = g_new(int, nodes);
     for (int i = 0; i < nodes; i++)
       masters[i] = i * g;
-    ring_allreduce(c, masters, nodes, node, 0, n, RING_ENCODE_ONCE);
+    ring_allreduce(c, masters, nodes, node, 0, n, RING_ENCODE_ONCE, false);
     g_free(masters);
   }
   /* 3. Broadcast inside the group. */

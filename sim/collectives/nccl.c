@@ -165,7 +165,7 @@ static void ring_worker(struct coll_call *c) {
                                block_lo(0, n, nc, k + 1), node * gn + i,
                                next, prev};
   }
-  rings_allreduce(c, ch, nc, g.p, RING_ENCODE_ONCE);
+  rings_allreduce(c, ch, nc, g.p, RING_ENCODE_ONCE, false);
 }
 
 /* ---- trees --------------------------------------------------------- */
@@ -434,7 +434,7 @@ static void rail_worker(struct coll_call *c) {
   if (g.g > 1)
     ring_reduce_scatter(c, in, g.g, local, 0, n);
   if (g.nodes > 1) {
-    ring_allreduce(c, across, g.nodes, node, lo, hi, RING_ENCODE_ONCE);
+    ring_allreduce(c, across, g.nodes, node, lo, hi, RING_ENCODE_ONCE, false);
   }
   if (g.g > 1)
     ring_allgather(c, in, g.g, local, 0, n, RING_ENCODE_ONCE);

@@ -24,14 +24,17 @@ static void lr_worker(struct coll_call *c) {
   int p = c->sim->nworkers;
   uint64_t n = c->v->n, body = n / (uint64_t)p * (uint64_t)p;
   if (body > 0) {
-    ring_allreduce(c, c->sim->ranks, p, c->rank, 0, body, RING_ENCODE_ONCE);
+    /* The remainder's linear reduce into rank 0 follows at once. */
+    ring_allreduce(c, c->sim->ranks, p, c->rank, 0, body, RING_ENCODE_ONCE,
+                   body < n);
   }
   default_allreduce(c, c->sim->ranks, p, c->rank, body, n);
 }
 
 static void inceptionn_worker(struct coll_call *c) {
   int p = c->sim->nworkers;
-  ring_allreduce(c, c->sim->ranks, p, c->rank, 0, c->v->n, RING_EVERY_HOP);
+  ring_allreduce(c, c->sim->ranks, p, c->rank, 0, c->v->n, RING_EVERY_HOP,
+                 false);
 }
 
 const struct collective coll_ring = {
