@@ -330,6 +330,13 @@ points_where() {
   done
   printf '%s' "$out"
 }
+# Checks (as LABEL) that every one of the N points in DIR has a COLUMN
+# other than 0.
+check_every() {
+  local label=$1 dir=$2 n=$3 column=$4 none
+  none=$(points_where "$dir" "$n" "$column" zero)
+  check "$label" "$(isempty "$none")" "none in:$none"
+}
 if ff_runs "steps and iterations" ffw.ini f1 f2 32; then
   ffs=0 ffi=0
   for i in $(seq 1 32); do
@@ -405,9 +412,8 @@ mode = sync, overlap
 iterations = 3
 EOF
 if ff_runs "bucket fast-forward" ffb.ini fb1 fb2 16; then
-  none=$(points_where fb1 16 fast_forwarded_buckets zero)
   off=$(points_where fb2 16 fast_forwarded_buckets nonzero)
-  check "every point skipped buckets" "$(isempty "$none")" "none in:$none"
+  check_every "every point skipped buckets" fb1 16 fast_forwarded_buckets
   check_ff_equal "bucket fast-forward" fb1 fb2 16 \
     "${off:+ points$off skipped buckets with fast_forward = off;}"
 fi
@@ -439,9 +445,8 @@ mode = sync, overlap
 iterations = 2
 EOF
 if ff_runs "recurrence" ffr.ini fr1 fr2 12; then
-  none=$(points_where fr1 12 fast_forwarded_buckets zero)
-  check "recurrence: every point skipped buckets" "$(isempty "$none")" \
-    "none in:$none"
+  check_every "recurrence: every point skipped buckets" fr1 12 \
+    fast_forwarded_buckets
   check_ff_equal "recurrence" fr1 fr2 12
 fi
 # With a sum that takes no time (reduce_rate = fused) and no codec, a
@@ -490,9 +495,8 @@ mode = sync, overlap
 iterations = 2
 EOF
 if ff_runs "a ring and its remainder" fft.ini ft1 ft2 4; then
-  none=$(points_where ft1 4 fast_forwarded_steps zero)
-  check "a ring and its remainder: every point skipped ring steps" \
-    "$(isempty "$none")" "none in:$none"
+  check_every "a ring and its remainder: every point skipped ring steps" \
+    ft1 4 fast_forwarded_steps
   check_ff_equal "a ring and its remainder" ft1 ft2 4
 fi
 # With a straggler the others' next bucket would share its links: no skip.
