@@ -277,7 +277,7 @@ bool ff_buckets_allowed(const struct point *p, const struct collective *c) {
    * to their neighbours' pace and showed no such difference. */
   return run_ff_allowed(p) && !c->aggregators && !c->bucket_state &&
          no_stragglers(p) &&
-         !(strcmp(p->codec, "none") != 0 && p->placement != PLACE_CPU);
+         !(run_has_codec(p) && p->placement != PLACE_CPU);
 }
 
 void ff_bucket_runs(struct sim *s) {

@@ -117,7 +117,7 @@ static int check_collective(const struct point *p,
 static int check_codec(const struct point *p, const struct collective *coll,
                        codec_t **c, char **err) {
   *c = NULL;
-  if (strcmp(p->codec, "none") == 0)
+  if (!run_has_codec(p))
     return 0;
   char e[CODEC_ERR_MAX];
   if (codec_create(p->codec, c, e, sizeof e) != 0) {
@@ -209,6 +209,10 @@ static const char *ff_blocker(const struct point *p) {
 }
 
 bool run_ff_allowed(const struct point *p) { return !ff_blocker(p); }
+
+bool run_has_codec(const struct point *p) {
+  return strcmp(p->codec, "none") != 0;
+}
 
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
                                  double cycle_s, int grad_bytes,
@@ -302,7 +306,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
    * residual (4), and with the oracle (payload = full) its shadow, the
    * ledger's offset and bound, and the exact sums (8 each). */
   out->value_bytes = 4 + (p->payload == PAYLOAD_FULL ? 32 : 0);
-  if (strcmp(p->codec, "none") != 0) {
+  if (run_has_codec(p)) {
     codec_t *c;
     if (codec_create(p->codec, &c, NULL, 0) == 0) {
       out->value_bytes += codec_is_stateful(c) ? 4 : 0;
@@ -378,7 +382,7 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
   s->coll = coll_find(p->algorithm);
   s->schedule = schedule_of(p->mode);
   s->model = load_model(p, err);
-  if (strcmp(p->codec, "none") != 0)
+  if (run_has_codec(p))
     codec_create(p->codec, &s->codec, NULL, 0);
   s->linear = s->codec && codec_is_linear(s->codec);
   char e[512];

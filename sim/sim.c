@@ -109,6 +109,8 @@ bool sim_uncompressed(const struct sim *s, size_t b) {
   return s->codec && s->buckets[b].n < (uint64_t)s->p->compress_min;
 }
 
+bool sim_plain(const struct coll_call *c) { return !c->sim->codec || c->raw; }
+
 void sim_span(struct worker *w, double t0, double t1, enum state st) {
   if (!w || t1 <= t0)
     return;
@@ -504,7 +506,7 @@ struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
   struct sim *s = c->sim;
   size_t a;
   struct msg *m = msg_of(v, lo, hi, &a);
-  if (!s->codec || c->raw) {
+  if (sim_plain(c)) {
     raw_payload(m, v, a, c->sim->p->grad_bytes);
     return m;
   }

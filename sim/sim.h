@@ -338,6 +338,9 @@ guint sim_pair_hash(gconstpointer key);
 /* Bucket B travels as plain fp32 whatever the codec ([exchange]
  * compress_min). */
 bool sim_uncompressed(const struct sim *s, size_t b);
+/* C's messages are plain fp32: no codec, or its bucket travels
+ * uncompressed (C->raw). */
+bool sim_plain(const struct coll_call *c);
 /* Log a span of the communication side of W. */
 void sim_span(struct worker *w, double t0, double t1, enum state st);
 
@@ -493,6 +496,9 @@ char *coll_names(void);
 /* Whether P's run may fast-forward at all (run.c: [exchange]
  * fast_forward, payload none, no NIC or packets, not pipe). */
 bool run_ff_allowed(const struct point *p);
+/* P compresses: its [exchange] codec is not "none" (the key's one
+ * spelling of no codec). */
+bool run_has_codec(const struct point *p);
 
 /* ---- fast-forward (fastforward.c) ---------------------------------------
  * A sequence of steps every member of a group runs in order, simulated

@@ -190,7 +190,7 @@ void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
  * allgather goes on in the reduce-scatter's periodic regime, and a
  * fast-forward decided in the reduce-scatter skips the allgather too. */
 static bool legs_alike(const struct coll_call *c) {
-  return (!c->sim->codec || c->raw) && c->sim->gamma == 0;
+  return sim_plain(c) && c->sim->gamma == 0;
 }
 
 void rings_allreduce(struct coll_call *c, const struct ring_chan *ch, int nc,
@@ -293,7 +293,7 @@ void default_allreduce(struct coll_call *c, const int *group, int g, int me,
   if (g < 2 || hi <= lo)
     return;
   linear_reduce(c, group, g, me, lo, hi);
-  struct msg *carry = me == 0 && c->sim->codec && !c->raw
+  struct msg *carry = me == 0 && !sim_plain(c)
                           ? sim_pack(c, c->v, lo, hi, NULL)
                           : NULL;
   tree_broadcast(c, group, g, me, lo, hi, carry);
