@@ -389,7 +389,7 @@ void vec_held(const struct vec *v, uint64_t lo, uint64_t hi, size_t *a,
     *a = (size_t)lo;
     *b = (size_t)hi;
   } else if (v->m == 0) {
-    /* Nothing held (payload none): every message of a step asks. */
+    /* Nothing held (payload none): no position to scale. */
     *a = *b = 0;
   } else {
     /* Held value j stands for position j n / m. */
