@@ -232,7 +232,10 @@ static double iteration_rows(struct sim *s, int it, int n,
 
 /* The split of iteration_s (README, runs.csv): one worker followed
  * through the whole run, the one that finishes last (the lowest rank
- * among ties). A worker's records
+ * among ties: finishes within 1e-9 of each other, since the parts of
+ * workers that end together add up to the same finish only to rounding,
+ * and the order of a sum moved by fast-forward must not pick another
+ * worker). A worker's records
  * tile its timeline from 0 (each iteration starts where the previous
  * ended, and pipe adds its final wait to the last record), so its parts
  * add up to its finish, the end of the run. (The worker that ends each
@@ -246,7 +249,7 @@ static void split_of(struct sim *s, int n, struct run_result *r) {
     const struct iter_rec *x = sim_rec(s, n - 1, w);
     double f = x->start + x->compute_s + x->codec_s + x->comm_s + x->reduce_s +
                x->idle_s;
-    if (f > finish) {
+    if (w == 0 || f > finish + 1e-9 * fabs(finish)) {
       finish = f;
       last = w;
     }
