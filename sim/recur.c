@@ -10,7 +10,8 @@
  * the buckets it has not posted yet (compute and communication share
  * nothing else: schedules/common.c), and of what each then does: the
  * rest of the bucket, then the next buckets. That moment is a
- * checkpoint. Two checkpoints of one iteration, in buckets B < B2 that
+ * checkpoint. So is the end of a linear reduce over all workers
+ * (recur_gather): every other worker waits on its root. Two checkpoints of one iteration, in buckets B < B2 that
  * are the same exchange (as many values, compressed alike), at the same
  * leg of it, whose wake times differ by one shift D for every worker (to
  * 1e-9 of the leg's step), are the same state D apart for as long as the
@@ -97,11 +98,14 @@ struct recur_route {
 };
 
 /* A checkpoint: bucket B of iteration IT at its LEG-th ring leg; each
- * worker wakes at BASE + OFF[rank]; D the leg's step. */
+ * worker wakes at BASE + OFF[rank]; D the leg's step. Or, GATHER, at
+ * the end of a linear reduce over all workers (recur_gather) after LEG
+ * ring legs, its root there at BASE (no OFF). */
 struct recur_ck {
   int it;
   size_t b;
   uint64_t leg;
+  bool gather;
   double d, base;
   double *off;
 };
@@ -315,8 +319,10 @@ static bool starts_alike(const struct sim *s, int it, size_t src, size_t x2,
 static bool same_state(const struct sim *s, const struct recur_ck *k,
                        const struct recur_ck *k2) {
   if (k->it != k2->it || k->b >= k2->b || k->leg != k2->leg ||
-      !ff_same_bucket(s, k->b, k2->b))
+      k->gather != k2->gather || !ff_same_bucket(s, k->b, k2->b))
     return false;
+  if (k->gather)
+    return true; /* every other worker waits on the root */
   double tol = 1e-9 * fmax(k->d, k2->d);
   for (int i = 0; i < s->nworkers; i++)
     if (!(fabs(k->off[i] - k2->off[i]) <= tol))
@@ -374,6 +380,8 @@ static void plan_at(struct sim *s, const struct recur_ck *k) {
  * is that one shifted, returned. */
 static struct recur_ck *next_leg(struct sim *s, const struct recur_ck *k) {
   struct recur *r = s->recur;
+  if (k->gather)
+    return NULL;
   for (guint i = 0; i < r->cks->len; i++) {
     const struct recur_ck *e = g_ptr_array_index(r->cks, i);
     if (!same_state(s, e, k))
@@ -395,32 +403,11 @@ static struct recur_ck *next_leg(struct sim *s, const struct recur_ck *k) {
   return NULL;
 }
 
-void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
-                      bool last) {
-  struct sim *s = w->sim;
+/* Checkpoint K: the skip it plans, kept for the checkpoints after it
+ * (with the next leg's, when that leg is repeated). */
+static void add_checkpoint(struct sim *s, struct recur_ck *k) {
   struct recur *r = s->recur;
-  if (!r)
-    return;
-  int it = w->recur_it;
-  r->wake[w->rank] = sim_now() + ff->period * ff->skip;
-  if (!last)
-    return;
-  /* Every member asleep now: none woke before the last one entered (a
-   * skip of fewer steps than the farthest member was ahead). */
-  double base = INFINITY;
-  for (int i = 0; i < s->nworkers; i++)
-    base = fmin(base, r->wake[i]);
-  if (!(base > sim_now()))
-    return;
-  struct recur_ck *k = g_new(struct recur_ck, 1);
-  k->it = it;
-  k->b = b;
-  k->leg = w->ff_legs - w->legs0;
-  k->d = ff->period;
-  k->base = base;
-  k->off = g_new(double, s->nworkers);
-  for (int i = 0; i < s->nworkers; i++)
-    k->off[i] = r->wake[i] - k->base;
+  int it = k->it;
   plan_at(s, k);
   struct recur_ck *next = next_leg(s, k);
   /* Checkpoints of iterations no worker can still be in are dropped:
@@ -442,6 +429,60 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
     plan_at(s, next);
     g_ptr_array_add(r->cks, next);
   }
+}
+
+void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
+                      bool last) {
+  struct sim *s = w->sim;
+  struct recur *r = s->recur;
+  if (!r)
+    return;
+  int it = w->recur_it;
+  r->wake[w->rank] = sim_now() + ff->period * ff->skip;
+  if (!last)
+    return;
+  /* Every member asleep now: none woke before the last one entered (a
+   * skip of fewer steps than the farthest member was ahead). */
+  double base = INFINITY;
+  for (int i = 0; i < s->nworkers; i++)
+    base = fmin(base, r->wake[i]);
+  if (!(base > sim_now()))
+    return;
+  struct recur_ck *k = g_new0(struct recur_ck, 1);
+  k->it = it;
+  k->b = b;
+  k->leg = w->ff_legs - w->legs0;
+  k->d = ff->period;
+  k->base = base;
+  k->off = g_new(double, s->nworkers);
+  for (int i = 0; i < s->nworkers; i++)
+    k->off[i] = r->wake[i] - k->base;
+  add_checkpoint(s, k);
+}
+
+/* The linear reduce that ends SMPI's default allreduce over every worker
+ * (sim/collectives/common.c) is a checkpoint at its root once it has
+ * received (and summed) every member's values: each other member sent
+ * its values after receiving every message sent to it before, in this
+ * bucket and the ones before, so nothing is in flight, and each waits
+ * for the broadcast from the root. From here the run is a function of
+ * when the root goes on, and of when backward posts the buckets left:
+ * two such checkpoints of the same exchange after as many ring legs are
+ * the same state, the roots' times apart. (A bucket smaller than the
+ * workers is all such a reduce: ResNet's normalization scales and
+ * shifts, which its repeated blocks follow with the same convolution's
+ * ring.) */
+void recur_gather(struct worker *w, size_t b) {
+  struct sim *s = w->sim;
+  if (!s->recur)
+    return;
+  struct recur_ck *k = g_new0(struct recur_ck, 1);
+  k->it = w->recur_it;
+  k->b = b;
+  k->leg = w->ff_legs - w->legs0;
+  k->gather = true;
+  k->base = sim_now();
+  add_checkpoint(s, k);
 }
 
 /* W's spans [FROM, TO) again, SHIFT later: kept, or

@@ -567,7 +567,8 @@ void ff_bucket_runs(struct sim *s);
 /* ---- fast-forward by recurrence (recur.c) --------------------------------
  * When every worker sleeps through the skipped steps of one ring leg over
  * all workers, the run's state is the workers' wake times and when their
- * backward posts the buckets left: a checkpoint. A checkpoint that is an
+ * backward posts the buckets left: a checkpoint. So is the end of a
+ * linear reduce over all workers, every other worker waiting on its root. A checkpoint that is an
  * earlier one shifted (the same exchange, the same leg, every wake time
  * moved by the same amount) repeats what followed it, bucket for bucket,
  * for as long as the buckets that follow are the same exchanges and begin
@@ -585,6 +586,9 @@ void recur_end(struct worker *w, size_t b, int it);
  * in bucket B; LAST: the last member to. */
 void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *cur,
                       bool last);
+/* W, the root of a linear reduce over every worker in bucket B, has
+ * received and summed every member's values (a checkpoint too). */
+void recur_gather(struct worker *w, size_t b);
 /* After W ended bucket B of IT: the buckets after it skipped (each
  * repeated from W's records, and slept through), or 0. */
 size_t recur_skip(struct worker *w, size_t b, int it);

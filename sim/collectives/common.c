@@ -271,7 +271,8 @@ void tree_broadcast(struct coll_call *c, const int *group, int g, int me,
 }
 
 /* The linear reduce of default_allreduce(): the root receives every
- * member's values at once (they share its link), then sums them. */
+ * member's values at once (they share its link), then sums them. Over
+ * every worker, that is a checkpoint of recurrence (recur.c). */
 static void linear_reduce(struct coll_call *c, const int *group, int g,
                           int me, uint64_t lo, uint64_t hi) {
   if (me != 0) {
@@ -286,6 +287,8 @@ static void linear_reduce(struct coll_call *c, const int *group, int g,
   }
   g_free(in);
   sim_reduce(c->w, c->sim, (uint64_t)(g - 1) * (hi - lo));
+  if (c->w && group == c->sim->ranks && g == c->sim->nworkers)
+    recur_gather(c->w, c->bucket);
 }
 
 void default_allreduce(struct coll_call *c, const int *group, int g, int me,

@@ -510,6 +510,62 @@ if ff_runs "a ring and its remainder" fft.ini ft1 ft2 4; then
     ft1 4 fast_forwarded_steps
   check_ff_equal "a ring and its remainder" ft1 ft2 4
 fi
+# A checkpoint at the end of `ring`'s linear reduce (recur.c,
+# recur_gather): buckets smaller than the workers are all that reduce (and
+# a broadcast), as ResNet's normalization tensors are at scale. A model of
+# four identical blocks (two 2-value tensors before each of two rings,
+# one with a remainder) on 4 workers, where a ring leg has too few steps
+# to fast-forward (no ring checkpoint): the blocks after the first are
+# skipped from the checkpoint in a small bucket, on an oversubscribed fat
+# tree and a dragonfly, sync and overlap, with the simulated times and
+# bytes of fast_forward = off.
+{
+  echo "model blocks"
+  echo "batch 32"
+  echo "layer stem 1000000"
+  for b in 1 2 3 4; do
+    for l in conv1 bn1 conv2 bn2; do echo "layer b$b.$l 2000000"; done
+  done
+  echo "layer fc 500000"
+  echo "tensor fc.bias 3 fc 3"
+  echo "tensor fc.weight 4000 fc 4000"
+  for b in 4 3 2 1; do
+    echo "tensor b$b.bn2.bias 2 b$b.bn2 2"
+    echo "tensor b$b.bn2.weight 2 b$b.bn2 2"
+    echo "tensor b$b.conv2.weight 8000 b$b.conv2 8000"
+    echo "tensor b$b.bn1.bias 2 b$b.bn1 2"
+    echo "tensor b$b.bn1.weight 2 b$b.bn1 2"
+    echo "tensor b$b.conv1.weight 4002 b$b.conv1 4002"
+  done
+  echo "tensor stem.weight 1000 stem 1000"
+} >blocks.model
+cat >ffs.ini <<EOF
+[platform]
+topology = fat-tree, dragonfly
+nodes = 4
+leaf = 2
+oversubscription = 2
+ideal = true
+latency = 100us
+timing_precision = 1e-15
+[model]
+name = $W/blocks.model
+device = V100
+[exchange]
+algorithm = ring
+payload = none
+[training]
+mode = sync, overlap
+iterations = 2
+EOF
+if ff_runs "checkpoints in small buckets" ffs.ini fs1 fs2 4; then
+  check_every "small buckets: every point skipped buckets" fs1 4 \
+    fast_forwarded_buckets
+  steps=$(points_where fs1 4 fast_forwarded_steps nonzero)
+  check "small buckets: no ring step skipped (no ring checkpoint)" \
+    "$(isempty "$steps")" "skipped in:$steps"
+  check_ff_equal "checkpoints in small buckets" fs1 fs2 4
+fi
 # With a straggler the others' next bucket would share its links: no skip.
 if run_ok "bucket fast-forward with a straggler" run ffb.ini \
     --set platform.topology=star --set model.compute=0.0005 \
