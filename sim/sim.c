@@ -131,9 +131,19 @@ void sim_cpu(struct worker *w, double seconds, enum state st) {
   sim_span(w, t0, sim_now(), st);
 }
 
+bool sim_gpu_shared(const struct sim *s) {
+  return s->codec && s->p->placement == PLACE_GPU;
+}
+
 double sim_gpu(struct worker *w, double seconds) {
   if (!(seconds > 0))
     return 0;
+  /* Unshared, nothing waits for it: the lock's two switches into
+   * SimGrid's kernel are skipped. */
+  if (!sim_gpu_shared(w->sim)) {
+    sg_actor_sleep_for(seconds * w->slowdown);
+    return 0;
+  }
   double t0 = sim_now();
   sg_mutex_lock(w->gpu);
   double waited = sim_now() - t0;

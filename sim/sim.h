@@ -350,6 +350,9 @@ void sim_cpu(struct worker *w, double seconds, enum state st);
 /* Accelerator work: a sleep under W's GPU mutex. Returns the time spent
  * waiting for the mutex first (the other actor of W held it). */
 double sim_gpu(struct worker *w, double seconds);
+/* The GPU is shared by compute and a codec's work (placement = gpu), so
+ * the order of their work on it matters; otherwise compute has it alone. */
+bool sim_gpu_shared(const struct sim *s);
 /* Summation of VALUES dense values: gamma * 4 * VALUES of CPU work on W
  * (NULL: the calling aggregator). */
 void sim_reduce(struct worker *w, struct sim *s, uint64_t values);
