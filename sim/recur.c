@@ -54,6 +54,7 @@
 #include "sim.h"
 
 #include <simgrid/actor.h>
+#include <simgrid/semaphore.h>
 #include <xbt/asserts.h>
 
 #include <inttypes.h>
@@ -147,11 +148,11 @@ struct recur {
 };
 
 double recur_bucket_bytes(void) {
-  /* A worker's end of a bucket and of its two ring legs, a route or two
-   * for each, two checkpoints' wake times; twice that, as GLib's arrays
-   * grow by doubling. */
+  /* A worker's end of a bucket and of its legs (two ring legs and a
+   * broadcast), a route or two for each, two checkpoints' wake times;
+   * twice that, as GLib's arrays grow by doubling. */
   return 2.0 * (double)(sizeof(struct recur_end) +
-                        2 * sizeof(struct recur_leg) +
+                        3 * sizeof(struct recur_leg) +
                         4 * sizeof(struct recur_route) + 2 * sizeof(double));
 }
 
@@ -191,6 +192,7 @@ void recur_init(struct sim *s) {
     w->recur_legs = g_array_new(FALSE, FALSE, sizeof(struct recur_leg));
     w->recur_leg_routes =
         g_array_new(FALSE, FALSE, sizeof(struct recur_route));
+    w->gather_sem = sg_sem_init(0);
   }
 }
 
@@ -471,18 +473,50 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
  * the same state, the roots' times apart. (A bucket smaller than the
  * workers is all such a reduce: ResNet's normalization scales and
  * shifts, which its repeated blocks follow with the same convolution's
- * ring.) */
-void recur_gather(struct worker *w, size_t b) {
+ * ring.)
+ *
+ * The broadcast that follows is a leg of the bucket: the members wait
+ * for the root's checkpoint (no time passes: each would wait there for
+ * the broadcast's first message anyway) and enter it together. When the
+ * earlier checkpoint's bucket was sealed, its broadcast ended quiet (what
+ * follows it in the bucket is local), and this one repeats it. */
+static void gather_leg(struct sim *s, const struct recur_ck *k) {
+  struct recur *r = s->recur;
+  for (guint i = 0; i < r->cks->len; i++) {
+    const struct recur_ck *e = g_ptr_array_index(r->cks, i);
+    if (same_state(s, e, k) && sealed(s, e->it, e->b)) {
+      r->legplan = (struct recur_legplan){true, k->it, k->b, e->b,
+                                          k->leg + 1};
+      return;
+    }
+  }
+}
+
+bool recur_gather(struct worker *w, size_t b, bool root) {
   struct sim *s = w->sim;
   if (!s->recur)
-    return;
-  struct recur_ck *k = g_new0(struct recur_ck, 1);
-  k->it = w->recur_it;
-  k->b = b;
-  k->leg = w->ff_legs - w->legs0;
-  k->gather = true;
-  k->base = sim_now();
-  add_checkpoint(s, k);
+    return false;
+  if (root) {
+    struct recur_ck *k = g_new0(struct recur_ck, 1);
+    k->it = w->recur_it;
+    k->b = b;
+    k->leg = w->ff_legs - w->legs0;
+    k->gather = true;
+    k->base = sim_now();
+    gather_leg(s, k);
+    add_checkpoint(s, k);
+    for (int i = 0; i < s->nworkers; i++)
+      if (i != w->rank)
+        sg_sem_release(s->workers[i].gather_sem);
+  } else {
+    /* Idle, as it would be in the broadcast's receive until its parent
+     * sends (no earlier than the root goes on). */
+    double t0 = sim_now();
+    sg_sem_acquire(w->gather_sem);
+    sim_span(w, t0, sim_now(), ST_IDLE);
+  }
+  w->ff_legs++;
+  return recur_leg_begin(w, b);
 }
 
 /* W's spans [FROM, TO) again, SHIFT later: kept, or

@@ -166,6 +166,9 @@ struct worker {
    * the bytes each put on each route, and whether one is open. */
   GArray *recur_legs, *recur_leg_routes;
   bool leg_open;
+  /* Released by the root of a linear reduce over all workers at its
+   * checkpoint (recur_gather). */
+  sg_sem_t gather_sem;
   double msg_last, backward_t;
   uint64_t legs0;
   int recur_it;
@@ -589,9 +592,13 @@ void recur_end(struct worker *w, size_t b, int it);
  * in bucket B; LAST: the last member to. */
 void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *cur,
                       bool last);
-/* W, the root of a linear reduce over every worker in bucket B, has
- * received and summed every member's values (a checkpoint too). */
-void recur_gather(struct worker *w, size_t b);
+/* W at the end of a linear reduce over every worker in bucket B (ROOT:
+ * its root, which has received and summed every member's values): a
+ * checkpoint, which the others wait for. Then W enters the broadcast
+ * that follows as a leg: true when it was repeated from an earlier one
+ * (the caller returns at once), else it is recorded until
+ * recur_leg_end(). */
+bool recur_gather(struct worker *w, size_t b, bool root);
 /* After W ended bucket B of IT: the buckets after it skipped (each
  * repeated from W's records, and slept through), or 0. */
 size_t recur_skip(struct worker *w, size_t b, int it);

@@ -271,8 +271,7 @@ void tree_broadcast(struct coll_call *c, const int *group, int g, int me,
 }
 
 /* The linear reduce of default_allreduce(): the root receives every
- * member's values at once (they share its link), then sums them. Over
- * every worker, that is a checkpoint of recurrence (recur.c). */
+ * member's values at once (they share its link), then sums them. */
 static void linear_reduce(struct coll_call *c, const int *group, int g,
                           int me, uint64_t lo, uint64_t hi) {
   if (me != 0) {
@@ -287,8 +286,6 @@ static void linear_reduce(struct coll_call *c, const int *group, int g,
   }
   g_free(in);
   sim_reduce(c->w, c->sim, (uint64_t)(g - 1) * (hi - lo));
-  if (c->w && group == c->sim->ranks && g == c->sim->nworkers)
-    recur_gather(c->w, c->bucket);
 }
 
 void default_allreduce(struct coll_call *c, const int *group, int g, int me,
@@ -296,9 +293,16 @@ void default_allreduce(struct coll_call *c, const int *group, int g, int me,
   if (g < 2 || hi <= lo)
     return;
   linear_reduce(c, group, g, me, lo, hi);
+  /* Over every worker: a checkpoint of recurrence, and the broadcast a
+   * leg it may repeat (recur.c). */
+  bool all = c->w && group == c->sim->ranks && g == c->sim->nworkers;
+  if (all && recur_gather(c->w, c->bucket, me == 0))
+    return;
   struct msg *carry = me == 0 && !sim_plain(c)
                           ? sim_pack(c, c->v, lo, hi, NULL)
                           : NULL;
   tree_broadcast(c, group, g, me, lo, hi, carry);
   msg_free(carry);
+  if (all)
+    recur_leg_end(c->w);
 }
