@@ -232,7 +232,7 @@ static double iteration_rows(struct sim *s, int it, int n,
 
 /* The split of iteration_s (README, runs.csv): one worker followed
  * through the whole run, the one that finishes last (the lowest rank
- * among ties: finishes within 1e-9 of each other, since the parts of
+ * among ties: finishes within 1e-9 of the last, since the parts of
  * workers that end together add up to the same finish only to rounding,
  * and the order of a sum moved by fast-forward must not pick another
  * worker). A worker's records
@@ -243,17 +243,18 @@ static double iteration_rows(struct sim *s, int it, int n,
  * the next; its iterations then overlap and their sum exceeds the run.)
  * Its GPU waits for its own codec are codec work, not compute. */
 static void split_of(struct sim *s, int n, struct run_result *r) {
-  int last = 0;
-  double finish = -INFINITY;
+  double *f = g_new(double, s->nworkers), finish = -INFINITY;
   for (int w = 0; w < s->nworkers; w++) {
     const struct iter_rec *x = sim_rec(s, n - 1, w);
-    double f = x->start + x->compute_s + x->codec_s + x->comm_s + x->reduce_s +
-               x->idle_s;
-    if (w == 0 || f > finish + 1e-9 * fabs(finish)) {
-      finish = f;
-      last = w;
-    }
+    f[w] = x->start + x->compute_s + x->codec_s + x->comm_s + x->reduce_s +
+           x->idle_s;
+    finish = fmax(finish, f[w]);
   }
+  int last = 0;
+  while (last + 1 < s->nworkers &&
+         !(f[last] >= finish - 1e-9 * fabs(finish)))
+    last++;
+  g_free(f);
   double t[5] = {0, 0, 0, 0, 0};
   for (int it = 0; it < n; it++) {
     const struct iter_rec *x = sim_rec(s, it, last);

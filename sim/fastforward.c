@@ -169,6 +169,10 @@ void ff_keep_tail(struct ff_cursor *cur) {
     cur->seq->keep_tail = true;
 }
 
+bool ff_tail_kept(const struct ff_cursor *cur) {
+  return cur->on && cur->seq->keep_tail;
+}
+
 bool ff_all_skipping(const struct ff_cursor *cur) {
   return cur->on && cur->seq->entered == cur->seq->members;
 }

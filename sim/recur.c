@@ -99,14 +99,15 @@ struct recur_route {
 };
 
 /* A checkpoint: bucket B of iteration IT at its LEG-th ring leg; each
- * worker wakes at BASE + OFF[rank]; D the leg's step. Or, GATHER, at
- * the end of a linear reduce over all workers (recur_gather) after LEG
- * ring legs, its root there at BASE (no OFF). */
+ * worker wakes at BASE + OFF[rank]; D the leg's step; TAIL: the leg's
+ * last steps are simulated after it (ff_keep_tail). Or, GATHER, at the
+ * end of a linear reduce over all workers (recur_gather) after LEG legs,
+ * its root there at BASE (no OFF). */
 struct recur_ck {
   int it;
   size_t b;
   uint64_t leg;
-  bool gather;
+  bool gather, tail;
   double d, base;
   double *off;
 };
@@ -149,11 +150,12 @@ struct recur {
 
 double recur_bucket_bytes(void) {
   /* A worker's end of a bucket and of its legs (two ring legs and a
-   * broadcast), a route or two for each, two checkpoints' wake times;
+   * broadcast), about three routes for the bucket and one for each leg,
+   * two checkpoints' wake times;
    * twice that, as GLib's arrays grow by doubling. */
   return 2.0 * (double)(sizeof(struct recur_end) +
                         3 * sizeof(struct recur_leg) +
-                        4 * sizeof(struct recur_route) + 2 * sizeof(double));
+                        6 * sizeof(struct recur_route) + 2 * sizeof(double));
 }
 
 void recur_init(struct sim *s) {
@@ -379,7 +381,11 @@ static void plan_at(struct sim *s, const struct recur_ck *k) {
 /* At checkpoint K (its bucket's LEG-th leg): when an earlier one is the
  * same state and its bucket's next leg had a checkpoint too, this
  * bucket's next leg repeats that one (recur_leg_begin); its checkpoint
- * is that one shifted, returned. */
+ * is that one shifted, returned. Not a leg whose tail was simulated:
+ * what followed it shared links with that tail (ff_keep_tail), and would
+ * run here without it. Nor the broadcast after a gather, which its own
+ * checkpoint repeats (gather_leg): a gather's time is not known before
+ * it. */
 static struct recur_ck *next_leg(struct sim *s, const struct recur_ck *k) {
   struct recur *r = s->recur;
   if (k->gather)
@@ -390,7 +396,8 @@ static struct recur_ck *next_leg(struct sim *s, const struct recur_ck *k) {
       continue;
     for (guint j = 0; j < r->cks->len; j++) {
       const struct recur_ck *e2 = g_ptr_array_index(r->cks, j);
-      if (e2->it != e->it || e2->b != e->b || e2->leg != e->leg + 1)
+      if (e2->it != e->it || e2->b != e->b || e2->leg != e->leg + 1 ||
+          e2->gather || e2->tail)
         continue;
       r->legplan = (struct recur_legplan){true, k->it, k->b, e->b,
                                           k->leg + 1};
@@ -454,6 +461,7 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
   k->it = it;
   k->b = b;
   k->leg = w->ff_legs - w->legs0;
+  k->tail = ff_tail_kept(ff);
   k->d = ff->period;
   k->base = base;
   k->off = g_new(double, s->nworkers);

@@ -528,6 +528,8 @@ bool ff_step(struct ff_cursor *cur, int step);
  * short of the last L + 1 steps (L: how far the farthest member is
  * ahead), and they are simulated. Every member calls it, or none. */
 void ff_keep_tail(struct ff_cursor *cur);
+/* CUR's sequence keeps its tail (ff_keep_tail()). */
+bool ff_tail_kept(const struct ff_cursor *cur);
 /* Worker W starts a step it simulates: its state then into CUR, and its
  * routes' bytes recorded at LEVEL (FF_LEVEL_*). */
 void ff_mark(struct worker *w, struct ff_cursor *cur, int level);

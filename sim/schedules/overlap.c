@@ -34,7 +34,8 @@ static double micro_batches(const struct sim *s) {
  * is posted are computed with the next one, in one go (summed as
  * overlap_gaps sums them), unless a codec shares the GPU (its work could
  * come between them): ResNet-50's 171 layers post at 107 of them, and
- * each is a sleep of every worker's compute actor. */
+ * each is a sleep of every worker's compute actor. (--trace shows such
+ * layers as one compute interval.) */
 static void backward(struct wstate *ws, int it, bool send, double share,
                      struct iter_rec *r) {
   const struct sim *s = ws->w->sim;

@@ -295,12 +295,11 @@ ff_differences() {
       rel_le "$a" "$b" 1e-9 || out+=" point $((i - 1)) $c: $a vs $b;"
     done
     it=$(csv_get "$off/runs.csv" "$i" iteration_s)
-    for c in exposed_comm_s split_idle_s; do
+    for c in split_compute_s exposed_comm_s exposed_codec_s \
+      exposed_reduce_s split_idle_s; do
       a=$(csv_get "$on/runs.csv" "$i" $c)
       b=$(csv_get "$off/runs.csv" "$i" $c)
-      awk -v a="$a" -v b="$b" -v t="$it" \
-        'BEGIN { d = a - b; exit !(d <= 1e-9 * t && -d <= 1e-9 * t) }' ||
-        out+=" point $((i - 1)) $c: $a vs $b;"
+      abs_le "$a" "$b" "$it" 1e-9 || out+=" point $((i - 1)) $c: $a vs $b;"
     done
   done
   printf '%s' "$out"
@@ -517,8 +516,8 @@ fi
 # one with a remainder) on 4 workers, where a ring leg has too few steps
 # to fast-forward (no ring checkpoint): the blocks after the first are
 # skipped from the checkpoint in a small bucket, on an oversubscribed fat
-# tree and a dragonfly, sync and overlap, with the simulated times and
-# bytes of fast_forward = off.
+# tree and a dragonfly, sync and overlap (the recurrence points' settings
+# otherwise), with the simulated times and bytes of fast_forward = off.
 {
   echo "model blocks"
   echo "batch 32"
@@ -539,26 +538,10 @@ fi
   done
   echo "tensor stem.weight 1000 stem 1000"
 } >blocks.model
-cat >ffs.ini <<EOF
-[platform]
-topology = fat-tree, dragonfly
-nodes = 4
-leaf = 2
-oversubscription = 2
-ideal = true
-latency = 100us
-timing_precision = 1e-15
-[model]
-name = $W/blocks.model
-device = V100
-[exchange]
-algorithm = ring
-payload = none
-[training]
-mode = sync, overlap
-iterations = 2
-EOF
-if ff_runs "checkpoints in small buckets" ffs.ini fs1 fs2 4; then
+if ff_runs "checkpoints in small buckets" ffr.ini fs1 fs2 4 \
+  --set "model.name=$W/blocks.model" --set platform.nodes=4 \
+  --set platform.leaf=2 --set "platform.topology=fat-tree, dragonfly" \
+  --set exchange.algorithm=ring --set exchange.codec=none; then
   check_every "small buckets: every point skipped buckets" fs1 4 \
     fast_forwarded_buckets
   steps=$(points_where fs1 4 fast_forwarded_steps nonzero)
