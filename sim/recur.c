@@ -144,6 +144,10 @@ struct recur {
   bool *folded;
   /* [b]: when backward posts bucket b, from its start (0 in sync). */
   double *post;
+  /* The members of a gather wait here for its root (recur_gather): it
+   * releases one each. None can take another gather's: the next needs
+   * every member's values, sent after this wait. */
+  sg_sem_t gather;
   struct recur_plan plan;
   struct recur_legplan legplan;
 };
@@ -175,6 +179,7 @@ void recur_init(struct sim *s) {
       r->post[b] += r->post[b - 1];
   }
   r->cks = g_ptr_array_new();
+  r->gather = sg_sem_init(0);
   r->wake = g_new(double, s->nworkers);
   size_t n = (size_t)s->p->iterations * s->nbuckets;
   r->first_end = g_new(double, n);
@@ -194,7 +199,6 @@ void recur_init(struct sim *s) {
     w->recur_legs = g_array_new(FALSE, FALSE, sizeof(struct recur_leg));
     w->recur_leg_routes =
         g_array_new(FALSE, FALSE, sizeof(struct recur_route));
-    w->gather_sem = sg_sem_init(0);
   }
 }
 
@@ -513,14 +517,13 @@ bool recur_gather(struct worker *w, size_t b, bool root) {
     k->base = sim_now();
     gather_leg(s, k);
     add_checkpoint(s, k);
-    for (int i = 0; i < s->nworkers; i++)
-      if (i != w->rank)
-        sg_sem_release(s->workers[i].gather_sem);
+    for (int i = 1; i < s->nworkers; i++)
+      sg_sem_release(s->recur->gather);
   } else {
     /* Idle, as it would be in the broadcast's receive until its parent
      * sends (no earlier than the root goes on). */
     double t0 = sim_now();
-    sg_sem_acquire(w->gather_sem);
+    sg_sem_acquire(s->recur->gather);
     sim_span(w, t0, sim_now(), ST_IDLE);
   }
   w->ff_legs++;

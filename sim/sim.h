@@ -166,9 +166,6 @@ struct worker {
    * the bytes each put on each route, and whether one is open. */
   GArray *recur_legs, *recur_leg_routes;
   bool leg_open;
-  /* Released by the root of a linear reduce over all workers at its
-   * checkpoint (recur_gather). */
-  sg_sem_t gather_sem;
   double msg_last, backward_t;
   uint64_t legs0;
   int recur_it;
