@@ -23,6 +23,15 @@
  * turn, so bucket B2 + j repeats bucket B + 1 + (j - 1) mod P, recorded
  * already.
  *
+ * The state at the end of a sealed bucket (below) is the workers' end
+ * times: nothing of the bucket is in flight once its first worker has
+ * ended it. Two ends whose times differ by one shift for every worker
+ * are the same state (a class: end_class). So once a skip's buckets
+ * stop repeating those after B, it goes on: the next bucket repeats any
+ * bucket X + 1 recorded earlier that is the same exchange and begins
+ * alike, whose start (the end of X) was of the class the skip stands in,
+ * and the skip then stands in the class of X + 1's end (chain_from).
+ *
  * A skip covers whole buckets, B2 + 1 .. B2 + M, from each worker's end
  * of B2 to its end of B2 + M, and its ends must be quiet: while one
  * worker has ended a bucket and goes on to the next, another may still
@@ -113,11 +122,13 @@ struct recur_ck {
 };
 
 /* A skip decided at a checkpoint of bucket B2: buckets B2 + 1 .. B2 + M
- * repeat B + 1 .. B + P in turn. */
+ * repeat B + 1 .. B + P in turn; then the next NCHAIN buckets repeat
+ * CHAIN[0 .. NCHAIN) (chain_from()). */
 struct recur_plan {
   bool on;
   int it;
   size_t b2, b, period, m;
+  size_t *chain, nchain;
 };
 
 /* A leg repeated: the LEG-th of bucket B2 of IT repeats that of B. */
@@ -142,6 +153,13 @@ struct recur {
   /* The same: its spans were folded into trains (recur_skip), so that
    * its records do not hold them. */
   bool *folded;
+  /* The same: the class of the state at its end (end_class(); -1: not
+   * quiet, or not known), and whether it was repeated from a sealed
+   * bucket (sealed too, whatever the rounding of its shifted times). */
+  int *cls;
+  bool *rep_sealed;
+  /* The buckets whose ends stand for the classes, in order. */
+  GArray *reps;
   /* [b]: when backward posts bucket b, from its start (0 in sync). */
   double *post;
   /* The members of a gather wait here for its root (recur_gather): it
@@ -187,8 +205,12 @@ void recur_init(struct sim *s) {
   r->ended = g_new0(int, n);
   r->slack = g_new(double, n);
   r->folded = g_new0(bool, n);
+  r->cls = g_new(int, n);
+  r->rep_sealed = g_new0(bool, n);
+  r->reps = g_array_new(FALSE, FALSE, sizeof(size_t));
   for (size_t i = 0; i < n; i++) {
     r->first_end[i] = r->slack[i] = INFINITY;
+    r->cls[i] = -1;
     r->last_msg[i] = -INFINITY;
   }
   s->recur = r;
@@ -279,6 +301,8 @@ static struct recur_state state_of(const struct worker *w, double t) {
   return st;
 }
 
+static void end_class(struct sim *s, int it, size_t b);
+
 /* W's record of bucket B of IT, ended at T, its last message LAST. */
 static void record_end(struct worker *w, size_t b, int it, double t,
                        double last) {
@@ -292,7 +316,8 @@ static void record_end(struct worker *w, size_t b, int it, double t,
   size_t i = (size_t)it * s->nbuckets + b;
   r->first_end[i] = fmin(r->first_end[i], t);
   r->last_msg[i] = fmax(r->last_msg[i], last);
-  r->ended[i]++;
+  if (++r->ended[i] == s->nworkers)
+    end_class(s, it, b);
 }
 
 void recur_end(struct worker *w, size_t b, int it) {
@@ -304,7 +329,57 @@ void recur_end(struct worker *w, size_t b, int it) {
 static bool sealed(const struct sim *s, int it, size_t b) {
   const struct recur *r = s->recur;
   size_t i = (size_t)it * s->nbuckets + b;
-  return r->ended[i] == s->nworkers && r->last_msg[i] <= r->first_end[i];
+  return r->ended[i] == s->nworkers &&
+         (r->last_msg[i] <= r->first_end[i] || r->rep_sealed[i]);
+}
+
+/* Worker W's end of bucket I (IT * nbuckets + b) less the first end. */
+static double end_offset(const struct sim *s, int w, size_t i) {
+  size_t b = i % s->nbuckets;
+  return g_array_index(s->workers[w].recur_ends, struct recur_end, b).at.t -
+         s->recur->first_end[i];
+}
+
+/* How long bucket I took, to its first end (the scale of its times). */
+static double span_of(const struct sim *s, size_t i) {
+  const double *fe = s->recur->first_end;
+  double d = i % s->nbuckets ? fe[i] - fe[i - 1] : fe[i];
+  return isfinite(d) && d > 0 ? d : fe[i];
+}
+
+/* Bucket B of IT, recorded by every worker: the class of the state at
+ * its end. After a sealed bucket nothing of it is in flight once its
+ * first worker has ended it, and each worker goes on from its own end:
+ * the state is the workers' ends, and two ends whose times differ by
+ * one shift for every worker (to 1e-9 of the buckets' lengths) are the
+ * same state (with when backward posts what is left: starts_alike). A
+ * small bucket's broadcast ends on every worker at once, whatever its
+ * size, so that the rings after ResNet-50's normalization scales of
+ * different sizes begin alike. */
+static void end_class(struct sim *s, int it, size_t b) {
+  struct recur *r = s->recur;
+  size_t i = (size_t)it * s->nbuckets + b;
+  if (r->cls[i] >= 0 || !sealed(s, it, b))
+    return;
+  for (int w = 0; w < s->nworkers; w++)
+    if (isnan(end_offset(s, w, i)))
+      return;
+  for (guint c = 0; c < r->reps->len; c++) {
+    size_t i2 = g_array_index(r->reps, size_t, c);
+    if (i2 / s->nbuckets != (size_t)it)
+      continue;
+    double tol = 1e-9 * fmin(span_of(s, i), span_of(s, i2));
+    int w = 0;
+    while (w < s->nworkers &&
+           fabs(end_offset(s, w, i) - end_offset(s, w, i2)) <= tol)
+      w++;
+    if (w == s->nworkers) {
+      r->cls[i] = (int)c;
+      return;
+    }
+  }
+  r->cls[i] = (int)r->reps->len;
+  g_array_append_val(r->reps, i);
 }
 
 /* Bucket X2 begins as bucket SRC did, SHIFT later, on every worker: each
@@ -365,21 +440,83 @@ static size_t skippable(const struct sim *s, const struct recur_ck *k,
   return m;
 }
 
+/* After plan PL's periodic buckets, whose last ends in the state of
+ * bucket LAST's end SHIFT later: the buckets after them each repeat a
+ * bucket X + 1 recorded before B2 whose start, the end of X, was that
+ * state (the same class), which it is the same exchange as and begins
+ * alike, so that it ends in the state of X + 1's end in turn. */
+static void chain_from(struct sim *s, struct recur_plan *pl, size_t last,
+                       double shift) {
+  struct recur *r = s->recur;
+  size_t nb = s->nbuckets, base = (size_t)pl->it * nb;
+  int cur = r->cls[base + last];
+  double at = r->first_end[base + last] + shift;
+  pl->chain = g_new(size_t, nb);
+  pl->nchain = 0;
+  for (size_t n = pl->b2 + pl->m + 1; n < nb && cur >= 0; n++) {
+    size_t x = pl->b2 > 0 ? pl->b2 - 1 : 0, found = SIZE_MAX;
+    while (x-- > 0 && found == SIZE_MAX) {
+      size_t i = base + x;
+      if (r->cls[i] != cur || r->cls[i + 1] < 0 ||
+          !ff_same_bucket(s, x + 1, n) || r->folded[i + 1] ||
+          !sealed(s, pl->it, x + 1) ||
+          !starts_alike(s, pl->it, x + 1, n, at - r->first_end[i]))
+        continue;
+      found = x + 1;
+    }
+    if (found == SIZE_MAX)
+      break;
+    at += r->first_end[base + found] - r->first_end[base + found - 1];
+    cur = r->cls[base + found];
+    pl->chain[pl->nchain++] = found;
+  }
+}
+
 /* The earlier checkpoint that skips the most buckets after K's (the
- * first of those that skip as many), unless K's bucket has its skip. */
+ * first of those that skip as many), unless K's bucket has its skip;
+ * then the chain of buckets after those (chain_from). */
 static void plan_at(struct sim *s, const struct recur_ck *k) {
   struct recur *r = s->recur;
   if (r->plan.on && r->plan.it == k->it && r->plan.b2 == k->b)
     return;
   struct recur_plan best = {0};
+  const struct recur_ck *from = NULL;
   for (guint i = 0; i < r->cks->len; i++) {
     const struct recur_ck *e = g_ptr_array_index(r->cks, i);
+    if (!same_state(s, e, k) || !sealed(s, e->it, e->b))
+      continue;
     size_t m = skippable(s, e, k);
-    if (m > best.m)
-      best = (struct recur_plan){true, k->it, k->b, e->b, k->b - e->b, m};
+    if (!from || m > best.m) {
+      best = (struct recur_plan){true, k->it, k->b, e->b, k->b - e->b, m,
+                                 NULL, 0};
+      from = e;
+    }
   }
-  if (best.on)
-    r->plan = best;
+  if (!from)
+    return;
+  /* Where the periodic part ends: bucket B2 + M repeats SRC, so many
+   * periods later (B2 itself, when M is 0: the earlier bucket shifted). */
+  double shift = k->base - from->base;
+  size_t last = best.b;
+  if (best.m > 0) {
+    last = best.b + 1 + (best.m - 1) % best.period;
+    shift *= (double)(1 + (best.m - 1) / best.period);
+  }
+  chain_from(s, &best, last, shift);
+  if (best.m + best.nchain == 0) {
+    g_free(best.chain);
+    return;
+  }
+  g_free(r->plan.chain);
+  r->plan = best;
+  /* The buckets skipped end as their sources did. */
+  size_t base = (size_t)best.it * s->nbuckets;
+  for (size_t j = 1; j <= best.m + best.nchain; j++) {
+    size_t src = j <= best.m ? best.b + 1 + (j - 1) % best.period
+                             : best.chain[j - best.m - 1];
+    r->cls[base + best.b2 + j] = r->cls[base + src];
+    r->rep_sealed[base + best.b2 + j] = sealed(s, best.it, src);
+  }
 }
 
 /* At checkpoint K (its bucket's LEG-th leg): when an earlier one is the
@@ -641,8 +778,10 @@ size_t recur_skip(struct worker *w, size_t b, int it) {
       r->folded[(size_t)it * s->nbuckets + b + j] = true;
   }
   g_free(start);
+  for (size_t c = 0; c < pl->nchain; c++)
+    t = repeat(w, pl->chain[c], b + m + 1 + c, it, t, true);
   sg_actor_sleep_for(t - now);
-  return pl->m;
+  return pl->m + pl->nchain;
 }
 
 /* ---- legs ---------------------------------------------------------------- */
