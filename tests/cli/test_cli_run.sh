@@ -509,45 +509,60 @@ if ff_runs "a ring and its remainder" fft.ini ft1 ft2 4; then
     ft1 4 fast_forwarded_steps
   check_ff_equal "a ring and its remainder" ft1 ft2 4
 fi
+# model_of FILE SIZE...: a model file whose tensors, in backward order,
+# have these sizes, a layer each.
+model_of() {
+  local f=$1 k=0 n
+  shift
+  {
+    echo "model $(basename "$f" .model)"
+    echo "batch 32"
+    for n in "$@"; do echo "layer l$k 1000000" && k=$((k + 1)); done
+    for n in "$@"; do k=$((k - 1)) && echo "tensor l$k.w $n l$k $n"; done
+  } >"$f"
+}
+# 4 workers of the recurrence points' fat tree and a dragonfly, `ring`
+# without a codec, sync and overlap: a ring leg has too few steps to
+# fast-forward, so no ring checkpoint.
+small4=(--set platform.nodes=4 --set platform.leaf=2
+  --set "platform.topology=fat-tree, dragonfly"
+  --set exchange.algorithm=ring --set exchange.codec=none)
 # A checkpoint at the end of `ring`'s linear reduce (recur.c,
 # recur_gather): buckets smaller than the workers are all that reduce (and
 # a broadcast), as ResNet's normalization tensors are at scale. A model of
 # four identical blocks (two 2-value tensors before each of two rings,
-# one with a remainder) on 4 workers, where a ring leg has too few steps
-# to fast-forward (no ring checkpoint): the blocks after the first are
-# skipped from the checkpoint in a small bucket, on an oversubscribed fat
-# tree and a dragonfly, sync and overlap (the recurrence points' settings
-# otherwise), with the simulated times and bytes of fast_forward = off.
-{
-  echo "model blocks"
-  echo "batch 32"
-  echo "layer stem 1000000"
-  for b in 1 2 3 4; do
-    for l in conv1 bn1 conv2 bn2; do echo "layer b$b.$l 2000000"; done
-  done
-  echo "layer fc 500000"
-  echo "tensor fc.bias 3 fc 3"
-  echo "tensor fc.weight 4000 fc 4000"
-  for b in 4 3 2 1; do
-    echo "tensor b$b.bn2.bias 2 b$b.bn2 2"
-    echo "tensor b$b.bn2.weight 2 b$b.bn2 2"
-    echo "tensor b$b.conv2.weight 8000 b$b.conv2 8000"
-    echo "tensor b$b.bn1.bias 2 b$b.bn1 2"
-    echo "tensor b$b.bn1.weight 2 b$b.bn1 2"
-    echo "tensor b$b.conv1.weight 4002 b$b.conv1 4002"
-  done
-  echo "tensor stem.weight 1000 stem 1000"
-} >blocks.model
+# one with a remainder): the blocks after the first are skipped from the
+# checkpoint in a small bucket, with the simulated times and bytes of
+# fast_forward = off.
+model_of blocks.model 3 4000 $(for b in 1 2 3 4; do echo 2 2 8000 2 2 4002; done) 1000
 if ff_runs "checkpoints in small buckets" ffr.ini fs1 fs2 4 \
-  --set "model.name=$W/blocks.model" --set platform.nodes=4 \
-  --set platform.leaf=2 --set "platform.topology=fat-tree, dragonfly" \
-  --set exchange.algorithm=ring --set exchange.codec=none; then
+  --set "model.name=$W/blocks.model" "${small4[@]}"; then
   check_every "small buckets: every point skipped buckets" fs1 4 \
     fast_forwarded_buckets
   steps=$(points_where fs1 4 fast_forwarded_steps nonzero)
   check "small buckets: no ring step skipped (no ring checkpoint)" \
     "$(isempty "$steps")" "skipped in:$steps"
   check_ff_equal "checkpoints in small buckets" fs1 fs2 4
+fi
+# A skip goes on from bucket to bucket by the state at a sealed bucket's
+# end (recur.c, chain_from): a small bucket's broadcast ends on every
+# worker at once, whatever its size, so the ring after it repeats the
+# ring of its size after another small bucket. Four blocks whose small
+# tensors differ in size (2, 3, 1 and 2 values) before the same
+# 8000-value ring: the checkpoints in small buckets alone skip 4 of the
+# 30 buckets (no ring follows an earlier pair of the same sizes but
+# one), with the states of bucket ends 10.
+model_of chain.model 3 4000 2 2 8000 3 3 8000 1 1 8000 2 2 8000 1000
+if ff_runs "skips that go on by bucket ends" ffr.ini fc1 fc2 4 \
+  --set "model.name=$W/chain.model" "${small4[@]}"; then
+  few=
+  for i in 1 2 3 4; do
+    k=$(csv_get fc1/runs.csv "$i" fast_forwarded_buckets)
+    [ "$k" -ge 10 ] || few+=" $((i - 1)) ($k)"
+  done
+  check "bucket ends: the rings after small buckets of other sizes skipped" \
+    "$(isempty "$few")" "fewer than 10 buckets skipped in:$few"
+  check_ff_equal "skips that go on by bucket ends" fc1 fc2 4
 fi
 # With a straggler the others' next bucket would share its links: no skip.
 if run_ok "bucket fast-forward with a straggler" run ffb.ini \
