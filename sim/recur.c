@@ -11,8 +11,8 @@
  * nothing else: schedules/common.c), and of what each then does: the
  * rest of the bucket, then the next buckets. That moment is a
  * checkpoint. So is the end of a linear reduce over all workers
- * (recur_gather): every other worker waits on its root. Two checkpoints of one iteration, in buckets B < B2 that
- * are the same exchange (as many values, compressed alike), at the same
+ * (recur_gather): every other worker waits on its root. Two checkpoints
+ * of one iteration, in buckets B < B2 that are the same exchange (as many values, compressed alike), at the same
  * leg of it, whose wake times differ by one shift D for every worker (to
  * 1e-9 of the leg's step), are the same state D apart for as long as the
  * buckets after them are the same exchanges and begin alike (a bucket

@@ -573,12 +573,14 @@ void ff_bucket_runs(struct sim *s);
  * When every worker sleeps through the skipped steps of one ring leg over
  * all workers, the run's state is the workers' wake times and when their
  * backward posts the buckets left: a checkpoint. So is the end of a
- * linear reduce over all workers, every other worker waiting on its root. A checkpoint that is an
- * earlier one shifted (the same exchange, the same leg, every wake time
- * moved by the same amount) repeats what followed it, bucket for bucket,
- * for as long as the buckets that follow are the same exchanges and begin
- * alike: those buckets are skipped, each worker repeating its own records
- * of them (recur.c). */
+ * linear reduce over all workers, every other worker waiting on its
+ * root. A checkpoint that is an earlier one shifted (the same exchange,
+ * the same leg, every wake time moved by the same amount) repeats what
+ * followed it, bucket for bucket, for as long as the buckets that follow
+ * are the same exchanges and begin alike (and then each bucket that
+ * began, before, in the state the skip stands in: the workers' ends of a
+ * sealed bucket, up to one shift): those buckets are skipped, each
+ * worker repeating its own records of them (recur.c). */
 struct recur;
 /* S's state for it, when it applies (after the workers are set up). */
 void recur_init(struct sim *s);

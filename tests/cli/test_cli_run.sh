@@ -534,7 +534,8 @@ small4=(--set platform.nodes=4 --set platform.leaf=2
 # one with a remainder): the blocks after the first are skipped from the
 # checkpoint in a small bucket, with the simulated times and bytes of
 # fast_forward = off.
-model_of blocks.model 3 4000 $(for b in 1 2 3 4; do echo 2 2 8000 2 2 4002; done) 1000
+model_of blocks.model 3 4000 \
+  $(for b in 1 2 3 4; do echo 2 2 8000 2 2 4002; done) 1000
 if ff_runs "checkpoints in small buckets" ffr.ini fs1 fs2 4 \
   --set "model.name=$W/blocks.model" "${small4[@]}"; then
   check_every "small buckets: every point skipped buckets" fs1 4 \
