@@ -413,12 +413,10 @@ static bool same_state(const struct sim *s, const struct recur_ck *k,
   return true;
 }
 
-/* The buckets after checkpoint K2's that repeat those after K's (0: none
- * can be skipped). */
+/* The buckets after checkpoint K2's that repeat those after K's, K2
+ * being K shifted and K's bucket sealed (0: none can be skipped). */
 static size_t skippable(const struct sim *s, const struct recur_ck *k,
                         const struct recur_ck *k2) {
-  if (!same_state(s, k, k2) || !sealed(s, k->it, k->b))
-    return 0;
   size_t period = k2->b - k->b, m = 0;
   double shift = k2->base - k->base;
   for (size_t j = 1; k2->b + j < s->nbuckets; j++) {
