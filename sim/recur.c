@@ -579,13 +579,24 @@ static void add_checkpoint(struct sim *s, struct recur_ck *k) {
   }
 }
 
+/* A checkpoint of W's iteration in bucket B, after the legs W entered
+ * in it, at BASE. */
+static struct recur_ck *new_checkpoint(const struct worker *w, size_t b,
+                                       double base) {
+  struct recur_ck *k = g_new0(struct recur_ck, 1);
+  k->it = w->recur_it;
+  k->b = b;
+  k->leg = w->ff_legs - w->legs0;
+  k->base = base;
+  return k;
+}
+
 void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
                       bool last) {
   struct sim *s = w->sim;
   struct recur *r = s->recur;
   if (!r)
     return;
-  int it = w->recur_it;
   r->wake[w->rank] = sim_now() + ff->period * ff->skip;
   if (!last)
     return;
@@ -596,13 +607,9 @@ void recur_checkpoint(struct worker *w, size_t b, const struct ff_cursor *ff,
     base = fmin(base, r->wake[i]);
   if (!(base > sim_now()))
     return;
-  struct recur_ck *k = g_new0(struct recur_ck, 1);
-  k->it = it;
-  k->b = b;
-  k->leg = w->ff_legs - w->legs0;
+  struct recur_ck *k = new_checkpoint(w, b, base);
   k->tail = ff_tail_kept(ff);
   k->d = ff->period;
-  k->base = base;
   k->off = g_new(double, s->nworkers);
   for (int i = 0; i < s->nworkers; i++)
     k->off[i] = r->wake[i] - k->base;
@@ -644,12 +651,8 @@ bool recur_gather(struct worker *w, size_t b, bool root) {
   if (!s->recur)
     return false;
   if (root) {
-    struct recur_ck *k = g_new0(struct recur_ck, 1);
-    k->it = w->recur_it;
-    k->b = b;
-    k->leg = w->ff_legs - w->legs0;
+    struct recur_ck *k = new_checkpoint(w, b, sim_now());
     k->gather = true;
-    k->base = sim_now();
     gather_leg(s, k);
     add_checkpoint(s, k);
     for (int i = 1; i < s->nworkers; i++)
