@@ -38,15 +38,7 @@ run_ok() {
     "$(err_head)"
   return 1
 }
-# rel_le A B TOL: |A - B| <= TOL * |B|.
-rel_le() {
-  awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN {
-    re = "^-?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?$"
-    if (a !~ re || b !~ re) exit 1
-    d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b
-    exit !(d <= t * m) }'
-}
-# abs_le A B S TOL: |A - B| <= TOL * |S| (all numbers).
+# abs_le A B S TOL: |A - B| <= TOL * |S| (all three numbers).
 abs_le() {
   awk -v a="$1" -v b="$2" -v s="$3" -v t="$4" 'BEGIN {
     re = "^-?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?$"
@@ -54,6 +46,8 @@ abs_le() {
     d = a - b; if (d < 0) d = -d; m = s < 0 ? -s : s
     exit !(d <= t * m) }'
 }
+# rel_le A B TOL: |A - B| <= TOL * |B|.
+rel_le() { abs_le "$1" "$2" "$2" "$3"; }
 # csv_get FILE ROW COLUMN: the field under header COLUMN in data row ROW
 # (1 = the first after the header); unquoted fields only.
 csv_get() {
