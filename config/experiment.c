@@ -187,6 +187,12 @@ static int k_nvlink_bw(struct point *p, const char *v, char *e, size_t l) {
 static int k_nvlink_lat(struct point *p, const char *v, char *e, size_t l) {
   return seconds(v, &p->nvlink_latency_s, e, l);
 }
+static int k_nvls(struct point *p, const char *v, char *e, size_t l) {
+  return boolean(v, &p->nvls, e, l);
+}
+static int k_sharp(struct point *p, const char *v, char *e, size_t l) {
+  return boolean(v, &p->sharp, e, l);
+}
 static int k_fabric(struct point *p, const char *v, char *e, size_t l) {
   int t;
   int rc = choice(v, fabric_names, FABRIC_COUNT, &t, e, l);
@@ -507,6 +513,32 @@ static int k_channels(struct point *p, const char *v, char *e, size_t l) {
                      "(NCCL's MAXCHANNELS)");
   return 0;
 }
+static int k_nccl_algo(struct point *p, const char *v, char *e, size_t l) {
+  int t;
+  int rc = choice(v, nccl_algo_names, NCCL_ALGO_COUNT + 1, &t, e, l);
+  p->nccl_algo = (enum nccl_algo)t;
+  return rc;
+}
+static int k_nccl_proto(struct point *p, const char *v, char *e, size_t l) {
+  int t;
+  int rc = choice(v, nccl_proto_names, NCCL_PROTO_COUNT + 1, &t, e, l);
+  p->nccl_proto = (enum nccl_proto)t;
+  return rc;
+}
+static int k_compression(struct point *p, const char *v, char *e,
+                         size_t l) {
+  int t;
+  int rc = choice(v, compression_names, COMPRESS_COUNT, &t, e, l);
+  p->compression = (enum compression)t;
+  return rc;
+}
+static int k_implementation(struct point *p, const char *v, char *e,
+                            size_t l) {
+  int t;
+  int rc = choice(v, implementation_names, IMPL_COUNT, &t, e, l);
+  p->implementation = (enum implementation)t;
+  return rc;
+}
 static int k_tree_chunk(struct point *p, const char *v, char *e, size_t l) {
   char msg[256];
   double b;
@@ -735,6 +767,8 @@ static const struct key keys[] = {
     {"platform", "nvlink_bandwidth", "370.8GBps", k_nvlink_bw},
     {"platform", "nvlink_latency", "1us", k_nvlink_lat},
     {"platform", "fabric", "rail", k_fabric},
+    {"platform", "nvls", "false", k_nvls},
+    {"platform", "sharp", "false", k_sharp},
     {"platform", "preset", "none", k_preset},
     {"model", "name", NULL, k_model},
     {"model", "params", "25000000", k_params},
@@ -767,6 +801,10 @@ static const struct key keys[] = {
     {"exchange", "csc_ratio", "0.1", k_csc_ratio},
     {"exchange", "channels", "auto", k_channels},
     {"exchange", "tree_chunk", "512KiB", k_tree_chunk},
+    {"exchange", "nccl_algo", "auto", k_nccl_algo},
+    {"exchange", "nccl_proto", "auto", k_nccl_proto},
+    {"exchange", "compression", "per-hop", k_compression},
+    {"exchange", "implementation", "gradsim", k_implementation},
     {"exchange", "fast_forward", "auto", k_fast_forward},
     {"exchange", "eager_bytes", "0", k_eager},
     {"exchange", "envelope_bytes", "0", k_envelope},

@@ -47,6 +47,26 @@ enum fabric { FABRIC_RAIL, FABRIC_FAT_TREE, FABRIC_COUNT };
 enum payload { PAYLOAD_FULL, PAYLOAD_SAMPLED, PAYLOAD_NONE, PAYLOAD_COUNT };
 enum placement { PLACE_CPU, PLACE_GPU, PLACE_NIC, PLACE_COUNT };
 enum mode { MODE_SYNC, MODE_OVERLAP, MODE_PIPE, MODE_COUNT };
+/* NCCL's algorithms and protocols as NCCL_ALGO and NCCL_PROTO name them
+ * ([exchange] nccl_algo, nccl_proto; NCCL_ALGO_AUTO: the tuner's choice
+ * among those the platform has). The order is NCCL's (src/include/
+ * device.h), so that NCCL's tables index alike. */
+enum nccl_algo {
+  NCCL_ALGO_TREE, NCCL_ALGO_RING, NCCL_ALGO_COLLNET_DIRECT,
+  NCCL_ALGO_COLLNET_CHAIN, NCCL_ALGO_NVLS, NCCL_ALGO_NVLS_TREE,
+  NCCL_ALGO_COUNT, NCCL_ALGO_AUTO = NCCL_ALGO_COUNT
+};
+enum nccl_proto {
+  NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE, NCCL_PROTO_COUNT,
+  NCCL_PROTO_AUTO = NCCL_PROTO_COUNT
+};
+/* How a codec is applied to a bucket ([exchange] compression): inside the
+ * collective at every hop (INCEPTIONN's way), or once per bucket around
+ * it (PyTorch DDP's communication hooks). */
+enum compression { COMPRESS_PER_HOP, COMPRESS_PER_BUCKET, COMPRESS_COUNT };
+/* Whose kernels a GPU codec's cost models ([exchange] implementation;
+ * models/codec_costs.conf says what each launches and streams). */
+enum implementation { IMPL_GRADSIM, IMPL_PYTORCH, IMPL_FUSED, IMPL_COUNT };
 
 /* The one table of each enum's names, indexed by it: the values of its
  * key ([platform] fabric, [exchange] payload and placement, [training]
@@ -56,6 +76,12 @@ extern const char *const fabric_names[FABRIC_COUNT];
 extern const char *const payload_names[PAYLOAD_COUNT];
 extern const char *const placement_names[PLACE_COUNT];
 extern const char *const mode_names[MODE_COUNT];
+/* nccl_algo_names and nccl_proto_names end with "auto" at the _AUTO
+ * index. */
+extern const char *const nccl_algo_names[NCCL_ALGO_COUNT + 1];
+extern const char *const nccl_proto_names[NCCL_PROTO_COUNT + 1];
+extern const char *const compression_names[COMPRESS_COUNT];
+extern const char *const implementation_names[IMPL_COUNT];
 
 /* One simulation's configuration (every key of an experiment file, the
  * README's "Experiment keys"). Strings are owned by whoever filled it. */
@@ -75,6 +101,10 @@ struct point {
   double nvlink_Bps;        /* nvswitch: each GPU's NVLink, each way */
   double nvlink_latency_s;  /* nvswitch: GPU to GPU inside a node */
   enum fabric fabric;       /* nvswitch */
+  bool nvls;                /* nvswitch: the NVSwitches reduce (NVLink
+                             * SHARP: Hopper's third NVSwitch and later) */
+  bool sharp;               /* the network's switches reduce (InfiniBand
+                             * SHARP, NCCL's CollNet) */
   int leaf;                 /* fat-tree: hosts per leaf switch; nvswitch:
                              * NIC ports per leaf switch */
   double oversubscription;  /* fat-tree: leaf down/up bandwidth ratio */
@@ -129,6 +159,10 @@ struct point {
   int group;         /* hierarchical: workers per node (0: topology's) */
   int chunk;         /* csc: values per chunk */
   int channels;      /* nccl-*: rings or trees at once (0: one per NIC) */
+  enum nccl_algo nccl_algo;   /* nccl: NCCL_ALGO, or the tuner's choice */
+  enum nccl_proto nccl_proto; /* nccl-*: NCCL_PROTO, or the tuner's */
+  enum compression compression; /* a codec per hop or per bucket */
+  enum implementation implementation; /* whose GPU codec kernels */
   double tree_chunk; /* nccl-tree: bytes a channel pipelines per step */
   double csc_ratio;  /* csc: fraction of chunks exchanged */
   bool fast_forward;

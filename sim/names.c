@@ -26,3 +26,33 @@ const char *const placement_names[PLACE_COUNT] = {
     [PLACE_GPU] = "gpu",
     [PLACE_NIC] = "nic",
 };
+
+/* NCCL_ALGO's and NCCL_PROTO's spellings, lower case (NCCL compares them
+ * without case), then "auto". */
+const char *const nccl_algo_names[NCCL_ALGO_COUNT + 1] = {
+    [NCCL_ALGO_TREE] = "tree",
+    [NCCL_ALGO_RING] = "ring",
+    [NCCL_ALGO_COLLNET_DIRECT] = "collnet-direct",
+    [NCCL_ALGO_COLLNET_CHAIN] = "collnet-chain",
+    [NCCL_ALGO_NVLS] = "nvls",
+    [NCCL_ALGO_NVLS_TREE] = "nvls-tree",
+    [NCCL_ALGO_AUTO] = "auto",
+};
+
+const char *const nccl_proto_names[NCCL_PROTO_COUNT + 1] = {
+    [NCCL_PROTO_LL] = "ll",
+    [NCCL_PROTO_LL128] = "ll128",
+    [NCCL_PROTO_SIMPLE] = "simple",
+    [NCCL_PROTO_AUTO] = "auto",
+};
+
+const char *const compression_names[COMPRESS_COUNT] = {
+    [COMPRESS_PER_HOP] = "per-hop",
+    [COMPRESS_PER_BUCKET] = "per-bucket",
+};
+
+const char *const implementation_names[IMPL_COUNT] = {
+    [IMPL_GRADSIM] = "gradsim",
+    [IMPL_PYTORCH] = "pytorch",
+    [IMPL_FUSED] = "fused",
+};
