@@ -33,6 +33,7 @@
 
 #include "gradgen.h"
 #include "model.h"
+#include "nccl.h"
 #include "nic.h"
 
 /* Generated topologies, in the order of their registry
@@ -47,19 +48,8 @@ enum fabric { FABRIC_RAIL, FABRIC_FAT_TREE, FABRIC_COUNT };
 enum payload { PAYLOAD_FULL, PAYLOAD_SAMPLED, PAYLOAD_NONE, PAYLOAD_COUNT };
 enum placement { PLACE_CPU, PLACE_GPU, PLACE_NIC, PLACE_COUNT };
 enum mode { MODE_SYNC, MODE_OVERLAP, MODE_PIPE, MODE_COUNT };
-/* NCCL's algorithms and protocols as NCCL_ALGO and NCCL_PROTO name them
- * ([exchange] nccl_algo, nccl_proto; NCCL_ALGO_AUTO: the tuner's choice
- * among those the platform has). The order is NCCL's (src/include/
- * device.h), so that NCCL's tables index alike. */
-enum nccl_algo {
-  NCCL_ALGO_TREE, NCCL_ALGO_RING, NCCL_ALGO_COLLNET_DIRECT,
-  NCCL_ALGO_COLLNET_CHAIN, NCCL_ALGO_NVLS, NCCL_ALGO_NVLS_TREE,
-  NCCL_ALGO_COUNT, NCCL_ALGO_AUTO = NCCL_ALGO_COUNT
-};
-enum nccl_proto {
-  NCCL_PROTO_LL, NCCL_PROTO_LL128, NCCL_PROTO_SIMPLE, NCCL_PROTO_COUNT,
-  NCCL_PROTO_AUTO = NCCL_PROTO_COUNT
-};
+/* NCCL's algorithms and protocols (enum nccl_algo, enum nccl_proto):
+ * models/nccl.h. */
 /* How a codec is applied to a bucket ([exchange] compression): inside the
  * collective at every hop (INCEPTIONN's way), or once per bucket around
  * it (PyTorch DDP's communication hooks). */

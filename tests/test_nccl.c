@@ -1,0 +1,152 @@
+/* tests/test_nccl.c: NCCL's cost model and choice (models/nccl.h). The
+ * expected figures are worked by hand from NCCL's formulas
+ * (src/graph/tuning.cc at 5067397c), so that a wrong constant, a missed
+ * refinement or a wrong channel count fails. */
+#include "nccl.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+
+/* One DGX-like communicator: RANKS over NODES machines of GPUs of
+ * compute capability CC, NCH graph channels of BW GB/s each (inside and
+ * across machines alike), NCALL channels per call. */
+static struct nccl_comm comm_of(int ranks, int nodes, int cc, int nch,
+                                double bw, int ncall) {
+  struct nccl_comm c = {.nranks = ranks, .nnodes = nodes, .cc = cc,
+                        .nchannels = ncall, .nvls_channels = 16};
+  for (int a = 0; a < NCCL_ALGO_COUNT; a++)
+    c.graph[a] = (struct nccl_graph){nch, bw, bw, true, 0};
+  return c;
+}
+
+static void near(double got, double want, const char *what) {
+  cr_expect(fabs(got - want) <= 1e-9 + 1e-6 * fabs(want),
+            "%s: %.9g, expected %.9g", what, got, want);
+}
+
+/* 8 A100 on NVSwitch: 12 graph channels of 20 GB/s (240 GB/s of NVLink),
+ * 24 per call. */
+Test(nccl, a100_node_tables) {
+  struct nccl_comm c = comm_of(8, 1, 80, 12, 20, 24);
+  struct nccl_model m;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  enum nccl_coll ar = NCCL_COLL_ALLREDUCE;
+  /* Ring: bus 240 (Simple), min(87.7, 120) (LL), min(220.8, 240)
+   * (LL128), times 8/14; latency base + 14 NVLink steps. */
+  near(m.bw[ar][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], 240.0 * 8 / 14, "ring simple bw");
+  near(m.bw[ar][NCCL_ALGO_RING][NCCL_PROTO_LL], 87.7 * 8 / 14, "ring ll bw");
+  near(m.bw[ar][NCCL_ALGO_RING][NCCL_PROTO_LL128], 220.8 * 8 / 14, "ring ll128 bw");
+  near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], 8.4 + 14 * 3.4, "ring simple lat");
+  near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_LL], 6.6 + 14 * 0.6, "ring ll lat");
+  near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_LL128], 14.0 + 14 * 1.9, "ring ll128 lat");
+  /* Tree: min(240 x .92, 12 x 24.0) / 2; LL: that / 3.8, LL128 x 7/9
+   * on one node; latency base + 2 x 7 chain steps. */
+  near(m.bw[ar][NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE], 220.8 / 2, "tree simple bw");
+  near(m.bw[ar][NCCL_ALGO_TREE][NCCL_PROTO_LL], 220.8 / 3.8 / 2, "tree ll bw");
+  near(m.bw[ar][NCCL_ALGO_TREE][NCCL_PROTO_LL128],
+       fmin(220.8 * 7 / 9, 12 * 20.0) / 2, "tree ll128 bw");
+  near(m.lat[ar][NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE], 8.4 + 2 * 7 * 4.0, "tree simple lat");
+  /* No NVLS, no CollNet, no NVLS tree on one node. */
+  cr_expect_eq(m.bw[ar][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE], 0);
+  cr_expect_eq(m.bw[ar][NCCL_ALGO_COLLNET_DIRECT][NCCL_PROTO_SIMPLE], 0);
+  /* Reduce-scatter: the ring's n - 1 steps, bus x 8/7. */
+  near(m.bw[NCCL_COLL_REDUCE_SCATTER][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE],
+       240.0 * 8 / 7, "rs ring bw");
+  cr_expect_eq(m.bw[NCCL_COLL_REDUCE_SCATTER][NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE], 0);
+}
+
+/* The choice follows the least time: LL for small calls, LL128 in the
+ * middle, Simple for large ones (16 MiB: 40.6 + 16777216 / 126171 =
+ * 173.6 us for LL128 against 56 + 122.3 for Simple). */
+Test(nccl, a100_node_choice) {
+  struct nccl_comm c = comm_of(8, 1, 80, 12, 20, 24);
+  struct nccl_model m;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  struct nccl_choice ch;
+  cr_assert_eq(nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 65536,
+                                 NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch), 0);
+  cr_expect_eq(ch.algo, NCCL_ALGO_RING);
+  cr_expect_eq(ch.proto, NCCL_PROTO_LL);
+  near(ch.time_s, 1e-6 * (15.0 + 65536 / (1000 * 87.7 * 8 / 14)), "64 KiB");
+  /* LL's ring threshold is 8 bytes x 8 ranks a thread: a channel of 512
+   * threads wants 32 KiB, so 64 KiB takes two of the 24. */
+  cr_expect_eq(ch.nchannels, 2);
+  cr_assert_eq(nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 16 << 20,
+                                 NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch), 0);
+  cr_expect_eq(ch.proto, NCCL_PROTO_LL128);
+  cr_expect_eq(ch.nchannels, 24);
+  cr_assert_eq(nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 256 << 20,
+                                 NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch), 0);
+  cr_expect_eq(ch.algo, NCCL_ALGO_RING);
+  cr_expect_eq(ch.proto, NCCL_PROTO_SIMPLE);
+  /* Forced, as NCCL_ALGO=Tree NCCL_PROTO=Simple. */
+  cr_assert_eq(nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 256 << 20,
+                                 NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE, &ch), 0);
+  cr_expect_eq(ch.algo, NCCL_ALGO_TREE);
+  /* NVLS is not there to force. */
+  cr_expect_eq(nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 1 << 20,
+                                 NCCL_ALGO_NVLS, NCCL_PROTO_AUTO, &ch),
+               -ENOENT);
+}
+
+/* Across machines: the ring's latency charges the network only on the
+ * 2 (nodes - 1) steps that cross (ring Simple on 4 H100 machines: 8.4 +
+ * (62 - 6) x 3.4 + 6 x 14, the network's post overhead 3 us below the
+ * NVLink step's 3.4), its plateau x 1.4 for large calls; the tree
+ * climbs log2(nodes) network steps. */
+Test(nccl, h100_nodes) {
+  struct nccl_comm c = comm_of(32, 4, 90, 16, 25, 32);
+  c.nvls = true;
+  struct nccl_model m;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  enum nccl_coll ar = NCCL_COLL_ALLREDUCE;
+  near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE],
+       8.4 + (62 - 6) * 3.4 + 6 * 14.0, "ring simple lat");
+  near(m.lat[ar][NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE],
+       8.4 + 2 * (7 * 4.0 + 2 * 14.0), "tree simple lat");
+  /* LL128 ring: 0.92 x 16 x 25 = 368 against 16 x 36.7. */
+  near(m.bw[ar][NCCL_ALGO_RING][NCCL_PROTO_LL128], 368.0 * 32 / 62,
+       "ring ll128 bw");
+  /* NVLS across nodes needs CollNet; the NVLS tree runs: per channel
+   * min(25 x 0.85 x 15/16 x 2, 25, 45.5) = 25, bus 400, x 32/62. */
+  cr_expect_eq(m.bw[ar][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE], 0);
+  near(m.bw[ar][NCCL_ALGO_NVLS_TREE][NCCL_PROTO_SIMPLE], 400.0 * 32 / 62,
+       "nvls tree bw");
+  /* 1 GiB: the plateau applies to the ring (1 GiB / (32 x 32) >= 64). */
+  double lat = (8.4 + (62 - 6) * 3.4 + 6 * 14.0) * 1.4;
+  near(nccl_model_time(&m, ar, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 1 << 30),
+       1e-6 * (lat + (1 << 30) / (1000 * 400.0 * 32 / 62)), "ring 1 GiB");
+}
+
+/* NVLS on one H100 machine: per channel 20.6 x 0.85 x 15/16 x 2 against
+ * the graph's inter rate; its latency the NVLink step's 25 us. */
+Test(nccl, h100_nvls_node) {
+  struct nccl_comm c = comm_of(8, 1, 90, 16, 23.175, 32);
+  c.nvls = true;
+  struct nccl_model m;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  double per = fmin(23.175 * 0.85 * 15 / 16 * 2, 23.175);
+  near(m.bw[NCCL_COLL_ALLREDUCE][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE],
+       16 * per * 8 / 14, "nvls bw");
+  near(m.lat[NCCL_COLL_ALLREDUCE][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE], 25,
+       "nvls lat");
+  cr_expect_eq(m.bw[NCCL_COLL_ALLREDUCE][NCCL_ALGO_NVLS][NCCL_PROTO_LL], 0);
+}
+
+Test(nccl, protocols) {
+  near(nccl_proto_wire(NCCL_PROTO_LL), 2, "LL wire");
+  near(nccl_proto_wire(NCCL_PROTO_LL128), 128.0 / 120, "LL128 wire");
+  cr_expect_eq(nccl_proto_chunk(NCCL_ALGO_RING, NCCL_PROTO_SIMPLE), 2u << 20);
+  cr_expect_eq(nccl_proto_chunk(NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE), 512u << 10);
+  cr_expect_eq(nccl_proto_chunk(NCCL_ALGO_RING, NCCL_PROTO_LL), 32768u);
+  cr_expect_eq(nccl_proto_chunk(NCCL_ALGO_RING, NCCL_PROTO_LL128), 576000u);
+  cr_expect_eq(nccl_arch_of(80), NCCL_ARCH_AMPERE);
+  cr_expect_eq(nccl_arch_of(100), NCCL_ARCH_BLACKWELL);
+}
+
+Test(nccl, bad_comm) {
+  struct nccl_comm c = comm_of(12, 5, 80, 12, 20, 24);
+  struct nccl_model m;
+  cr_expect_eq(nccl_model_init(&m, &c), -EINVAL);
+}
