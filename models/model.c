@@ -189,6 +189,8 @@ struct device {
   double memory;       /* bytes per second */
   double mfu[NPREC];   /* measured model FLOPs utilization, 0: none */
   double nvlink;       /* NVLink bytes per second per direction, 0: none */
+  double launch;       /* kernel launch overhead, seconds, 0: not listed */
+  int cc;              /* CUDA compute capability x 10, 0: not listed */
   char *mfu_source[NPREC];
   GArray *measured; /* struct measured */
 };
@@ -263,6 +265,25 @@ static int device_line(void *ctx, const GPtrArray *w, const char *path,
     d->nvlink = strcmp(kw, "nvlink") ? d->nvlink : v;
     return 0;
   }
+  if (strcmp(kw, "launch") == 0 && w->len == 3) {
+    if (!parse_number(W(1), &d->launch) || !(d->launch > 0) ||
+        d->launch >= 1)
+      return fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'launch SECONDS \"SOURCE\"', SECONDS "
+                  "in (0, 1)",
+                  path, line);
+    return 0;
+  }
+  if (strcmp(kw, "cc") == 0 && w->len == 3) {
+    uint64_t cc;
+    if (!parse_count(W(1), &cc) || cc < 10 || cc > 999)
+      return fail(err, errlen, -EINVAL,
+                  "%s:%zu: expected 'cc N \"SOURCE\"', N the compute "
+                  "capability x 10 + minor (70, 80, 90, 100), 10 to 999",
+                  path, line);
+    d->cc = (int)cc;
+    return 0;
+  }
   if (strcmp(kw, "memory") == 0 && w->len == 3) {
     if (!parse_number(W(1), &d->memory) || d->memory <= 0)
       return fail(err, errlen, -EINVAL,
@@ -286,7 +307,8 @@ static int device_line(void *ctx, const GPtrArray *w, const char *path,
   }
   return fail(err, errlen, -EINVAL,
               "%s:%zu: unknown or malformed line starting '%s' (expected "
-              "device, peak, memory, mfu, nvlink, capacity or measured)",
+              "device, peak, memory, mfu, nvlink, capacity, launch, cc or "
+              "measured)",
               path, line, kw);
 }
 
@@ -1129,4 +1151,22 @@ int model_synthetic(uint64_t params, size_t tensors, double compute_s,
   m->timing_source = g_strdup("given: compute and update seconds");
   *out = m;
   return 0;
+}
+
+int model_device_info(const char *name, const struct model_opts *opts,
+                      struct device_info *out, char *err, size_t errlen) {
+  GArray *devs;
+  int rc = load_devices(model_dir(opts), &devs, err, errlen);
+  if (rc)
+    return rc;
+  const struct device *d;
+  rc = find_device(devs, name ? name : "", &d, err, errlen);
+  if (!rc)
+    *out = (struct device_info){.memory_Bps = d->memory,
+                                .fp32_flops = d->peak[precision_index("fp32")],
+                                .launch_s = d->launch,
+                                .cc = d->cc,
+                                .nvlink_Bps = d->nvlink};
+  g_array_free(devs, TRUE);
+  return rc;
 }

@@ -138,6 +138,21 @@ int model_synthetic_shape(struct model *m, const uint64_t *dims, size_t ndims,
 
 void model_free(struct model *m);
 
+/* What the codec cost model (codec_cost.h) and the collectives' tuning
+ * read of a device of devices.conf. */
+struct device_info {
+  double memory_Bps; /* memory bandwidth */
+  double fp32_flops; /* dense fp32 peak (0: not listed) */
+  double launch_s;   /* kernel launch overhead (0: not listed) */
+  int cc;            /* compute capability x 10 + minor: 70, 80, 90, 100 (0:
+                      * not listed) */
+  double nvlink_Bps; /* 0: none */
+};
+/* Device NAME of devices.conf (in model_dir(OPTS)): 0, or -errno with a
+ * message naming the unknown device and the valid ones. */
+int model_device_info(const char *name, const struct model_opts *opts,
+                      struct device_info *out, char *err, size_t errlen);
+
 /* The names of the model files in the models directory, sorted, as one
  * comma-separated string (g_free'd by the caller), for messages. (The
  * synthetic model is not a file: experiments name it separately.) */

@@ -1105,6 +1105,56 @@ Test(model, timing_from_a_device_table) {
   g_free(dir);
 }
 
+/* What model_device_info() reads of a device: every figure it lists,
+ * zeros for those it does not; an unknown device names the valid ones. */
+Test(model, device_info) {
+  const char *names[] = {"devices.conf", NULL};
+  const char *texts[] = {
+      "device D \"d\"\npeak fp32 2e12 \"s\"\npeak bf16 9e12 \"s\"\n"
+      "memory 3e11 \"s\"\nlaunch 4e-6 \"s\"\ncc 86 \"s\"\n"
+      "nvlink 5e10 \"s\"\n"
+      "device E \"e\"\npeak mixed 1e12 \"s\"\nmemory 1e11 \"s\"\n"};
+  char *dir = make_dir(names, texts);
+  struct model_opts o = {.dir = dir};
+  struct device_info d;
+  char err[512] = "";
+  cr_assert_eq(model_device_info("D", &o, &d, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(d.memory_Bps, 3e11);
+  cr_assert_eq(d.fp32_flops, 2e12);
+  cr_assert_eq(d.launch_s, 4e-6);
+  cr_assert_eq(d.cc, 86);
+  cr_assert_eq(d.nvlink_Bps, 5e10);
+  cr_assert_eq(model_device_info("E", &o, &d, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(d.memory_Bps, 1e11);
+  cr_assert_eq(d.fp32_flops, 0);
+  cr_assert_eq(d.launch_s, 0);
+  cr_assert_eq(d.cc, 0);
+  cr_assert_eq(d.nvlink_Bps, 0);
+  cr_assert_eq(model_device_info("F", &o, &d, err, sizeof err), -EINVAL);
+  cr_assert_str_eq(err, "unknown device 'F' (valid: D, E)");
+  rm_dir(dir);
+  g_free(dir);
+}
+
+/* Every device of the shipped table has the figures the GPU codec model
+ * and NCCL's tuning read: a launch overhead, a compute capability, a
+ * memory bandwidth and an fp32 peak. */
+Test(model, shipped_devices_have_launch_and_cc) {
+  const char *devs[] = {"P100",      "V100",      "TitanXp", "TitanV",
+                        "GTX980",    "A100-40GB", "A100-80GB", "H100",
+                        "H200",      "B200",      "L40S",    "H20"};
+  const int cc[] = {60, 70, 61, 70, 52, 80, 80, 90, 90, 100, 89, 90};
+  for (size_t i = 0; i < G_N_ELEMENTS(devs); i++) {
+    struct device_info d;
+    char err[512] = "";
+    cr_assert_eq(model_device_info(devs[i], NULL, &d, err, sizeof err), 0,
+                 "%s", err);
+    cr_expect(d.launch_s > 0 && d.launch_s < 1e-4, "%s", devs[i]);
+    cr_expect_eq(d.cc, cc[i], "%s: cc %d", devs[i], d.cc);
+    cr_expect(d.memory_Bps > 0 && d.fp32_flops > 0, "%s", devs[i]);
+  }
+}
+
 /* Each bad line of devices.conf is named by file and line (blank and
  * comment lines counted), with the form expected. */
 Test(model, bad_device_tables) {
@@ -1131,8 +1181,18 @@ Test(model, bad_device_tables) {
       {"device D\n", "devices.conf:1: 'device' before any 'device'"},
       {"device D \"d\"\ndevice E\n",
        "devices.conf:2: unknown or malformed line starting 'device' "
-       "(expected device, peak, memory, mfu, nvlink, capacity or "
-       "measured)"},
+       "(expected device, peak, memory, mfu, nvlink, capacity, launch, cc "
+       "or measured)"},
+      {"device D \"d\"\nlaunch 0 \"s\"\n",
+       "devices.conf:2: expected 'launch SECONDS \"SOURCE\"', SECONDS in "
+       "(0, 1)"},
+      {"device D \"d\"\nlaunch 2 \"s\"\n", "devices.conf:2: expected 'launch"},
+      {"device D \"d\"\ncc 7.0 \"s\"\n",
+       "devices.conf:2: expected 'cc N \"SOURCE\"', N the compute capability "
+       "x 10 + minor (70, 80, 90, 100), 10 to 999"},
+      {"device D \"d\"\ncc 5 \"s\"\n", "devices.conf:2: expected 'cc N"},
+      {"device D \"d\"\ncc 90\n", "devices.conf:2: unknown or malformed "
+                                    "line starting 'cc'"},
       {"device D \"d\"\nspeed 5\n", "devices.conf:2: unknown or malformed "
                                     "line starting 'speed'"},
       {"device D \"d\n", "devices.conf:1: unterminated quote"},
