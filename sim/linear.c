@@ -12,11 +12,12 @@
  *   finish      the decompressed sum (P^ Q^T)
  *
  * Any allreduce collective serves: it runs twice per bucket on vectors of
- * the factors' lengths, with raw messages (its aggregators too). The
- * codec's work is timed from the cost table, one encode split over the two
- * rounds (a third for round 0's product, two thirds for round 1's
- * orthogonalization, product and residual) and one decode for the finish.
- * A later linear compressor reuses all of this through codec.h. */
+ * the factors' lengths, with raw messages (its aggregators too). Each
+ * round's codec work is timed from the cost table on the bucket's tensor
+ * shapes (codec_cost_linear_seconds): on the GPU the round's own products,
+ * orthogonalizations and launches as the point's implementation makes
+ * them; on the CPU the measured encode split over the rounds. A later
+ * linear compressor reuses all of this through codec.h. */
 #include "sim.h"
 
 #include <xbt/asserts.h>
@@ -66,7 +67,8 @@ void linear_exchange(struct wstate *ws, size_t b, int it) {
   struct coll_call c = {
       .sim = s, .w = ws->w, .rank = ws->w->rank, .bucket = b, .raw = true};
   for (int round = 0; round < 2; round++) {
-    sim_codec_time(&c, true, v->n, 0, round == 0 ? 1.0 / 3 : 2.0 / 3);
+    c.lin_round = round;
+    sim_codec_time(&c, true, v->n, 0, 1);
     if (st)
       check_rc(s, codec_lin_round(st, round, round ? fv[0].x : v->x,
                                   fv[round].x));

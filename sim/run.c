@@ -393,6 +393,22 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
     return -1;
   }
   s->costs = costs;
+  /* The GPU model times kernels on the point's device, as the point's
+   * implementation launches them. */
+  struct device_info dev;
+  struct model_opts mo = point_model_opts(p);
+  if (p->placement == PLACE_GPU && s->codec) {
+    if (model_device_info(p->device, &mo, &dev, e, sizeof e) != 0) {
+      *err = g_strdup_printf("[model] device: %s", e);
+      return -1;
+    }
+    if (codec_costs_bind(costs, p->device, &dev,
+                         implementation_names[p->implementation], s->codec,
+                         e, sizeof e) != 0) {
+      *err = g_strdup_printf("[exchange] placement = gpu: %s", e);
+      return -1;
+    }
+  }
   if (p->placement == PLACE_NIC && s->codec && !nic_tagged(s->codec) &&
       !codec_costs_nic(costs, s->codec, &s->nic_stream)) {
     *err = g_strdup_printf("[exchange] placement = nic: the cost table "

@@ -420,20 +420,32 @@ void sim_codec_time(struct coll_call *c, bool encode, uint64_t n,
   struct sim *s = c->sim;
   if (s->p->placement == PLACE_NIC)
     return; /* the NIC engine's work travels with the message */
-  double t = share * codec_cost_seconds(s->costs, s->codec,
-                                        s->p->placement == PLACE_GPU
-                                            ? COST_GPU
-                                            : COST_CPU,
-                                        encode, n, payload);
-  if (s->p->placement == PLACE_GPU && c->batch) {
+  enum cost_place where = s->p->placement == PLACE_GPU ? COST_GPU : COST_CPU;
+  double t;
+  if (s->linear) {
+    size_t k;
+    struct codec_shape *sh = linear_shapes(s, c->bucket, &k);
+    t = share * codec_cost_linear_seconds(s->costs, s->codec, where,
+                                          encode ? c->lin_round
+                                                 : CODEC_COST_FINISH,
+                                          sh, k);
+    g_free(sh);
+  } else {
+    t = share *
+        codec_cost_seconds(s->costs, s->codec, where, encode, n, payload);
+  }
+  if (where == COST_GPU && c->batch && !s->linear) {
+    /* The step's later messages ride in the first one's kernels. */
     bool *launched = encode ? &c->enc_launched : &c->dec_launched;
     if (*launched)
-      t = fmax(t - share * codec_cost_gpu_launch(s->costs), 0);
+      t = fmax(t - share * codec_cost_gpu_launch(s->costs, s->codec, encode,
+                                                 n, payload),
+               0);
     *launched = true;
   }
   if (!(t > 0))
     return;
-  if (s->p->placement == PLACE_GPU && c->w) {
+  if (where == COST_GPU && c->w) {
     double t0 = sim_now();
     sim_gpu(c->w, t);
     sim_span(c->w, t0, sim_now(), ST_CODEC);

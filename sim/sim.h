@@ -397,7 +397,9 @@ struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
                      uint64_t hi, codec_state_t *state);
 /* Codec work of SHARE of an encode (ENCODE) or a decode of N simulated
  * values and PAYLOAD bytes, on the caller's side, where the point places
- * it (nothing on the NIC: its engine's time travels with the message). */
+ * it (nothing on the NIC: its engine's time travels with the message). A
+ * linear codec's work is its round C->lin_round (a decode: its finish)
+ * over the tensors of bucket C->bucket (N and PAYLOAD unused). */
 void sim_codec_time(struct coll_call *c, bool encode, uint64_t n,
                     size_t payload, double share);
 /* Decode M into V[lo, hi) (ADD: add into it), timing the decode. */
@@ -434,6 +436,9 @@ struct coll_call {
   /* sim_batch_begin(): the codec calls until sim_batch_end() are one
    * kernel of encodes and one of decodes on the GPU, each launched once. */
   bool batch, enc_launched, dec_launched;
+  /* A linear codec's round an encode's sim_codec_time() charges (0 or 1;
+   * its decode is the finish: sim/linear.c). */
+  int lin_round;
 };
 
 /* The GPU codec work of the messages a step sends and receives at once
