@@ -6,12 +6,16 @@
  * the datasheets' 25 GB/s is the signalling rate), so an A100's 12 links
  * give 240 GB/s and an H100's 18 give 370.8; a PCIe x16 link moves
  * width x speed / 80 GB/s (kvDictPciGen: 12 on Gen3, 24 on Gen4, 48 on
- * Gen5); a NIC its port speed. Per-step latencies are those of NCCL's
- * tuning model for its Simple protocol (src/graph/tuning.cc, hwLatencies:
- * 3.4 us a ring step over NVLink, 14 us over the network): what one step
- * costs beyond its bytes. InfiniBand and EFA are not TCP, so the network
- * is SimGrid's ideal one (no TCP calibration). NCCL's kernels add what
- * they receive as they copy it: reduce_rate = fused. */
+ * Gen5); a NIC its port speed. The links' latencies are the wire's, the
+ * fastest step NCCL's tuning model knows there (src/graph/tuning.cc,
+ * hwLatencies: LL's ring step, 0.6 us over NVLink, 2.7 us over
+ * InfiniBand); what a protocol's step costs beyond it is the NCCL
+ * kernel's (sim/collectives/nccl.c). On EFA the network's is NCCL's
+ * Simple step, 14 us, as NCCL runs only Simple over it (aws-ofi-nccl).
+ * InfiniBand and EFA are not TCP, so the network is SimGrid's ideal one
+ * (no TCP calibration). NCCL's kernels add what they receive as they
+ * copy it: reduce_rate = fused. NVLink SHARP (NVLS): on Hopper's
+ * third-generation NVSwitch (DGX H100 datasheet). */
 #include "presets.h"
 
 #include <glib.h>
@@ -22,7 +26,7 @@
   {"platform", "topology", "nvswitch"}, {"platform", "gpus_per_node", "8"},  \
       {"platform", "nics_per_node", "8"}, {"platform", "fabric", "rail"},    \
       {"platform", "oversubscription", "1"}, {"platform", "ideal", "true"},  \
-      {"platform", "nvlink_latency", "3.4us"}, {"platform", "latency", "14us"}, \
+      {"platform", "nvlink_latency", "0.6us"}, {"platform", "latency", "2.7us"}, \
       {"exchange", "reduce_rate", "fused"}
 
 /* DGX A100 (NVIDIA DGX A100 datasheet and System Architecture): 8 A100
@@ -52,6 +56,7 @@ static const struct preset_value dgx_h100[] = {
     {"platform", "bandwidth", "400Gbps"},
     {"platform", "pcie_bandwidth", "48GBps"},
     {"platform", "leaf", "32"},
+    {"platform", "nvls", "true"},
     {"model", "device", "H100"},
     {NULL, NULL, NULL}};
 
@@ -67,7 +72,7 @@ static const struct preset_value p4d[] = {
     {"platform", "oversubscription", "1"},
     {"platform", "ideal", "true"},
     {"platform", "nvlink_bandwidth", "240GBps"},
-    {"platform", "nvlink_latency", "3.4us"},
+    {"platform", "nvlink_latency", "0.6us"},
     {"platform", "bandwidth", "100Gbps"},
     {"platform", "latency", "14us"},
     {"platform", "pcie_bandwidth", "24GBps"},
@@ -90,7 +95,7 @@ static const struct preset_value p3dn[] = {
     {"platform", "oversubscription", "1"},
     {"platform", "ideal", "true"},
     {"platform", "nvlink_bandwidth", "120GBps"},
-    {"platform", "nvlink_latency", "3.4us"},
+    {"platform", "nvlink_latency", "0.6us"},
     {"platform", "bandwidth", "100Gbps"},
     {"platform", "latency", "14us"},
     {"platform", "pcie_bandwidth", "12GBps"},

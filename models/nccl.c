@@ -121,6 +121,8 @@ double nccl_hw_latency(enum nccl_hw hw, enum nccl_algo a, enum nccl_proto p) {
   return hw_lat[hw][a][p];
 }
 
+double nccl_nvls_efficiency(int cc) { return nvls_efficiency[nccl_arch_of(cc)]; }
+
 double nccl_base_latency(enum nccl_algo a, enum nccl_proto p) {
   return base_lat[a][p];
 }

@@ -150,6 +150,9 @@ int nccl_model_choose(const struct nccl_model *m, enum nccl_coll coll,
 double nccl_hw_latency(enum nccl_hw hw, enum nccl_algo a, enum nccl_proto p);
 double nccl_base_latency(enum nccl_algo a, enum nccl_proto p);
 
+/* NVLS's efficiency on architecture CC (0 where NVLS does not run). */
+double nccl_nvls_efficiency(int cc);
+
 /* The per-channel bandwidth ceilings NCCL's model gives a protocol (GB/s
  * per channel; 0: none beyond the links): LL128 on rings and trees,
  * trees' own, for C's architecture and node count. */

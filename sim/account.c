@@ -272,8 +272,11 @@ static void split_of(struct sim *s, int n, struct run_result *r) {
 }
 
 static sg_host_t host_of(const struct sim *s, int rank) {
-  return rank < s->nworkers ? s->workers[rank].host
-                            : s->aggr_hosts[rank - s->nworkers];
+  if (rank < s->nworkers)
+    return s->workers[rank].host;
+  if (rank < s->nworkers + s->naggr)
+    return s->aggr_hosts[rank - s->nworkers];
+  return s->extra_hosts[rank - s->nworkers - s->naggr];
 }
 
 /* links.csv: the links that carried traffic, each the bytes of the pairs

@@ -3,6 +3,7 @@
 #define GRADSIM_SIM_COMM_RATE_H
 
 #include <simgrid/forward.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -15,6 +16,11 @@ extern "C" {
  * payload if it never does) and NULL is returned. */
 sg_comm_t sim_put_async_rate(sg_mailbox_t mailbox, void *payload, long bytes,
                              double rate_Bps, void (*detach_clean)(void *));
+
+/* sg_comm_wait_any_for that keeps every handle when it times out
+ * (returns -1 then); the comm that completed is released, as by
+ * sg_comm_wait_any. */
+ssize_t sim_wait_any_for(sg_comm_t *comms, size_t count, double timeout);
 
 #ifdef __cplusplus
 }

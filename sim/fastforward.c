@@ -88,7 +88,12 @@ void ff_leave(struct worker *w, struct ff_cursor *cur, int level) {
   if (!cur->on)
     return;
   account_routes_unmark(w, level);
-  struct sim *s = w->sim;
+  ff_part(w->sim, cur);
+}
+
+void ff_part(struct sim *s, struct ff_cursor *cur) {
+  if (!cur->on)
+    return;
   struct ff_seq *q = cur->seq;
   if (++q->left == q->members) {
     g_hash_table_remove(s->ff_seqs, &q->key);

@@ -187,6 +187,7 @@ void recur_init(struct sim *s) {
    * follow its tensors' shapes, which the buckets compared do not), or a
    * schedule whose posts are not known. */
   if (!ff_buckets_allowed(s->p, s->coll) || s->linear || s->trace ||
+      (s->coll->recurs && !s->coll->recurs(s->p)) ||
       (s->schedule->comm_actor && !s->schedule->post_gaps))
     return;
   struct recur *r = g_new0(struct recur, 1);

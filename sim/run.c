@@ -171,6 +171,12 @@ int run_check(const struct point *p, char **err) {
   codec_t *c;
   if (check_collective(p, coll, err) != 0 || check_codec(p, coll, &c, err) != 0)
     return -1;
+  char e[1024];
+  if (coll->check_point && coll->check_point(p, e, sizeof e) != 0) {
+    *err = g_strdup(e);
+    codec_free(c);
+    return -1;
+  }
   struct model *m = load_model(p, err);
   int rc = m ? 0 : -1;
   if (m && p->micro_batch > 0 &&
@@ -625,6 +631,8 @@ static void make_actors(struct sim *s, sg_host_t *whosts, sg_host_t *ahosts) {
     snprintf(name, sizeof name, "aggregator%d", a);
     spawn(name, ahosts[a], schedule_aggregator_actor, &s->as[a]);
   }
+  if (s->coll->spawn)
+    s->coll->spawn(s);
 }
 
 /* ---- the run ----------------------------------------------------------- */

@@ -358,6 +358,52 @@ void sim_recv_wait(struct coll_call *c, sg_comm_t *gets, int n,
   fill_wait(c, fill);
 }
 
+/* Channel CHAN's mailbox from SRC to DST. */
+static sg_mailbox_t channel_mailbox(struct sim *s, int src, int dst,
+                                    int chan) {
+  if (!s->mb_chan)
+    s->mb_chan = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                       NULL);
+  gint64 key = ((gint64)chan << 50) | ((gint64)src << 25) | (gint64)dst;
+  sg_mailbox_t mb = g_hash_table_lookup(s->mb_chan, &key);
+  if (!mb) {
+    char name[64];
+    snprintf(name, sizeof name, "%d>%d#%d", src, dst, chan);
+    mb = sg_mailbox_by_name(name);
+    gint64 *k = g_new(gint64, 1);
+    *k = key;
+    g_hash_table_insert(s->mb_chan, k, mb);
+  }
+  return mb;
+}
+
+void sim_send_channel(struct coll_call *c, int dst, int chan, struct msg *m,
+                      double rate_Bps) {
+  struct sim *s = c->sim;
+  m->src = rank_of(c);
+  m->posted = sim_now();
+  double wire = (double)m->bytes + s->p->envelope_bytes;
+  if (c->w)
+    c->w->wire_bytes += wire;
+  else
+    s->aggr_wire_bytes += wire;
+  long size = wire >= 1 ? (long)wire : 1;
+  account_link_bytes(s, c->w, m->src, dst, (double)size);
+  sim_put_async_rate(channel_mailbox(s, m->src, dst, chan), m, size,
+                     rate_Bps, msg_clean);
+}
+
+sg_comm_t sim_get_channel(struct coll_call *c, int src, int chan,
+                          struct msg **out) {
+  return sg_mailbox_get_async(
+      channel_mailbox(c->sim, src, rank_of(c), chan), (void **)out);
+}
+
+void sim_got_channel(struct coll_call *c, const struct msg *m) {
+  saw_message(c);
+  mark_start(c, m, m->posted);
+}
+
 struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
                          int src) {
   sg_comm_t comm = sim_send(c, dst, out);

@@ -56,6 +56,9 @@ struct vec {
 struct msg {
   int refs;
   int src;
+  int tag;         /* the sender's label (NVLS: its channel), or 0 */
+  double rate_Bps; /* NVLS: the rate the switch forwards it at (0: the
+                    * links') */
   bool raw;        /* fp32 values whatever the codec */
   double posted;   /* simulated time the sender posted it */
   uint64_t bytes;  /* simulated size */
@@ -145,6 +148,8 @@ struct worker {
   /* Ring legs it entered (fast-forward's keys; a ring's two legs count
    * once where they are one sequence: collectives/common.c). */
   uint64_t ff_legs;
+  /* NCCL kernels it ran (their channels' fast-forward keys). */
+  uint64_t nccl_calls;
   /* Bytes its messages put on each route, (src << 32 | dst) -> double,
    * since the start of the last simulated ring step, period of a run of
    * buckets and iteration (FF_LEVEL_*) that fast-forward may replay;
@@ -227,6 +232,11 @@ struct sim {
   int nworkers;
   sg_host_t *aggr_hosts;
   int naggr;
+  /* Hosts that are neither workers nor aggregators but send and receive
+   * (the NVSwitches' reduction: collectives/nccl_kernel.c), ranks
+   * nworkers + naggr + i. */
+  sg_host_t *extra_hosts;
+  int nextra;
   codec_state_t **aggr_states; /* [bucket * naggr + a], ps-shared pull */
   float **aggr_vel; /* the same, [exchange] server_momentum's v, or NULL */
   struct bucket *buckets;
@@ -241,6 +251,12 @@ struct sim {
   GString *oracle_msg;
   /* Shared mailbox table (all actors run in one thread). */
   GHashTable *mb;
+  /* The mailboxes of NCCL's channels, (channel, src, dst) -> mailbox
+   * (created lazily). */
+  GHashTable *mb_chan;
+  /* NCCL calls' fast-forward records (collectives/nccl_kernel.c), by
+   * the calls' numbers. */
+  GHashTable *nccl_ff;
   /* Set when a run must stop (an internal check failed). */
   char *fatal;
   /* Rank lists shared by every worker (a list per worker would cost
@@ -277,6 +293,9 @@ struct sim {
    * + bucket] like the truth (payload.c). */
   bool linear;
   struct lin_books *lin;
+  /* The collective's own state for the run (nccl.c: NCCL's model of the
+   * point), or NULL; it lives as long as the run. */
+  void *coll_run;
 };
 
 /* One state interval of a worker's compute (side 0) or communication
@@ -384,6 +403,23 @@ void sim_recv_post(struct coll_call *c, const int *srcs, int n,
  * logs its own from now. */
 void sim_recv_wait(struct coll_call *c, sg_comm_t *gets, int n,
                    struct msg **out);
+/* NCCL's connections (collectives/nccl_kernel.c): a message on channel
+ * CHAN (a mailbox of its own for each channel and pair of ranks), sent
+ * detached (its sender never waits for it), at most at RATE_BPS wire
+ * bytes a second (<= 0: the links' rate); accounted as sim_send accounts.
+ * It flows once its receiver asks for it (sim_get_channel). No NIC engine
+ * or packets. */
+void sim_send_channel(struct coll_call *c, int dst, int chan, struct msg *m,
+                      double rate_Bps);
+/* The next message from SRC on channel CHAN, asked for now: the comm to
+ * wait on (sim_wait_any_for), the message into *OUT. */
+sg_comm_t sim_get_channel(struct coll_call *c, int src, int chan,
+                          struct msg **out);
+/* After a message of sim_get_channel arrived: its sender's exchange began
+ * no later than it posted it (exchange_s), and recurrence's record of the
+ * latest message. */
+void sim_got_channel(struct coll_call *c, const struct msg *m);
+
 /* Send to DST and receive from SRC at once (the send is posted first). */
 struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
                          int src);
@@ -460,11 +496,20 @@ struct collective {
   bool shared_pull;
   /* Validate the configuration; may be NULL. */
   int (*check)(const struct sim *s, char *err, size_t errlen);
+  /* The same before anything runs (run_check), on the point alone; may
+   * be NULL. */
+  int (*check_point)(const struct point *p, char *err, size_t errlen);
+  /* Whether fast-forward by recurrence may apply to P's run (recur.c);
+   * NULL: wherever its other conditions hold. */
+  bool (*recurs)(const struct point *p);
   /* One worker's part of an allreduce of C->v (called by every worker
    * for the same bucket in the same order). */
   void (*worker)(struct coll_call *c);
   /* One aggregator's part (NULL when the collective has none). */
   void (*aggregator)(struct coll_call *c);
+  /* Start the collective's own actors beside the workers' (may be NULL;
+   * nccl: the NVSwitches' reduction where NVLS may run). */
+  void (*spawn)(struct sim *s);
   /* Fill the formula parameters beyond p, n, alpha, beta, gamma (may be
    * NULL). */
   void (*formula_params)(const struct sim *s, struct formula_in *in);
@@ -518,6 +563,7 @@ bool run_has_codec(const struct point *p);
 #define FF_KEY_LEGS ((uint64_t)1 << 56)
 #define FF_KEY_ITERATIONS ((uint64_t)2 << 56)
 #define FF_KEY_BUCKETS ((uint64_t)3 << 56)
+#define FF_KEY_CHANNELS ((uint64_t)4 << 56)
 /* ELIGIBLE: the caller's conditions hold (no other traffic, the same
  * sizes in every step); otherwise every step is simulated. */
 void ff_join(struct sim *s, struct ff_cursor *cur, uint64_t key, int members,
@@ -544,6 +590,9 @@ void ff_replay(struct worker *w, const struct ff_cursor *cur, int level);
 /* Worker W leaves CUR's sequence (freed with its last member) and stops
  * recording its routes' bytes at LEVEL (from ff_mark). */
 void ff_leave(struct worker *w, struct ff_cursor *cur, int level);
+/* A member leaves CUR's sequence without any record of the worker's (a
+ * sequence whose member keeps its own: collectives/nccl_kernel.c). */
+void ff_part(struct sim *s, struct ff_cursor *cur);
 /* The same, the member voting against skipping unless READY (a
  * condition of its own that, once true, stays true). */
 bool ff_step_if(struct ff_cursor *cur, int step, bool ready);

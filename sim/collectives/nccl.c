@@ -40,16 +40,25 @@
  *   their formulas (formula.h) on the point's network, as NCCL's tuner
  *   takes the least of its own cost model.
  *
- * Where gradsim departs from NCCL (README): one protocol (Simple's
- * whole-chunk steps; no LL or LL128), no NVLS or CollNet, channels from
- * the key rather than NCCL's search, and steps as gradsim's messages (a
- * step's latency and its bytes at the links' rates). With a codec the
- * reduce legs decode, sum and re-encode every hop; the gathering and
- * broadcasting legs forward the bytes encoded once. */
+ * How a call runs (nccl_kernel.c): NCCL's tuner (models/nccl.h, NCCL's
+ * own cost model) picks the algorithm, protocol and channels of every
+ * call, as NCCL does, unless [exchange] nccl_algo and nccl_proto force
+ * them (NCCL_ALGO, NCCL_PROTO); the call then runs as NCCL's kernel, each
+ * channel on its own, each step paying its protocol's cost where it runs
+ * and its wire bytes, each channel at most its protocol's rate. A codec
+ * on every hop ([exchange] compression = per-hop with a codec) is no
+ * NCCL: those calls run the rings and trees below in lockstep, a step of
+ * every channel at once, as gradsim ran them before NCCL's protocols
+ * were modelled. nccl-rail is gradsim's, in lockstep. */
 #include "common.h"
+#include "nccl_kernel.h"
 
+#include <errno.h>
 #include <math.h>
+#include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <simgrid/host.h>
+#include <xbt/asserts.h>
 
 /* Machines and channels of a point. */
 struct geo {
@@ -462,43 +471,484 @@ static void nccl_formula(const struct sim *s, struct formula_in *in) {
   }
 }
 
-/* The formula NAME's time for C's bucket on the point's network
- * (INFINITY when it cannot be evaluated: never the choice). */
-static double model_time(const struct coll_call *c, const char *name) {
-  double t = sim_formula_time(c->sim, formula_find(name), c->v->n);
-  return isnan(t) ? INFINITY : t;
+/* ---- NCCL's view of the point, and its choice per call --------------- */
+
+/* What NCCL would see of the point (its communicator for the tuner) and
+ * what its protocols cost here, computed once a run. */
+struct nccl_run {
+  struct geo g;
+  struct nccl_model model;
+  /* The links' own latency of a step inside a machine and across (a
+   * protocol's step cost is NCCL's per-step latency beyond it). */
+  double lat_hw[NCCL_HW_COUNT];
+  bool nvswitch; /* inside a machine over NVLink, else PCIe */
+  /* NVLS: each machine's NVSwitch, per NVLS channel ([machine][q]), or
+   * NULL. */
+  struct nk_switch **switches;
+};
+
+/* NCCL's default channels (comm->nChannels) where [exchange] channels is
+ * auto: two per NIC across machines (a ring's graph channel on each NIC,
+ * duplicated), inside one machine two per NVLink's worth of 20 GB/s
+ * (NCCL's per-link rate for Volta to Hopper: 12 links and 24 channels
+ * on an A100, 18 and 32 on an H100, at most MAXCHANNELS / 2), two on a
+ * flat network. */
+static int default_channels(const struct point *p, const struct geo *g,
+                            bool nvswitch) {
+  if (g->nodes > 1)
+    return g->nics * 2 > 64 ? 64 : g->nics * 2;
+  if (nvswitch) {
+    int links = (int)floor(p->nvlink_Bps / 20e9 + 0.5);
+    int nc = 2 * (links > 0 ? links : 1);
+    return nc > 32 ? 32 : nc;
+  }
+  return 2;
 }
 
-/* NCCL's choice (tuning.cc, enqueue.cc topoGetAlgoInfo): the least time
- * of its model; a tie goes to the ring. */
-static void tuned_worker(struct coll_call *c) {
-  if (model_time(c, "nccl-tree") < model_time(c, "nccl-rings"))
-    tree_worker(c);
-  else
-    ring_worker(c);
+/* The tuner's communicator for point P on machines G (NCCL's graphs:
+ * half the channels, duplicated as NCCL does, each moving its share of
+ * the GPU's NVLink or PCIe inside a machine, and of the machine's NICs
+ * across; across machines a graph's speed is one for both, as NCCL's
+ * search finds it). CC: the GPUs' compute capability. */
+static struct nccl_comm comm_of(const struct point *p, const struct geo *g,
+                                bool nvswitch, int cc) {
+  struct node_net nn = topology_node_net(p);
+  struct nccl_comm c = {.nranks = g->p, .nnodes = g->nodes, .cc = cc,
+                        .nvls = p->nvls && nvswitch && cc >= 90,
+                        .collnet = p->sharp};
+  c.nchannels = g->nc;
+  c.nvls_channels = 16;
+  c.algo_mask = p->nccl_algo == NCCL_ALGO_AUTO ? 0 : 1u << p->nccl_algo;
+  c.proto_mask = p->nccl_proto == NCCL_PROTO_AUTO ? 0 : 1u << p->nccl_proto;
+  int gch = g->nc / 2 > 0 ? g->nc / 2 : 1;
+  double intra = nn.size > 0 ? 1.0 / nn.beta_in : p->bandwidth_Bps;
+  double nic = nn.size > 0 ? 1.0 / nn.beta : p->bandwidth_Bps;
+  double bi = intra / gch / 1e9;
+  double be = fmin(nic, g->nics * nic / gch) / 1e9;
+  double both = g->nodes > 1 ? fmin(bi, be) : bi;
+  for (int a = 0; a < NCCL_ALGO_COUNT; a++)
+    c.graph[a] = (struct nccl_graph){gch, both, g->nodes > 1 ? both : bi,
+                                     nvswitch, 0};
+  c.graph[NCCL_ALGO_NVLS].nchannels = c.nvls_channels;
+  c.graph[NCCL_ALGO_NVLS].bw_intra = intra / c.nvls_channels / 1e9;
+  c.graph[NCCL_ALGO_NVLS].bw_inter =
+      g->nodes > 1 ? g->nics * nic / c.nvls_channels / 1e9
+                   : c.graph[NCCL_ALGO_NVLS].bw_intra;
+  /* Not simulated: NVLS across machines (with SHARP, or its tree) and
+   * CollNet; NCCL's tuner is not offered them. */
+  c.graph[NCCL_ALGO_NVLS_TREE].nchannels = 0;
+  c.graph[NCCL_ALGO_COLLNET_DIRECT].nchannels = 0;
+  c.graph[NCCL_ALGO_COLLNET_CHAIN].nchannels = 0;
+  if (g->nodes > 1)
+    c.graph[NCCL_ALGO_NVLS].nchannels = 0;
+  return c;
+}
+
+/* The compute capability of P's device, for NCCL's tables (0 with *ERR
+ * when devices.conf has none). */
+static int device_cc(const struct point *p, char *err, size_t errlen) {
+  struct model_opts o = point_model_opts(p);
+  struct device_info d;
+  char e[160];
+  if (model_device_info(p->device, &o, &d, e, sizeof e) != 0) {
+    snprintf(err, errlen, "[model] device = %s: %s", p->device, e);
+    return 0;
+  }
+  if (d.cc <= 0) {
+    snprintf(err, errlen,
+             "[model] device = %s has no compute capability in "
+             "models/devices.conf (a 'cc' line), which NCCL's tuning "
+             "needs",
+             p->device);
+    return 0;
+  }
+  return d.cc;
+}
+
+static bool on_nvswitch(const struct point *p) {
+  return p->topology == TOPO_NVSWITCH;
+}
+
+/* Where a message from rank A to rank B runs. */
+static enum nccl_hw hop_of(const struct sim *s, int a, int b) {
+  const struct nccl_run *r = s->coll_run;
+  if (r->g.g > 1 && a / r->g.g == b / r->g.g)
+    return r->nvswitch ? NCCL_HW_NVLINK : NCCL_HW_PCI;
+  return NCCL_HW_NET;
+}
+
+static struct nccl_run *run_of(struct sim *s) {
+  struct nccl_run *r = s->coll_run;
+  if (r)
+    return r;
+  r = g_new0(struct nccl_run, 1);
+  r->g = geo_of(s);
+  r->nvswitch = on_nvswitch(s->p);
+  if (s->p->channels == 0)
+    r->g.nc = default_channels(s->p, &r->g, r->nvswitch);
+  char e[256];
+  int cc = device_cc(s->p, e, sizeof e);
+  xbt_assert(cc > 0, "%s (run_check lets no such point through)", e);
+  struct nccl_comm comm = comm_of(s->p, &r->g, r->nvswitch, cc);
+  xbt_assert(nccl_model_init(&r->model, &comm) == 0,
+             "NCCL's model of %d ranks on %d machines", comm.nranks,
+             comm.nnodes);
+  struct node_net nn = topology_node_net(s->p);
+  double net = nn.size > 0 ? nn.alpha : s->p->latency_s;
+  r->lat_hw[NCCL_HW_NVLINK] = r->lat_hw[NCCL_HW_PCI] =
+      nn.size > 0 ? nn.alpha_in : net;
+  r->lat_hw[NCCL_HW_NET] = net;
+  s->coll_run = r;
+  return r;
+}
+
+/* What the chosen algorithm and protocol cost here (nccl_kernel.h):
+ * NCCL's base latency at the call's start; each step NCCL's per-step
+ * latency where it runs, beyond the link's own; LL's and LL128's wire
+ * bytes; and a channel's rate at most NCCL's model's bus bandwidth for
+ * the pair over its graph channels (LL's half of the link and its
+ * ceiling, LL128's and the trees' per-channel ceilings; a Simple ring
+ * streams at the links' rate). */
+static struct nk_cost cost_of(const struct nccl_run *r, enum nccl_algo a,
+                              enum nccl_proto p) {
+  struct nk_cost k = {.launch_s = 1e-6 * nccl_base_latency(a, p),
+                      .wire = nccl_proto_wire(p)};
+  for (int h = 0; h < NCCL_HW_COUNT; h++)
+    k.step_s[h] = fmax(1e-6 * nccl_hw_latency((enum nccl_hw)h, a, p) -
+                           r->lat_hw[h],
+                       0);
+  const struct nccl_comm *c = &r->model.comm;
+  if (a == NCCL_ALGO_NVLS) {
+    /* NVLS: NCCL's latency once (its NVLink figure is the call's, not a
+     * step's); a chunk's step as a Simple ring step's (its loads and
+     * stores synchronised alike); every flow at NCCL's NVLS efficiency
+     * of its share of the NVLink (one channel of the NVLS graph's short
+     * of it, as NCCL's model has it). */
+    const struct nccl_graph *gr = &c->graph[NCCL_ALGO_NVLS];
+    k.launch_s = 1e-6 * nccl_hw_latency(NCCL_HW_NVLINK, a, p);
+    for (int h = 0; h < NCCL_HW_COUNT; h++)
+      k.step_s[h] = fmax(1e-6 * nccl_hw_latency((enum nccl_hw)h,
+                                                NCCL_ALGO_RING,
+                                                NCCL_PROTO_SIMPLE) -
+                             r->lat_hw[h],
+                         0);
+    k.chan_Bps = 1e9 * gr->bw_intra * nccl_nvls_efficiency(c->cc) *
+                 (gr->nchannels - 1) / gr->nchannels;
+    return k;
+  }
+  double alg = r->model.bw[NCCL_COLL_ALLREDUCE][a][p];
+  double ratio = a == NCCL_ALGO_RING ? (double)c->nranks /
+                                           (2.0 * (c->nranks - 1))
+                                     : 0.5;
+  if (!(a == NCCL_ALGO_RING && p == NCCL_PROTO_SIMPLE) && alg > 0)
+    k.chan_Bps = 1e9 * alg / ratio / c->graph[a].nchannels;
+  return k;
+}
+
+/* A tree's chunk (calcCollChunking): the protocol's slot, LL128's halved
+ * while the call is small for its depth. */
+static uint64_t tree_chunk_bytes(const struct nccl_run *r, enum nccl_proto p,
+                                 int nc, double bytes) {
+  uint64_t chunk = nccl_proto_chunk(NCCL_ALGO_TREE, p);
+  if (p == NCCL_PROTO_LL128) {
+    double ppn = (double)r->g.g;
+    int l = 0;
+    for (int x = r->g.nodes; x > 1; x >>= 1)
+      l++;
+    double steps = 1 + l + 0.1 * ppn;
+    while (floor(bytes / (nc * (double)chunk)) < steps * 64 / ppn &&
+           chunk > 131072)
+      chunk /= 2;
+    while (floor(bytes / (nc * (double)chunk)) < steps * 16 / ppn &&
+           chunk > 32768)
+      chunk /= 2;
+  }
+  return chunk;
+}
+
+/* NVLS's chunk (calcCollChunking): NCCL_NVLS_CHUNKSIZE's 128 KiB, less
+ * while the call is small for its channels' G heads. */
+static uint64_t nvls_chunk_bytes(int nc, int g, double bytes) {
+  uint64_t chunk = 128 << 10;
+  double ops = (double)nc * g;
+  if (bytes < 64 * ops * chunk && chunk > 65536)
+    chunk = 65536;
+  if (bytes < 8 * ops * chunk && chunk > 32768)
+    chunk = 32768;
+  if (bytes < 2 * ops * chunk && chunk > 16384)
+    chunk = 16384;
+  return chunk;
+}
+
+/* The rings of the kernel: channel K over its share, in the node-aware
+ * order of ring_worker. */
+static void ring_chans(const struct coll_call *c, const struct geo *g,
+                       int nc, struct ring_chan *ch) {
+  uint64_t n = c->v->n;
+  int node = c->rank / g->g, j = c->rank % g->g, gn = g->g;
+  int after = (node + 1) % g->nodes, before = (node + g->nodes - 1) % g->nodes;
+  for (int k = 0; k < nc; k++) {
+    int e = ring_entry(g, k, node), x = ring_exit(g, k, node);
+    int i = path_pos(gn, e, x, j);
+    int next = i < gn - 1 ? node * gn + path_at(gn, e, x, i + 1)
+                          : after * gn + ring_entry(g, k, after);
+    int prev = i > 0 ? node * gn + path_at(gn, e, x, i - 1)
+                     : before * gn + ring_exit(g, k, before);
+    ch[k] = (struct ring_chan){block_lo(0, n, nc, k),
+                               block_lo(0, n, nc, k + 1), node * gn + i,
+                               next, prev};
+  }
+}
+
+/* The trees of the kernel: channel K on NCCL's tree K mod 2 (the double
+ * binary tree: ncclGetDtree), chained inside each machine from the
+ * channel's rail GPU. */
+static void tree_chans(const struct coll_call *c, const struct geo *g, int nc,
+                       struct nk_tree *t) {
+  uint64_t n = c->v->n;
+  int node = c->rank / g->g;
+  for (int k = 0; k < nc; k++) {
+    int i = chan_pos(g, k, c->rank), up, d0, d1;
+    dtree(g->nodes, k % 2, node, &up, &d0, &d1);
+    t[k] = (struct nk_tree){.lo = block_lo(0, n, nc, k),
+                            .hi = block_lo(0, n, nc, k + 1),
+                            .depth = machine_depth(g->nodes, k % 2, node) + i,
+                            .reach = tree_reach(g)};
+    if (i > 0)
+      t[k].up = chan_rank(g, k, node, i - 1);
+    else
+      t[k].up = up < 0 ? -1 : chan_rank(g, k, up, 0);
+    if (i + 1 < g->g)
+      t[k].kids[t[k].nkids++] = chan_rank(g, k, node, i + 1);
+    if (i == 0 && d0 >= 0)
+      t[k].kids[t[k].nkids++] = chan_rank(g, k, d0, 0);
+    if (i == 0 && d1 >= 0)
+      t[k].kids[t[k].nkids++] = chan_rank(g, k, d1, 0);
+  }
+}
+
+/* How many of a call's channels of algorithm A take distinct paths on
+ * machines G (channel c and c + kinds alike): a ring's by its rail
+ * across machines (rail_first), a tree's by its rail and which of the two
+ * trees it is; inside one machine every channel's ring or chain is the
+ * same cycle of the same NVSwitch from another start, and NVLS's the
+ * same switch. */
+static int alike_kinds(const struct geo *g, enum nccl_algo a) {
+  if (a == NCCL_ALGO_NVLS || g->nodes == 1)
+    return 1;
+  int rails = railed(g) ? g->nics : 1;
+  if (a == NCCL_ALGO_TREE)
+    return rails % 2 ? 2 * rails : rails;
+  return rails;
+}
+
+/* A codec on every hop of the call (no NCCL: the lockstep rings and trees
+ * run it). */
+static bool per_hop_codec(const struct coll_call *c) {
+  return !sim_plain(c) && c->sim->p->compression == COMPRESS_PER_HOP;
+}
+
+/* NCCL's call for C's bucket: its choice (FORCE: the collective's own
+ * algorithm, or the key's), then the kernel. */
+static void nccl_call(struct coll_call *c, enum nccl_algo force) {
+  struct nccl_run *r = run_of(c->sim);
+  const struct point *p = c->sim->p;
+  enum nccl_algo fa = force != NCCL_ALGO_AUTO ? force : p->nccl_algo;
+  double bytes = (double)c->v->n * p->grad_bytes;
+  struct nccl_choice ch;
+  if (per_hop_codec(c)) {
+    /* Rings or trees, as NCCL would choose between them. */
+    if (nccl_model_choose(&r->model, NCCL_COLL_ALLREDUCE, bytes,
+                          fa == NCCL_ALGO_AUTO ? NCCL_ALGO_RING : fa,
+                          p->nccl_proto, &ch) != 0 ||
+        (fa == NCCL_ALGO_AUTO &&
+         nccl_model_time(&r->model, NCCL_COLL_ALLREDUCE, NCCL_ALGO_TREE,
+                         ch.proto, bytes) >= 0 &&
+         nccl_model_time(&r->model, NCCL_COLL_ALLREDUCE, NCCL_ALGO_TREE,
+                         ch.proto, bytes) < ch.time_s))
+      tree_worker(c);
+    else
+      ring_worker(c);
+    return;
+  }
+  xbt_assert(nccl_model_choose(&r->model, NCCL_COLL_ALLREDUCE, bytes, fa,
+                               p->nccl_proto, &ch) == 0,
+             "no NCCL algorithm for %.0f bytes (run_check lets no such "
+             "point through)",
+             bytes);
+  /* Channels whose paths are alike run alike: they are simulated as one
+   * carrying all their data, at all their rate. */
+  int merge = ch.nchannels / alike_kinds(&r->g, ch.algo);
+  if (merge < 1 || ch.nchannels % alike_kinds(&r->g, ch.algo))
+    merge = 1;
+  struct nk_plan pl = {.nc = ch.nchannels / merge,
+                       .cost = cost_of(r, ch.algo, ch.proto),
+                       .split = ch.proto == NCCL_PROTO_SIMPLE,
+                       .slices = ch.proto == NCCL_PROTO_SIMPLE
+                                     ? NCCL_RING_CHUNKSTEPS / 2
+                                     : 1,
+                       .macro = r->g.nodes > 1 ? r->g.g : 1,
+                       .hw = hop_of};
+  pl.cost.chan_Bps *= merge;
+  if (ch.algo == NCCL_ALGO_NVLS) {
+    pl.chunk = merge * nvls_chunk_bytes(ch.nchannels, r->g.g, bytes) /
+               (uint64_t)p->grad_bytes;
+    int node = c->rank / r->g.g, nq = r->model.comm.nvls_channels;
+    xbt_assert(pl.nc <= nq, "NVLS on %d channels of %d", pl.nc, nq);
+    nccl_kernel_nvls(c, &pl, r->g.g,
+                     c->sim->nworkers + c->sim->naggr + node,
+                     r->switches + (size_t)node * nq);
+  } else if (ch.algo == NCCL_ALGO_TREE) {
+    pl.chunk = merge * tree_chunk_bytes(r, ch.proto, ch.nchannels, bytes) /
+               (uint64_t)p->grad_bytes;
+    struct nk_tree t[RING_CHANNELS_MAX];
+    tree_chans(c, &r->g, pl.nc, t);
+    nccl_kernel_tree(c, &pl, t, r->g.p);
+  } else {
+    xbt_assert(ch.algo == NCCL_ALGO_RING, "NCCL algorithm %s not simulated",
+               nccl_algo_names[ch.algo]);
+    pl.chunk = merge * nccl_proto_chunk(NCCL_ALGO_RING, ch.proto) /
+               (uint64_t)p->grad_bytes;
+    struct ring_chan rc[RING_CHANNELS_MAX];
+    ring_chans(c, &r->g, pl.nc, rc);
+    nccl_kernel_ring(c, &pl, rc, r->g.p);
+  }
+}
+
+static void switch_actor(int argc, char **argv) {
+  (void)argc, (void)argv;
+  nccl_switch_serve(sg_actor_self_get_data());
+}
+
+/* Where NVLS may run, each machine's NVSwitch gets an actor a channel NVLS
+ * may use (daemons: they serve until the workers end), on the platform's
+ * switch host (platforms/nvswitch.c), rank nworkers + naggr + machine. */
+static void nccl_spawn(struct sim *s) {
+  struct nccl_run *r = run_of(s);
+  if (r->model.comm.graph[NCCL_ALGO_NVLS].nchannels < 1 ||
+      !r->model.comm.nvls)
+    return;
+  int nm = r->g.nodes, nq = r->model.comm.nvls_channels;
+  s->extra_hosts = g_new(sg_host_t, nm);
+  s->nextra = nm;
+  r->switches = g_new(struct nk_switch *, (size_t)nm * nq);
+  int *gpus = g_new(int, r->g.g);
+  for (int n = 0; n < nm; n++) {
+    char name[32];
+    snprintf(name, sizeof name, "n%d-nvls", n);
+    s->extra_hosts[n] = sg_host_by_name(name);
+    xbt_assert(s->extra_hosts[n], "no host %s on an nvswitch with nvls",
+               name);
+    for (int i = 0; i < r->g.g; i++)
+      gpus[i] = n * r->g.g + i;
+    for (int q = 0; q < nq; q++) {
+      struct nk_switch *w =
+          nccl_switch_new(s, s->nworkers + s->naggr + n, q, gpus, r->g.g);
+      r->switches[(size_t)n * nq + q] = w;
+      snprintf(name, sizeof name, "nvswitch%d.%d", n, q);
+      sg_actor_t a = sg_actor_init(name, s->extra_hosts[n]);
+      sg_actor_set_data(a, w);
+      sg_actor_start_(a, switch_actor, 0, NULL);
+      sg_actor_daemonize(a);
+    }
+  }
+  g_free(gpus);
+}
+
+static void nccl_worker(struct coll_call *c) { nccl_call(c, NCCL_ALGO_AUTO); }
+static void nccl_ring_worker(struct coll_call *c) {
+  nccl_call(c, NCCL_ALGO_RING);
+}
+static void nccl_tree_worker(struct coll_call *c) {
+  nccl_call(c, NCCL_ALGO_TREE);
+}
+
+/* Before anything runs: the device's compute capability is known, and a
+ * forced algorithm and protocol exist here (as NCCL refuses NCCL_ALGO
+ * and NCCL_PROTO it cannot honour). FORCE: the collective's own. */
+static int check_forced(const struct point *p, enum nccl_algo force,
+                        char *err, size_t errlen) {
+  int cc = device_cc(p, err, errlen);
+  if (!cc)
+    return -1;
+  struct node_net nn = topology_node_net(p);
+  struct geo g = {.p = p->nodes};
+  g.g = nn.size > 0 ? nn.size : p->group > 0 ? p->group : 1;
+  g.nics = nn.size > 0 ? nn.nics : 1;
+  if (p->nodes % g.g)
+    return 0; /* nccl_check says so */
+  g.nodes = p->nodes / g.g;
+  g.nc = p->channels > 0 ? p->channels
+                         : default_channels(p, &g, on_nvswitch(p));
+  if (force != NCCL_ALGO_AUTO && p->nccl_algo != NCCL_ALGO_AUTO &&
+      p->nccl_algo != force) {
+    snprintf(err, errlen,
+             "[exchange] nccl_algo = %s contradicts algorithm = nccl-%s "
+             "(use algorithm = nccl to choose by nccl_algo)",
+             nccl_algo_names[p->nccl_algo], nccl_algo_names[force]);
+    return -1;
+  }
+  enum nccl_algo fa = force != NCCL_ALGO_AUTO ? force : p->nccl_algo;
+  struct nccl_comm comm = comm_of(p, &g, on_nvswitch(p), cc);
+  struct nccl_model m;
+  struct nccl_choice ch;
+  if (nccl_model_init(&m, &comm) != 0 ||
+      nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 1 << 20, fa, p->nccl_proto,
+                        &ch) != 0) {
+    snprintf(err, errlen,
+             "[exchange] nccl_algo = %s with nccl_proto = %s: no such "
+             "algorithm and protocol here (NVLS needs [platform] nvls = "
+             "true on an nvswitch of compute capability 9.0 or later, and "
+             "one machine: NVLS across machines, its tree and CollNet are "
+             "not simulated; NVLS runs Simple only; LL128 by default only "
+             "over NVLink)",
+             nccl_algo_names[fa], nccl_proto_names[p->nccl_proto]);
+    return -1;
+  }
+  (void)ch;
+  return 0;
+}
+
+static int nccl_point(const struct point *p, char *err, size_t errlen) {
+  return check_forced(p, NCCL_ALGO_AUTO, err, errlen);
+}
+static int nccl_ring_point(const struct point *p, char *err, size_t errlen) {
+  return check_forced(p, NCCL_ALGO_RING, err, errlen);
+}
+static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
+  return check_forced(p, NCCL_ALGO_TREE, err, errlen);
+}
+
+/* Recurrence compares the states of ring legs in lockstep; NCCL's
+ * kernel has none, so it applies only to a codec per hop. */
+static bool nccl_recurs(const struct point *p) {
+  return run_has_codec(p) && p->compression == COMPRESS_PER_HOP;
 }
 
 const struct collective coll_nccl_ring = {
     .name = "nccl-ring",
-    .description = "NCCL's rings: one per channel (channels = auto: one "
-                   "per NIC across machines), node-aware, in lockstep over "
-                   "p balanced blocks (one ring: GradientFlow's)",
+    .description = "NCCL's rings (NCCL_ALGO=Ring): a channel each, "
+                   "node-aware, the protocol by NCCL's tuner or "
+                   "nccl_proto",
     .formula = "nccl-ring",
     .formula_nodes = "nccl-rings",
     .check = nccl_check,
-    .worker = ring_worker,
+    .check_point = nccl_ring_point,
+    .recurs = nccl_recurs,
+    .worker = nccl_ring_worker,
     .formula_params = nccl_formula,
 };
 
 const struct collective coll_nccl_tree = {
     .name = "nccl-tree",
     .description = "NCCL's double binary tree across machines, chains "
-                   "inside, reduce and broadcast pipelined in tree_chunk "
-                   "steps",
+                   "inside (NCCL_ALGO=Tree), chunk by chunk",
     .formula = "nccl-tree",
     .formula_nodes = "nccl-tree",
     .check = nccl_check,
-    .worker = tree_worker,
+    .check_point = nccl_tree_point,
+    .recurs = nccl_recurs,
+    .worker = nccl_tree_worker,
     .formula_params = nccl_formula,
 };
 
@@ -515,9 +965,13 @@ const struct collective coll_nccl_rail = {
 
 const struct collective coll_nccl = {
     .name = "nccl",
-    .description = "NCCL's tuner: per bucket nccl-ring or nccl-tree, "
-                   "whichever their formulas make faster",
+    .description = "NCCL's tuner: per call the algorithm, protocol and "
+                   "channels of least time in NCCL's own cost model "
+                   "(nccl_algo, nccl_proto force them)",
     .check = nccl_check,
-    .worker = tuned_worker,
+    .check_point = nccl_point,
+    .recurs = nccl_recurs,
+    .spawn = nccl_spawn,
+    .worker = nccl_worker,
     .formula_params = nccl_formula,
 };

@@ -160,6 +160,16 @@ static void write_machine(FILE *f, const struct point *p, int n) {
     snprintf(a, sizeof a, "n%d-pcienic%d", n, j);
     link(f, a, p->pcie_Bps, 0);
   }
+  /* NVLink SHARP: the NVSwitch's reduction and multicast as a host of its
+   * own beside the switch (its actor: collectives/nccl_kernel.c), so
+   * that what a GPU sends it crosses that GPU's NVLink up only, and what
+   * it sends a GPU that GPU's NVLink down only. */
+  if (p->nvls) {
+    fprintf(f, "    <host id=\"n%d-nvls\" speed=\"%df\"/>\n", n,
+            PLATFORM_SPEED);
+    snprintf(a, sizeof a, "n%d-nvlspad", n);
+    pad(f, a);
+  }
 }
 
 /* Machine N's edges. */
@@ -184,6 +194,13 @@ static void write_machine_edges(FILE *f, const struct point *p, int n) {
     edge(f, a, b, l);
     snprintf(a, sizeof a, "n%d-nic%d", n, j);
     snprintf(l, sizeof l, "n%d-pcie%d:UP n%d-pcienic%d:UP", n, i, n, j);
+    edge(f, b, a, l);
+  }
+  if (p->nvls) {
+    snprintf(a, sizeof a, "n%d-nvls", n);
+    snprintf(b, sizeof b, "n%d-sw", n);
+    snprintf(l, sizeof l, "n%d-nvlspad", n);
+    edge(f, a, b, l);
     edge(f, b, a, l);
   }
 }

@@ -1,0 +1,1102 @@
+/* sim/collectives/nccl_kernel.c: NCCL's kernel, channel by channel
+ * (nccl_kernel.h). One event loop per GPU and call: each channel's
+ * program reacts to its messages' arrival and to its own timers (a
+ * step's protocol cost), never to another channel's progress, so that a
+ * channel's steps cost what their own hops cost (NCCL's tuning model:
+ * the network's latency only on the steps that cross machines). */
+#include "nccl_kernel.h"
+
+#include "../comm_rate.h"
+
+#include <limits.h>
+#include <math.h>
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <xbt/asserts.h>
+
+/* ---- the event loop ---------------------------------------------------- */
+
+/* Messages from SRC on channel CHAN still to come (TAG: the program's
+ * name for the stream), and the receive asked for. */
+struct nk_in {
+  int chan, src, tag;
+  int port; /* the mailbox's channel: CHAN, or CREDIT_PORT + CHAN */
+  int remaining;
+  sg_comm_t get;
+  struct msg *m;
+};
+
+struct nk;
+struct nk_prog {
+  /* Timer T is due. */
+  void (*fire)(struct nk *k, int t);
+  /* Message M arrived on IN. */
+  void (*got)(struct nk *k, struct nk_in *in, struct msg *m);
+  bool (*done)(const struct nk *k);
+};
+
+struct nk {
+  struct coll_call *c;
+  const struct nk_plan *pl;
+  int p;
+  const struct nk_prog *prog;
+  void *st;          /* the program's channels */
+  struct nk_in *in;
+  int nin;
+  double *at;        /* timers (INFINITY: none) */
+  int nt;
+  /* The spans: the first message sent and received. */
+  double first_sent, first_posted;
+  /* Fast-forward: the call's record (NULL: none), and the program's part
+   * of its jump. */
+  struct kff *ff;
+  void (*apply)(struct nk *k, int q, int periods);
+};
+
+static void nk_ask(struct nk *k, struct nk_in *in) {
+  if (!in->get && in->remaining > 0)
+    in->get = sim_get_channel(k->c, in->src, in->port, &in->m);
+}
+
+/* The loop: timers due fire (in index order), then the next message or
+ * timer is waited for, until the program is done. */
+static void nk_loop(struct nk *k) {
+  sg_comm_t *gets = g_new(sg_comm_t, k->nin > 0 ? k->nin : 1);
+  int *of = g_new(int, k->nin > 0 ? k->nin : 1);
+  for (int i = 0; i < k->nin; i++)
+    nk_ask(k, &k->in[i]);
+  for (;;) {
+    double now = sim_now();
+    bool fired = true;
+    while (fired) {
+      fired = false;
+      for (int t = 0; t < k->nt; t++)
+        if (k->at[t] <= now) {
+          k->at[t] = INFINITY;
+          k->prog->fire(k, t);
+          fired = true;
+        }
+    }
+    if (k->prog->done(k))
+      break;
+    int n = 0, soon = -1;
+    for (int i = 0; i < k->nin; i++)
+      if (k->in[i].get) {
+        gets[n] = k->in[i].get;
+        of[n++] = i;
+      }
+    for (int t = 0; t < k->nt; t++)
+      if (isfinite(k->at[t]) && (soon < 0 || k->at[t] < k->at[soon]))
+        soon = t;
+    xbt_assert(n > 0 || soon >= 0, "NCCL kernel of rank %d stalled",
+               k->c->rank);
+    ssize_t r;
+    if (n == 0) {
+      sg_actor_sleep_for(fmax(k->at[soon] - now, 0));
+      r = -1;
+    } else if (soon >= 0) {
+      r = sim_wait_any_for(gets, (size_t)n, fmax(k->at[soon] - now, 0));
+    } else {
+      r = sg_comm_wait_any(gets, (size_t)n);
+    }
+    if (r < 0) {
+      /* The earliest timer is due, to SimGrid's rounding of its time. */
+      k->at[soon] = INFINITY;
+      k->prog->fire(k, soon);
+      continue;
+    }
+    struct nk_in *in = &k->in[of[r]];
+    struct msg *m = in->m;
+    in->get = NULL;
+    in->remaining--;
+    nk_ask(k, in);
+    sim_got_channel(k->c, m);
+    if (!(k->first_posted >= 0) || m->posted < k->first_posted)
+      k->first_posted = m->posted;
+    k->prog->got(k, in, m);
+  }
+  for (int i = 0; i < k->nin; i++)
+    xbt_assert(!k->in[i].get && k->in[i].remaining == 0,
+               "NCCL kernel of rank %d ended with %d messages to come",
+               k->c->rank, k->in[i].remaining);
+  g_free(gets);
+  g_free(of);
+}
+
+static double kff_debt(const struct kff *f);
+
+/* The call: its launch, the loop, and the communication side's spans:
+ * idle while its first message had not yet been posted when its own
+ * first had (a peer not yet in the call), the rest transfer. */
+static void nk_run(struct nk *k) {
+  struct coll_call *c = k->c;
+  double t0 = sim_now();
+  if (k->pl->cost.launch_s > 0)
+    sg_actor_sleep_for(k->pl->cost.launch_s);
+  k->first_sent = k->first_posted = -1;
+  nk_loop(k);
+  /* The time a fast-forward jump left out: every GPU's call ends that
+   * much later than its loop. */
+  double debt = kff_debt(k->ff);
+  if (debt > 0)
+    sg_actor_sleep_for(debt);
+  double t1 = sim_now(), idle = 0;
+  if (k->first_sent >= 0 && k->first_posted > k->first_sent)
+    idle = fmin(k->first_posted - k->first_sent, t1 - t0);
+  sim_span(c->w, t0, t0 + idle, ST_IDLE);
+  sim_span(c->w, t0 + idle, t1, ST_COMM);
+}
+
+/* A message of values [A, B) of the vector, its bytes the protocol's
+ * wire bytes for TIME_VALUES values (payload none: every block at the
+ * call's uniform size, so that a channel's steps repeat exactly). */
+static struct msg *nk_pack(struct nk *k, uint64_t a, uint64_t b,
+                           uint64_t time_values) {
+  struct coll_call *c = k->c;
+  struct msg *m = sim_pack(c, c->v, a, b, NULL);
+  double data = c->v->m ? (double)m->bytes
+                        : (double)time_values * c->sim->p->grad_bytes;
+  m->bytes = (uint64_t)ceil(data * k->pl->cost.wire);
+  return m;
+}
+
+static void nk_send(struct nk *k, int dst, int chan, struct msg *m) {
+  if (k->first_sent < 0)
+    k->first_sent = sim_now();
+  const struct nk_cost *cost = &k->pl->cost;
+  sim_send_channel(k->c, dst, chan, m,
+                   cost->chan_Bps > 0 ? cost->chan_Bps * cost->wire : 0);
+}
+
+/* A step's protocol cost from the caller to rank B. */
+static double nk_step(const struct nk *k, int b) {
+  return k->pl->cost.step_s[k->pl->hw(k->c->sim, k->c->rank, b)];
+}
+
+/* ---- fast-forward: one jump of the whole call ------------------------ */
+
+/* Every channel's program at every GPU is a stream of events (its sends:
+ * each program says which), periodic once its pipeline is full. When
+ * every stream of the call is periodic with one period d at once, the
+ * call's state repeats itself every d, shifted by a period's counts
+ * (chunks sent and received, credits): the call jumps, every stream's
+ * counters S periods ahead at that instant, its pending timers and the
+ * messages in flight left as they are, and every GPU pays the S d left
+ * out at its call's end. Done at one instant for all, the jump leaves
+ * the rest of the call exactly as it would have run, S d earlier; the
+ * bytes of the skipped periods are each stream's last period's, S times.
+ * (A stream's own jump at its own event would not: a pipeline always has
+ * messages in flight, which would then arrive early.) */
+
+/* Periods compared, and their tolerance (relative). */
+enum { KFF_DST = 4 };
+#define KFF_TOLERANCE 1e-9
+
+struct kff;
+
+/* One channel's stream of events at one GPU. */
+struct kff_stream {
+  struct nk *k;
+  int q;
+  int per;       /* events a period */
+  long ev;       /* events so far, jumps included */
+  long total;    /* events it has in all */
+  int reps;      /* periods compared */
+  int hist;      /* per x reps + 1 */
+  double *t;     /* times of the last HIST events, by event mod HIST */
+  /* The same of its receives (the program's own choice of them, PER a
+   * period too): a pipeline filling its window sends at its timers'
+   * pace, periodic but not the steady regime; what it receives then is
+   * not yet periodic at that pace. */
+  long rx;
+  double *t_rx;
+  /* Wire bytes sent to each destination so far, and at each of the last
+   * HIST events. */
+  int dst[KFF_DST], ndst;
+  double cum[KFF_DST];
+  double *snap;  /* [HIST][KFF_DST] */
+  bool matched;  /* periodic, at the call's candidate period */
+};
+
+/* What else the jump moves: the NVSwitches' gathers (passive: they only
+ * forward). */
+struct kff_passive {
+  void (*apply)(void *state, int periods);
+  void *state;
+};
+
+/* One call's record, shared by its GPUs. */
+struct kff {
+  uint64_t key;
+  int expect, n;       /* streams in all, registered */
+  int members, left;   /* GPUs in the call, and those that left it */
+  struct kff_stream **st;
+  GArray *passive;     /* struct kff_passive */
+  double cand;         /* the candidate period */
+  int match;           /* streams periodic at it */
+  bool done;           /* jumped, or no longer may */
+  double debt;         /* the time jumped over */
+  int min_events;      /* events before a stream may vote */
+};
+
+static bool same_time(double a, double b) {
+  return fabs(a - b) <= KFF_TOLERANCE * fmax(fabs(a), fabs(b));
+}
+
+static double kff_debt(const struct kff *f) { return f ? f->debt : 0; }
+
+/* The call's record (created by its first GPU). */
+static struct kff *kff_of(struct nk *k, int streams, int per, int reps) {
+  struct sim *s = k->c->sim;
+  if (!s->nccl_ff)
+    s->nccl_ff = g_hash_table_new(g_int64_hash, g_int64_equal);
+  uint64_t key = k->c->w->nccl_calls;
+  struct kff *f = g_hash_table_lookup(s->nccl_ff, &key);
+  if (!f) {
+    f = g_new0(struct kff, 1);
+    f->key = key;
+    f->expect = streams * k->p;
+    f->members = k->p;
+    f->st = g_new0(struct kff_stream *, f->expect);
+    f->passive = g_array_new(FALSE, FALSE, sizeof(struct kff_passive));
+    f->min_events = per * (reps + 1) + NCCL_STEPS;
+    g_hash_table_insert(s->nccl_ff, &f->key, f);
+  }
+  return f;
+}
+
+/* Register K's NC streams (PER events a period, TOTAL[q] events each),
+ * each periodic once its last REPS periods are: three, and for a
+ * pipeline with a window, the window's periods too (all that is in
+ * flight must belong to the regime, as fastforward.c asks its L + 1
+ * steps). */
+static void kff_join(struct nk *k, struct kff_stream *st, int nc, int per,
+                     int reps, const long *total) {
+  struct coll_call *c = k->c;
+  k->ff = NULL;
+  for (int q = 0; q < nc; q++)
+    st[q] = (struct kff_stream){.k = k, .q = q};
+  if (!(c->sim->ff_ok && c->w && c->v->m == 0))
+    return;
+  struct kff *f = kff_of(k, nc, per, reps);
+  k->ff = f;
+  for (int q = 0; q < nc; q++) {
+    struct kff_stream *x = &st[q];
+    *x = (struct kff_stream){.k = k, .q = q, .per = per, .reps = reps,
+                             .total = total[q]};
+    x->hist = per * reps + 1;
+    x->t = g_new0(double, x->hist);
+    x->t_rx = g_new0(double, x->hist);
+    x->snap = g_new0(double, (size_t)x->hist * KFF_DST);
+    xbt_assert(f->n < f->expect, "NCCL call %lu: too many streams",
+               (unsigned long)f->key);
+    f->st[f->n++] = x;
+  }
+}
+
+/* K leaves its call (its streams freed; the record with the last). */
+static void kff_leave(struct nk *k, struct kff_stream *st, int nc) {
+  struct kff *f = k->ff;
+  if (!f)
+    return;
+  f->done = true; /* a stream gone: no jump after this */
+  for (int q = 0; q < nc; q++) {
+    g_free(st[q].t);
+    g_free(st[q].t_rx);
+    g_free(st[q].snap);
+  }
+  if (++f->left == f->members) {
+    g_hash_table_remove(k->c->sim->nccl_ff, &f->key);
+    g_free(f->st);
+    g_array_free(f->passive, TRUE);
+    g_free(f);
+  }
+}
+
+/* Stream X sent wire BYTES to DST. */
+static void kff_sent(struct kff_stream *x, int dst, double bytes) {
+  if (!x->k->ff)
+    return;
+  int i = 0;
+  while (i < x->ndst && x->dst[i] != dst)
+    i++;
+  xbt_assert(i < KFF_DST, "a channel sends to at most %d ranks", KFF_DST);
+  if (i == x->ndst) {
+    x->dst[x->ndst] = dst;
+    x->cum[x->ndst++] = 0;
+  }
+  x->cum[i] += bytes;
+}
+
+/* The jump: every stream PERIODS periods on, the passive ones too; each
+ * stream's last period's bytes put on the links PERIODS more times. */
+static void kff_jump(struct kff *f, int periods) {
+  for (int i = 0; i < f->n; i++) {
+    struct kff_stream *x = f->st[i];
+    struct coll_call *c = x->k->c;
+    long last = (x->ev - 1) % x->hist, first = (x->ev - 1 - x->per) % x->hist;
+    for (int j = 0; j < x->ndst; j++) {
+      double b = (x->snap[last * KFF_DST + j] -
+                  x->snap[first * KFF_DST + j]) *
+                 periods;
+      account_link_bytes(c->sim, c->w, c->rank, x->dst[j], b);
+      if (c->w)
+        c->w->wire_bytes += b;
+    }
+    x->ev += (long)periods * x->per;
+    x->rx += (long)periods * x->per;
+    x->k->apply(x->k, x->q, periods);
+    if (c->rank == 0 && x->q == 0)
+      c->sim->ff_steps += (uint64_t)periods * (uint64_t)x->per;
+  }
+  for (guint i = 0; i < f->passive->len; i++) {
+    struct kff_passive *pa = &g_array_index(f->passive, struct kff_passive, i);
+    pa->apply(pa->state, periods);
+  }
+  f->debt = periods * f->cand;
+  f->done = true;
+}
+
+/* The period of the last REPS periods of the series T (N events so far,
+ * PER a period, HIST kept), or 0 when they differ. */
+static double series_period(const double *t, long n, int per, int reps,
+                            int hist) {
+  if (n <= (long)per * reps)
+    return 0;
+  double d = t[(n - 1) % hist] - t[(n - 1 - per) % hist];
+  for (int r = 1; r < reps && d > 0; r++) {
+    double dr = t[(n - 1 - (long)r * per) % hist] -
+                t[(n - 1 - (long)(r + 1) * per) % hist];
+    if (!same_time(dr, d))
+      return 0;
+  }
+  return d;
+}
+
+/* Stream X received one of its counted messages now. */
+static void kff_rx(struct kff_stream *x) {
+  struct kff *f = x->k->ff;
+  if (!f || f->done)
+    return;
+  x->t_rx[x->rx++ % x->hist] = sim_now();
+}
+
+/* Stream X's event now: its time and bytes recorded, its vote, and the
+ * jump when every stream agrees. */
+static void kff_event(struct kff_stream *x) {
+  struct kff *f = x->k->ff;
+  if (!f || f->done)
+    return;
+  long e = x->ev++ % x->hist;
+  x->t[e] = sim_now();
+  for (int j = 0; j < KFF_DST; j++)
+    x->snap[e * KFF_DST + j] = j < x->ndst ? x->cum[j] : 0;
+  double d = 0;
+  if (x->ev >= f->min_events) {
+    d = series_period(x->t, x->ev, x->per, x->reps, x->hist);
+    if (!same_time(series_period(x->t_rx, x->rx, x->per, x->reps, x->hist),
+                   d))
+      d = 0;
+  }
+  if (d > 0 && (f->match == 0 || (f->match == 1 && x->matched)))
+    f->cand = d;
+  bool now = d > 0 && same_time(d, f->cand);
+  f->match += (int)now - (int)x->matched;
+  x->matched = now;
+  if (f->n < f->expect || f->match < f->expect)
+    return;
+  /* Periods left to every stream, a tail of two periods and a window
+   * simulated after the jump (the drain, and no receive left asked for
+   * that nothing will answer). */
+  long periods = LONG_MAX;
+  for (int i = 0; i < f->n; i++) {
+    struct kff_stream *y = f->st[i];
+    long left = (y->total - y->ev - 2L * y->per - NCCL_STEPS) / y->per;
+    periods = left < periods ? left : periods;
+  }
+  if (periods >= 1)
+    kff_jump(f, (int)periods);
+}
+
+/* ---- rings ------------------------------------------------------------- */
+
+struct nk_ring {
+  struct ring_chan ch;
+  int loops;
+  uint64_t bv;   /* values per slice, as timed */
+  int total;     /* sends, and receives, over the loops */
+  int sent, got;
+  bool armed;
+};
+
+/* The rings' own: the channels and their streams. */
+struct nk_rings {
+  struct nk_ring *r;
+  struct kff_stream *st;
+};
+
+/* Values [A, B) of slice I of loop L's block J of channel R. */
+static void ring_block(const struct nk_ring *r, int p, int l, int j, int i,
+                       int slices, uint64_t *a, uint64_t *b) {
+  uint64_t lo = block_lo(r->ch.lo, r->ch.hi, r->loops, l),
+           hi = block_lo(r->ch.lo, r->ch.hi, r->loops, l + 1);
+  uint64_t ba = block_lo(lo, hi, p, j), bb = block_lo(lo, hi, p, j + 1);
+  *a = block_lo(ba, bb, slices, i);
+  *b = block_lo(ba, bb, slices, i + 1);
+}
+
+/* Messages are slices: message q is slice q mod S of ring step q / S
+ * (ring.c's numbering over the loops). The next send is armed once its
+ * slice of what it forwards has arrived: slice i of step s forwards what
+ * slice i of step s - 1 brought (NCCL's ring step, sliced as NCCL's
+ * Simple protocol slices a chunk, so that a step forwards its first
+ * slice while its second arrives). */
+static void ring_arm(struct nk *k, int q) {
+  struct nk_ring *r = &((struct nk_rings *)k->st)->r[q];
+  int sl = k->pl->slices;
+  if (!r->armed && r->sent < r->total && r->got >= r->sent - sl + 1) {
+    r->armed = true;
+    k->at[q] = sim_now() + nk_step(k, r->ch.next);
+  }
+}
+
+/* A jump: PERIODS periods of a machine's steps, every slice of them
+ * sent and received. */
+static void ring_apply(struct nk *k, int q, int periods) {
+  struct nk_ring *r = &((struct nk_rings *)k->st)->r[q];
+  int n = periods * k->pl->macro * k->pl->slices;
+  r->sent += n;
+  r->got += n;
+  k->in[q].remaining -= n; /* the ring's stream in q: nccl_kernel_ring */
+}
+
+static void ring_fire(struct nk *k, int q) {
+  struct nk_rings *x = k->st;
+  struct nk_ring *r = &x->r[q];
+  struct coll_call *c = k->c;
+  int p = k->p, sl = k->pl->slices, per = 2 * (p - 1);
+  r->armed = false;
+  int st = r->sent / sl, l = st / per, s = st % per + 1;
+  uint64_t a, b;
+  ring_block(r, p, l, (r->ch.me - s + 1 + 2 * p) % p, r->sent % sl, sl, &a,
+             &b);
+  struct msg *out = nk_pack(k, a, b, r->bv);
+  kff_sent(&x->st[q], r->ch.next,
+           (double)out->bytes + c->sim->p->envelope_bytes);
+  nk_send(k, r->ch.next, q, out);
+  r->sent++;
+  kff_event(&x->st[q]);
+  ring_arm(k, q);
+}
+
+static void ring_got(struct nk *k, struct nk_in *in, struct msg *msg) {
+  struct nk_ring *r = &((struct nk_rings *)k->st)->r[in->chan];
+  int p = k->p, sl = k->pl->slices, per = 2 * (p - 1);
+  int st = r->got / sl, l = st / per, s = st % per + 1;
+  uint64_t a, b;
+  ring_block(r, p, l, (r->ch.me - s + 2 * p) % p, r->got % sl, sl, &a, &b);
+  sim_unpack(k->c, msg, k->c->v, a, b, s <= p - 1);
+  msg_free(msg);
+  r->got++;
+  kff_rx(&((struct nk_rings *)k->st)->st[in->chan]);
+  ring_arm(k, in->chan);
+}
+
+static bool ring_done(const struct nk *k) {
+  const struct nk_ring *r = ((const struct nk_rings *)k->st)->r;
+  for (int q = 0; q < k->nt; q++)
+    if (r[q].sent < r[q].total || r[q].got < r[q].total)
+      return false;
+  return true;
+}
+
+static const struct nk_prog ring_prog = {ring_fire, ring_got, ring_done};
+
+/* Values per block as timed: the channel's values over its loops and
+ * ranks, rounded up to NCCL's 16-byte alignment. */
+static uint64_t aligned_block(const struct coll_call *c, uint64_t values,
+                              uint64_t blocks) {
+  uint64_t v = (values + blocks - 1) / blocks;
+  uint64_t align = 16 / (uint64_t)c->sim->p->grad_bytes;
+  return (v + align - 1) / align * align;
+}
+
+void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
+                      const struct ring_chan *ch, int p) {
+  if (p < 2)
+    return;
+  int nc = pl->nc, sl = pl->slices;
+  struct nk k = {.c = c, .pl = pl, .p = p, .prog = &ring_prog, .nt = nc,
+                 .apply = ring_apply};
+  struct nk_rings x = {g_new0(struct nk_ring, nc),
+                       g_new0(struct kff_stream, nc)};
+  k.st = &x;
+  k.at = g_new(double, nc);
+  k.in = g_new0(struct nk_in, nc);
+  long *total = g_new(long, nc);
+  for (int q = 0; q < nc; q++) {
+    uint64_t n = ch[q].hi - ch[q].lo;
+    struct nk_ring *r = &x.r[q];
+    r->ch = ch[q];
+    r->loops = n ? (int)((n + (uint64_t)p * pl->chunk - 1) /
+                         ((uint64_t)p * pl->chunk))
+                 : 0;
+    r->total = r->loops * 2 * (p - 1) * sl;
+    r->bv = n ? aligned_block(c, n, (uint64_t)r->loops * p * sl) : 0;
+    total[q] = r->total;
+    k.at[q] = INFINITY;
+    k.in[k.nin++] = (struct nk_in){.chan = q, .port = q, .src = ch[q].prev,
+                                   .remaining = r->total};
+  }
+  /* A ring's sends repeat machine by machine: its hops are a machine's
+   * NVLinks then a network step. */
+  kff_join(&k, x.st, nc, pl->macro * sl, 3, total);
+  if (c->w)
+    c->w->nccl_calls++;
+  for (int q = 0; q < nc; q++)
+    ring_arm(&k, q);
+  nk_run(&k);
+  kff_leave(&k, x.st, nc);
+  g_free(total);
+  g_free(x.r);
+  g_free(x.st);
+  g_free(k.at);
+  g_free(k.in);
+}
+
+/* ---- trees ------------------------------------------------------------- */
+
+/* A connection's FIFO holds NCCL_STEPS chunks of a tree: a child sends
+ * chunk j once its parent has taken chunk j - NCCL_STEPS, which the parent
+ * tells it (NCCL's head pointer, 8 bytes written back) on the credit
+ * port of the channel. */
+#define CREDIT_PORT 64
+#define CREDIT_BYTES 8
+
+/* A channel's tree: its chunks, the reduce stream up (timer 2q) and the
+ * broadcast stream down (timer 2q + 1). Its fast-forward events: its
+ * sends up (the root: down), one a chunk. */
+struct nk_treech {
+  struct nk_tree t;
+  uint64_t cv;   /* values per chunk, as timed */
+  int m;         /* chunks */
+  int up_sent, down_sent;
+  int got_kid[3], got_par, credits;
+  bool up_armed, down_armed;
+};
+
+struct nk_trees {
+  struct nk_treech *t;
+  struct kff_stream *st;
+};
+
+enum { TAG_PARENT = 3, TAG_CREDIT = 4 };
+
+static int kids_min(const struct nk_treech *t) {
+  int g = INT32_MAX;
+  for (int i = 0; i < t->t.nkids; i++)
+    g = t->got_kid[i] < g ? t->got_kid[i] : g;
+  return g;
+}
+
+static bool up_ready(const struct nk_treech *t) {
+  return t->t.up >= 0 && t->up_sent < t->m && kids_min(t) > t->up_sent &&
+         t->up_sent < t->credits + NCCL_STEPS;
+}
+
+/* Chunks the broadcast may send: the root's reduced ones, or what the
+ * parent sent; without split threads only once the reduce is done. */
+static bool down_ready(const struct nk *k, const struct nk_treech *t) {
+  if (!t->t.nkids || t->down_sent >= t->m)
+    return false;
+  bool root = t->t.up < 0;
+  int avail = root ? kids_min(t) : t->got_par;
+  if (!k->pl->split && (root ? kids_min(t) < t->m : t->up_sent < t->m))
+    return false;
+  return avail > t->down_sent;
+}
+
+static double down_step(const struct nk *k, const struct nk_treech *t) {
+  double s = 0;
+  for (int i = 0; i < t->t.nkids; i++)
+    s = fmax(s, nk_step(k, t->t.kids[i]));
+  return s;
+}
+
+static void tree_arm(struct nk *k, int q) {
+  struct nk_treech *t = &((struct nk_trees *)k->st)->t[q];
+  if (!t->up_armed && up_ready(t)) {
+    t->up_armed = true;
+    k->at[2 * q] = sim_now() + nk_step(k, t->t.up);
+  }
+  if (!t->down_armed && down_ready(k, t)) {
+    t->down_armed = true;
+    k->at[2 * q + 1] = sim_now() + down_step(k, t);
+  }
+}
+
+static void chunk_range(const struct nk_treech *t, int j, uint64_t *a,
+                        uint64_t *b) {
+  *a = block_lo(t->t.lo, t->t.hi, t->m, j);
+  *b = block_lo(t->t.lo, t->t.hi, t->m, j + 1);
+}
+
+/* The slot of one chunk taken from each child: a credit to each. */
+static void tree_credit(struct nk *k, int q) {
+  struct nk_trees *x = k->st;
+  struct nk_treech *t = &x->t[q];
+  for (int i = 0; i < t->t.nkids; i++) {
+    struct msg *cr = g_new0(struct msg, 1);
+    cr->refs = 1;
+    cr->bytes = CREDIT_BYTES;
+    kff_sent(&x->st[q], t->t.kids[i],
+             CREDIT_BYTES + k->c->sim->p->envelope_bytes);
+    sim_send_channel(k->c, t->t.kids[i], CREDIT_PORT + q, cr, 0);
+  }
+}
+
+/* A jump: PERIODS chunks of both streams, and their credits. */
+static void tree_apply(struct nk *k, int q, int periods) {
+  struct nk_treech *t = &((struct nk_trees *)k->st)->t[q];
+  if (t->t.up >= 0) {
+    t->up_sent += periods;
+    t->got_par += periods;
+    t->credits += periods;
+  }
+  for (int i = 0; i < t->t.nkids; i++)
+    t->got_kid[i] += periods;
+  if (t->t.nkids)
+    t->down_sent += periods;
+  for (int i = 0; i < k->nin; i++)
+    if (k->in[i].chan == q)
+      k->in[i].remaining -= periods;
+}
+
+static void tree_fire(struct nk *k, int s) {
+  int q = s / 2;
+  struct nk_trees *x = k->st;
+  struct nk_treech *t = &x->t[q];
+  uint64_t a, b;
+  double env = k->c->sim->p->envelope_bytes;
+  bool up = s % 2 == 0, root = t->t.up < 0;
+  if (up) {
+    t->up_armed = false;
+    chunk_range(t, t->up_sent, &a, &b);
+    struct msg *out = nk_pack(k, a, b, t->cv);
+    kff_sent(&x->st[q], t->t.up, (double)out->bytes + env);
+    nk_send(k, t->t.up, q, out);
+    t->up_sent++;
+    tree_credit(k, q);
+  } else {
+    t->down_armed = false;
+    chunk_range(t, t->down_sent, &a, &b);
+    for (int i = 0; i < t->t.nkids; i++) {
+      struct msg *out = nk_pack(k, a, b, t->cv);
+      kff_sent(&x->st[q], t->t.kids[i], (double)out->bytes + env);
+      nk_send(k, t->t.kids[i], q, out);
+    }
+    t->down_sent++;
+  }
+  if (up != root)
+    kff_event(&x->st[q]);
+  tree_arm(k, q);
+}
+
+static void tree_got(struct nk *k, struct nk_in *in, struct msg *msg) {
+  int q = in->chan;
+  struct nk_treech *t = &((struct nk_trees *)k->st)->t[q];
+  uint64_t a, b;
+  if (in->tag == TAG_CREDIT) {
+    t->credits++;
+  } else if (in->tag == TAG_PARENT) {
+    chunk_range(t, t->got_par, &a, &b);
+    sim_unpack(k->c, msg, k->c->v, a, b, false);
+    t->got_par++;
+    kff_rx(&((struct nk_trees *)k->st)->st[q]);
+  } else {
+    chunk_range(t, t->got_kid[in->tag], &a, &b);
+    sim_unpack(k->c, msg, k->c->v, a, b, true);
+    int before = kids_min(t);
+    t->got_kid[in->tag]++;
+    /* The root reduces a chunk once its last part is in, freeing a slot
+     * on every child. */
+    if (t->t.up < 0 && kids_min(t) > before) {
+      tree_credit(k, q);
+      kff_rx(&((struct nk_trees *)k->st)->st[q]);
+    }
+  }
+  msg_free(msg);
+  tree_arm(k, q);
+}
+
+static bool tree_done(const struct nk *k) {
+  const struct nk_treech *t = ((const struct nk_trees *)k->st)->t;
+  for (int q = 0; q < k->nt / 2; q++) {
+    if ((t[q].t.up >= 0 && (t[q].up_sent < t[q].m || t[q].got_par < t[q].m)) ||
+        (t[q].t.nkids && t[q].down_sent < t[q].m) ||
+        (t[q].t.nkids && kids_min(&t[q]) < t[q].m))
+      return false;
+  }
+  return true;
+}
+
+static const struct nk_prog tree_prog = {tree_fire, tree_got, tree_done};
+
+void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
+                      const struct nk_tree *tree, int p) {
+  if (p < 2)
+    return;
+  int nc = pl->nc;
+  struct nk k = {.c = c, .pl = pl, .p = p, .prog = &tree_prog, .nt = 2 * nc,
+                 .apply = tree_apply};
+  struct nk_trees x = {g_new0(struct nk_treech, nc),
+                       g_new0(struct kff_stream, nc)};
+  k.st = &x;
+  k.at = g_new(double, 2 * nc);
+  k.in = g_new0(struct nk_in, 5 * nc);
+  long *total = g_new(long, nc);
+  for (int q = 0; q < nc; q++) {
+    uint64_t n = tree[q].hi - tree[q].lo;
+    struct nk_treech *t = &x.t[q];
+    t->t = tree[q];
+    t->m = n ? (int)((n + pl->chunk - 1) / pl->chunk) : 0;
+    t->cv = n ? aligned_block(c, n, (uint64_t)t->m) : 0;
+    /* Without split threads the reduce and the broadcast follow one
+     * another at every GPU: not one periodic regime, no jump. */
+    total[q] = pl->split ? t->m : 0;
+    k.at[2 * q] = k.at[2 * q + 1] = INFINITY;
+    for (int i = 0; i < tree[q].nkids; i++)
+      k.in[k.nin++] = (struct nk_in){.chan = q, .port = q,
+                                     .src = tree[q].kids[i], .tag = i,
+                                     .remaining = t->m};
+    if (tree[q].up >= 0) {
+      k.in[k.nin++] = (struct nk_in){.chan = q, .port = q,
+                                     .src = tree[q].up, .tag = TAG_PARENT,
+                                     .remaining = t->m};
+      k.in[k.nin++] = (struct nk_in){.chan = q, .port = CREDIT_PORT + q,
+                                     .src = tree[q].up, .tag = TAG_CREDIT,
+                                     .remaining = t->m};
+    }
+  }
+  kff_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
+  if (c->w)
+    c->w->nccl_calls++;
+  for (int q = 0; q < nc; q++)
+    tree_arm(&k, q);
+  nk_run(&k);
+  kff_leave(&k, x.st, nc);
+  g_free(total);
+  g_free(x.t);
+  g_free(x.st);
+  g_free(k.at);
+  g_free(k.in);
+}
+
+/* ---- NVLink SHARP ------------------------------------------------------ */
+
+/* NVLS inside one machine (NCCL's runNvls): per chunk, every GPU hands
+ * the switch the whole chunk, in G parts (its NVLink up carries the
+ * chunk); the switch reduces part k over the G GPUs and gives it to GPU
+ * k (multimem.ld_reduce: NVLink down carries a part); GPU k stores the
+ * reduced part back (up: a part), and the switch multicasts it to every
+ * GPU (down: the chunk). A GPU's NVLink carries the chunk and one part
+ * each way: (1 + 1/G) x the buffer, where a ring's carries 2 (G - 1)/G.
+ * The switch's work is its actors', which only forward messages (its
+ * reductions at line rate): the reduced part reaches GPU k as a bundle
+ * of the G parts, which GPU k sums. The switch serves each channel
+ * apart, as NCCL's NVLS channels are (an actor a channel). Ports: on
+ * channel Q a GPU sends its chunks on NVLS_PORT + 2Q, its reduced parts
+ * on NVLS_PORT + 2Q + 1; the switch sends the reduced parts on
+ * NVLS_DOWN + 2Q and its multicasts on NVLS_DOWN + 2Q + 1. A GPU's
+ * fast-forward events: its chunks sent, one a period. */
+#define NVLS_PORT 128
+#define NVLS_DOWN (NVLS_PORT + 2 * RING_CHANNELS_MAX)
+
+struct nk_nvls {
+  int m;          /* chunks */
+  uint64_t lo, hi, cv;
+  int p1, red, p2, mc; /* chunks sent, reduced parts in, parts stored,
+                        * multicasts in */
+  bool armed1, armed2;
+};
+
+/* The NVLS program's own: the machine's GPUs and its switch's rank. */
+struct nk_nvls_ctx {
+  struct nk_nvls *ch;
+  struct kff_stream *st;
+  int g, local, sw;
+};
+
+static void chunk_part(const struct nk_nvls *t, int g, int j, int k,
+                       uint64_t *a, uint64_t *b) {
+  uint64_t lo = block_lo(t->lo, t->hi, t->m, j),
+           hi = block_lo(t->lo, t->hi, t->m, j + 1);
+  *a = block_lo(lo, hi, g, k);
+  *b = block_lo(lo, hi, g, k + 1);
+}
+
+static void nvls_arm(struct nk *k, int q) {
+  struct nk_nvls_ctx *x = k->st;
+  struct nk_nvls *t = &x->ch[q];
+  double o = k->pl->cost.step_s[NCCL_HW_NVLINK];
+  if (!t->armed1 && t->p1 < t->m && t->p1 < t->mc + NCCL_STEPS) {
+    t->armed1 = true;
+    k->at[2 * q] = sim_now() + o;
+  }
+  if (!t->armed2 && t->p2 < t->red) {
+    t->armed2 = true;
+    k->at[2 * q + 1] = sim_now() + o;
+  }
+}
+
+/* A jump: PERIODS chunks of every stage, and what the switch would have
+ * sent this GPU for them (its bytes, the switch's). */
+static void nvls_apply(struct nk *k, int q, int periods) {
+  struct nk_nvls_ctx *x = k->st;
+  struct nk_nvls *t = &x->ch[q];
+  struct sim *s = k->c->sim;
+  t->p1 += periods;
+  t->red += periods;
+  t->p2 += periods;
+  t->mc += periods;
+  for (int i = 0; i < k->nin; i++)
+    if (k->in[i].chan == q)
+      k->in[i].remaining -= periods;
+  double part = (double)t->cv / x->g * s->p->grad_bytes * k->pl->cost.wire;
+  double back = (part + part * x->g + 2 * s->p->envelope_bytes) * periods;
+  account_link_bytes(s, NULL, x->sw, k->c->rank, back);
+  s->aggr_wire_bytes += back;
+}
+
+static void nvls_fire(struct nk *k, int s) {
+  struct nk_nvls_ctx *x = k->st;
+  int q = s / 2;
+  struct nk_nvls *t = &x->ch[q];
+  uint64_t a, b;
+  double env = k->c->sim->p->envelope_bytes;
+  if (s % 2 == 0) {
+    t->armed1 = false;
+    struct msg *out = g_new0(struct msg, 1);
+    out->refs = 1;
+    out->tag = q;
+    for (int i = 0; i < x->g; i++) {
+      chunk_part(t, x->g, t->p1, i, &a, &b);
+      struct msg *part = nk_pack(k, a, b, t->cv / (uint64_t)x->g);
+      msg_bundle_add(out, part);
+      msg_free(part);
+    }
+    out->rate_Bps = k->pl->cost.chan_Bps;
+    kff_sent(&x->st[q], x->sw, (double)out->bytes + env);
+    nk_send(k, x->sw, NVLS_PORT + 2 * q, out);
+    /* The switch always takes it at once: the exchange has begun. */
+    struct worker *w = k->c->w;
+    if (w && (w->first_send < 0 || sim_now() < w->first_send))
+      w->first_send = sim_now();
+    t->p1++;
+    kff_event(&x->st[q]);
+  } else {
+    t->armed2 = false;
+    chunk_part(t, x->g, t->p2, x->local, &a, &b);
+    struct msg *out = nk_pack(k, a, b, t->cv / (uint64_t)x->g);
+    out->tag = q;
+    out->rate_Bps = k->pl->cost.chan_Bps;
+    kff_sent(&x->st[q], x->sw, (double)out->bytes + env);
+    nk_send(k, x->sw, NVLS_PORT + 2 * q + 1, out);
+    t->p2++;
+  }
+  nvls_arm(k, q);
+}
+
+static void nvls_got(struct nk *k, struct nk_in *in, struct msg *msg) {
+  struct nk_nvls_ctx *x = k->st;
+  int q = in->chan;
+  struct nk_nvls *t = &x->ch[q];
+  uint64_t a, b;
+  if (in->tag == 0) {
+    /* Part `local` of the chunk from every GPU: their sum. */
+    chunk_part(t, x->g, t->red, x->local, &a, &b);
+    for (size_t i = 0; i < msg->nparts; i++)
+      sim_unpack(k->c, msg->parts[i], k->c->v, a, b, i > 0);
+    t->red++;
+  } else {
+    /* Every GPU's reduced part. */
+    for (size_t i = 0; i < msg->nparts; i++) {
+      chunk_part(t, x->g, t->mc, (int)i, &a, &b);
+      sim_unpack(k->c, msg->parts[i], k->c->v, a, b, false);
+    }
+    t->mc++;
+    kff_rx(&x->st[q]);
+  }
+  msg_free(msg);
+  nvls_arm(k, q);
+}
+
+static bool nvls_done(const struct nk *k) {
+  const struct nk_nvls_ctx *x = k->st;
+  for (int q = 0; q < k->nt / 2; q++)
+    if (x->ch[q].mc < x->ch[q].m)
+      return false;
+  return true;
+}
+
+static const struct nk_prog nvls_prog = {nvls_fire, nvls_got, nvls_done};
+
+/* ---- the NVSwitch ------------------------------------------------------ */
+
+/* A chunk of one phase being gathered: its parts by GPU. */
+struct sw_gather {
+  int n;
+  struct msg **part;
+};
+
+/* One phase's gathers: chunk BASE + i at index i. */
+struct sw_phase {
+  GPtrArray *open;
+  int base;
+  int *got; /* messages from each GPU */
+};
+
+struct nk_switch {
+  struct sim *s;
+  int rank, q, g;
+  int *gpus;
+  struct sw_phase ph[2];
+  uint64_t joined; /* the last call whose jump was told of it */
+};
+
+struct nk_switch *nccl_switch_new(struct sim *s, int rank, int q,
+                                  const int *gpus, int g) {
+  struct nk_switch *w = g_new0(struct nk_switch, 1);
+  *w = (struct nk_switch){.s = s, .rank = rank, .q = q, .g = g,
+                          .gpus = g_memdup2(gpus, sizeof(int) * (size_t)g),
+                          .joined = UINT64_MAX};
+  for (int ph = 0; ph < 2; ph++)
+    w->ph[ph] = (struct sw_phase){g_ptr_array_new(), 0, g_new0(int, g)};
+  return w;
+}
+
+/* A jump: every GPU's PERIODS chunks of both phases gathered and sent. */
+static void switch_apply(void *state, int periods) {
+  struct nk_switch *w = state;
+  for (int ph = 0; ph < 2; ph++) {
+    w->ph[ph].base += periods;
+    for (int h = 0; h < w->g; h++)
+      w->ph[ph].got[h] += periods;
+  }
+}
+
+/* Chunk gathered: phase 0 gives GPU k part k of every GPU's chunk (one
+ * reduced part's bytes), phase 1 every GPU's reduced part to every GPU
+ * (the chunk's bytes). */
+static void sw_forward(struct nk_switch *w, struct coll_call *c, int ph,
+                       struct sw_gather *gth) {
+  for (int k = 0; k < w->g; k++) {
+    struct msg *out = g_new0(struct msg, 1);
+    out->refs = 1;
+    out->tag = w->q;
+    for (int h = 0; h < w->g; h++)
+      msg_bundle_add(out, ph == 0 ? gth->part[h]->parts[k] : gth->part[h]);
+    if (ph == 0)
+      out->bytes = gth->part[0]->parts[k]->bytes;
+    /* At the rate of the calls' channels (a message of channels merged:
+     * nccl.c), as the GPUs send. */
+    sim_send_channel(c, w->gpus[k], NVLS_DOWN + 2 * w->q + ph, out,
+                     gth->part[0]->rate_Bps);
+  }
+  for (int h = 0; h < w->g; h++)
+    msg_free(gth->part[h]);
+  g_free(gth->part);
+  g_free(gth);
+}
+
+void nccl_switch_serve(struct nk_switch *w) {
+  struct coll_call c = {.sim = w->s, .rank = w->rank};
+  int g = w->g, q = w->q;
+  sg_comm_t *gets = g_new(sg_comm_t, 2 * g);
+  struct msg **in = g_new0(struct msg *, 2 * g);
+  for (int i = 0; i < 2 * g; i++)
+    gets[i] = sim_get_channel(&c, w->gpus[i % g], NVLS_PORT + 2 * q + i / g,
+                              &in[i]);
+  for (;;) {
+    int i = (int)sg_comm_wait_any(gets, (size_t)(2 * g));
+    int ph = i / g, from = i % g;
+    struct msg *m = in[i];
+    gets[i] = sim_get_channel(&c, w->gpus[from], NVLS_PORT + 2 * q + ph,
+                              &in[i]);
+    struct sw_phase *sp = &w->ph[ph];
+    /* A GPU sends the channel's chunks in order: its n-th is chunk n. */
+    int j = sp->got[from]++ - sp->base;
+    while ((int)sp->open->len <= j) {
+      struct sw_gather *ng = g_new0(struct sw_gather, 1);
+      ng->part = g_new0(struct msg *, g);
+      g_ptr_array_add(sp->open, ng);
+    }
+    struct sw_gather *gth = g_ptr_array_index(sp->open, j);
+    xbt_assert(!gth->part[from], "NVLS part gathered twice");
+    gth->part[from] = m;
+    gth->n++;
+    while (sp->open->len &&
+           ((struct sw_gather *)g_ptr_array_index(sp->open, 0))->n == g) {
+      struct sw_gather *head = g_ptr_array_index(sp->open, 0);
+      g_ptr_array_remove_index(sp->open, 0);
+      sp->base++;
+      sw_forward(w, &c, ph, head);
+    }
+  }
+}
+
+void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
+                      int sw, struct nk_switch *const *switches) {
+  if (g < 2)
+    return;
+  int nc = pl->nc;
+  struct nk k = {.c = c, .pl = pl, .p = g, .prog = &nvls_prog, .nt = 2 * nc,
+                 .apply = nvls_apply};
+  struct nk_nvls_ctx x = {.ch = g_new0(struct nk_nvls, nc),
+                          .st = g_new0(struct kff_stream, nc), .g = g,
+                          .local = c->rank % g, .sw = sw};
+  k.st = &x;
+  k.at = g_new(double, 2 * nc);
+  k.in = g_new0(struct nk_in, 2 * nc);
+  long *total = g_new(long, nc);
+  uint64_t n = c->v->n;
+  for (int q = 0; q < nc; q++) {
+    struct nk_nvls *t = &x.ch[q];
+    t->lo = block_lo(0, n, nc, q);
+    t->hi = block_lo(0, n, nc, q + 1);
+    uint64_t cn = t->hi - t->lo;
+    t->m = cn ? (int)((cn + pl->chunk - 1) / pl->chunk) : 0;
+    t->cv = cn ? aligned_block(c, cn, (uint64_t)t->m * g) * g : 0;
+    total[q] = t->m;
+    k.at[2 * q] = k.at[2 * q + 1] = INFINITY;
+    for (int ph = 0; ph < 2; ph++)
+      k.in[k.nin++] = (struct nk_in){.chan = q,
+                                     .port = NVLS_DOWN + 2 * q + ph,
+                                     .tag = ph, .src = sw,
+                                     .remaining = t->m};
+  }
+  kff_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
+  /* The switch's gathers jump with the GPUs: the first GPU of the call
+   * tells the call's record of them. */
+  if (k.ff) {
+    for (int q = 0; q < nc; q++) {
+      struct nk_switch *w = switches[q];
+      if (w->joined != k.ff->key) {
+        w->joined = k.ff->key;
+        struct kff_passive pa = {switch_apply, w};
+        g_array_append_val(k.ff->passive, pa);
+      }
+    }
+  }
+  if (c->w)
+    c->w->nccl_calls++;
+  for (int q = 0; q < nc; q++)
+    nvls_arm(&k, q);
+  nk_run(&k);
+  kff_leave(&k, x.st, nc);
+  g_free(total);
+  g_free(x.ch);
+  g_free(x.st);
+  g_free(k.at);
+  g_free(k.in);
+}

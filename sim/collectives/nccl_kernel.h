@@ -1,0 +1,82 @@
+/* sim/collectives/nccl_kernel.h: one GPU's NCCL kernel for one call, as
+ * NCCL runs it (NVIDIA/nccl src/device/all_reduce.h, prims_*.h; README,
+ * "NCCL's algorithms"): each channel an independent program (a CTA in
+ * NCCL), its steps driven by the data, not by a common clock.
+ *
+ * A step sends when what it forwards has arrived and its protocol's
+ * per-step cost has passed (NCCL's per-step latency where the step runs,
+ * beyond the wire's own latency, which the platform's links give); its
+ * message flows into the receiver's buffer at once (a FIFO slot always
+ * posted) and its sender does not wait for it. A message carries the
+ * protocol's wire bytes per data byte (LL's flags, LL128's) and streams
+ * at most at the channel's rate for the protocol. The call begins with
+ * the protocol's launch latency. Channels share the links as SimGrid
+ * shares them.
+ *
+ * Fast-forward: each channel's steps are a sequence of their own over the
+ * GPUs of its ring or tree (sim.h, "fast-forward"), voted per
+ * fast-forward step (a ring's steps over one machine, whose hops repeat
+ * machine by machine; a tree's chunk), skipped by moving the channel's
+ * counters and its next step's time, its bytes replayed. */
+#ifndef GRADSIM_SIM_COLLECTIVES_NCCL_KERNEL_H
+#define GRADSIM_SIM_COLLECTIVES_NCCL_KERNEL_H
+
+#include "common.h"
+
+/* What a protocol costs (the caller derives it from NCCL's model and the
+ * point's keys). */
+struct nk_cost {
+  double launch_s;             /* once, at the call's start */
+  double step_s[NCCL_HW_COUNT]; /* a step's cost beyond its wire latency */
+  double chan_Bps;             /* data bytes a second a channel streams at
+                                * most over a link (0: the links' rate) */
+  double wire;                 /* wire bytes per data byte */
+};
+
+/* One channel's place in its tree (NCCL's tree for the channel). */
+struct nk_tree {
+  uint64_t lo, hi; /* its share of the vector */
+  int up;          /* parent rank, -1 at the root */
+  int kids[3], nkids;
+  int depth, reach; /* the caller's depth, the tree's deepest */
+};
+
+/* A call's plan. */
+struct nk_plan {
+  int nc;              /* channels */
+  uint64_t chunk;      /* values per channel and step at most (ring: its
+                        * chunk per loop and rank; tree: its chunk) */
+  struct nk_cost cost;
+  bool split;          /* tree: reduce and broadcast at once (Simple's
+                        * split threads), else one after the other */
+  int slices;          /* ring: messages a step is sent in, each forwarded
+                        * on its own (Simple: its 2 slices a chunk) */
+  int macro;           /* ring: steps per fast-forward step */
+  /* Where a message from rank A to rank B runs (NVLink, PCIe, network). */
+  enum nccl_hw (*hw)(const struct sim *s, int a, int b);
+};
+
+/* The ring allreduce on NC channels (CH[k]: channel k's share and its
+ * neighbours; CH[k].me the caller's index in the ring of P members). */
+void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
+                      const struct ring_chan *ch, int p);
+/* The tree allreduce on NC channels (TREE[k]: channel k's tree). */
+void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
+                      const struct nk_tree *tree, int p);
+
+/* A machine's NVSwitch serving NVLS on channel Q: rank RANK, the G GPUs
+ * GPUS (their ranks, machine order); it forwards each message at the
+ * rate its senders' channels send at (struct msg's rate_Bps). */
+struct nk_switch;
+struct nk_switch *nccl_switch_new(struct sim *s, int rank, int q,
+                                  const int *gpus, int g);
+/* Its actor's body: forwards what every NVLS call sends it on its
+ * channel, for ever (a daemon). */
+void nccl_switch_serve(struct nk_switch *w);
+/* NVLS inside one machine of G GPUs on PL->nc channels (NCCL_ALGO=NVLS),
+ * through the machine's NVSwitch of rank SW (SWITCHES[q]: its channel
+ * q). */
+void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
+                      int sw, struct nk_switch *const *switches);
+
+#endif
