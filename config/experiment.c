@@ -525,6 +525,53 @@ static int k_nccl_proto(struct point *p, const char *v, char *e, size_t l) {
   p->nccl_proto = (enum nccl_proto)t;
   return rc;
 }
+static int k_nccl_launch(struct point *p, const char *v, char *e,
+                         size_t l) {
+  if (!strcmp(v, "auto")) {
+    p->nccl_launch_s = -1;
+    return 0;
+  }
+  if (seconds(v, &p->nccl_launch_s, e, l) != 0 || p->nccl_launch_s < 0 ||
+      p->nccl_launch_s > 1)
+    return bad(e, l, "must be auto (NCCL's base latency) or a time from 0 "
+                     "to 1s (e.g. 20us)");
+  return 0;
+}
+static int k_nccl_step_scale(struct point *p, const char *v, char *e,
+                             size_t l) {
+  if (num_in(v, 0, 1000, &p->nccl_step_scale, e, l) != 0)
+    return bad(e, l, "must be a number from 0 to 1000 (1: NCCL's per-step "
+                     "latencies)");
+  return 0;
+}
+/* A rate per channel or auto (0): NCCL's model's. */
+static int nccl_rate(const char *v, double *out, char *e, size_t l) {
+  if (!strcmp(v, "auto")) {
+    *out = 0;
+    return 0;
+  }
+  if (rate(v, out, e, l) != 0 || !(*out >= 1e6) || *out > 1e13)
+    return bad(e, l, "must be auto (NCCL's model) or a rate per channel "
+                     "from 1MBps to 10TBps (e.g. 7GBps)");
+  return 0;
+}
+static int k_nccl_ll_bw(struct point *p, const char *v, char *e, size_t l) {
+  return nccl_rate(v, &p->nccl_ll_Bps, e, l);
+}
+static int k_nccl_ll128_bw(struct point *p, const char *v, char *e,
+                           size_t l) {
+  return nccl_rate(v, &p->nccl_ll128_Bps, e, l);
+}
+static int k_nvls_eff(struct point *p, const char *v, char *e, size_t l) {
+  if (!strcmp(v, "auto")) {
+    p->nvls_efficiency = 0;
+    return 0;
+  }
+  if (num_in(v, 0, 1, &p->nvls_efficiency, e, l) != 0 ||
+      p->nvls_efficiency == 0)
+    return bad(e, l, "must be auto (NCCL's) or a fraction in (0, 1]");
+  return 0;
+}
 static int k_compression(struct point *p, const char *v, char *e,
                          size_t l) {
   int t;
@@ -803,6 +850,11 @@ static const struct key keys[] = {
     {"exchange", "tree_chunk", "512KiB", k_tree_chunk},
     {"exchange", "nccl_algo", "auto", k_nccl_algo},
     {"exchange", "nccl_proto", "auto", k_nccl_proto},
+    {"exchange", "nccl_launch", "auto", k_nccl_launch},
+    {"exchange", "nccl_step_scale", "1", k_nccl_step_scale},
+    {"exchange", "nccl_ll_bw", "auto", k_nccl_ll_bw},
+    {"exchange", "nccl_ll128_bw", "auto", k_nccl_ll128_bw},
+    {"exchange", "nvls_efficiency", "auto", k_nvls_eff},
     {"exchange", "compression", "per-hop", k_compression},
     {"exchange", "implementation", "gradsim", k_implementation},
     {"exchange", "fast_forward", "auto", k_fast_forward},

@@ -529,6 +529,12 @@ static struct nccl_comm comm_of(const struct point *p, const struct geo *g,
   for (int a = 0; a < NCCL_ALGO_COUNT; a++)
     c.graph[a] = (struct nccl_graph){gch, both, g->nodes > 1 ? both : bi,
                                      nvswitch, 0};
+  /* A tree's chain inside a machine runs at NVLink's speed, its edges
+   * between machines at the NICs': NCCL's search keeps the two apart
+   * (and its tuner takes the inside's on two machines, where a tree's
+   * bus bandwidth exceeds the NICs': nccl-tests issue 22). */
+  c.graph[NCCL_ALGO_TREE].bw_intra = bi;
+  c.graph[NCCL_ALGO_TREE].bw_inter = g->nodes > 1 ? be : bi;
   c.graph[NCCL_ALGO_NVLS].nchannels = c.nvls_channels;
   c.graph[NCCL_ALGO_NVLS].bw_intra = intra / c.nvls_channels / 1e9;
   c.graph[NCCL_ALGO_NVLS].bw_inter =
@@ -602,15 +608,18 @@ static struct nccl_run *run_of(struct sim *s) {
   return r;
 }
 
-/* What the chosen algorithm and protocol cost here (nccl_kernel.h):
- * NCCL's base latency at the call's start; each step NCCL's per-step
- * latency where it runs, beyond the link's own; LL's and LL128's wire
- * bytes; and a channel's rate at most NCCL's model's bus bandwidth for
- * the pair over its graph channels (LL's half of the link and its
- * ceiling, LL128's and the trees' per-channel ceilings; a Simple ring
- * streams at the links' rate). */
-static struct nk_cost cost_of(const struct nccl_run *r, enum nccl_algo a,
-                              enum nccl_proto p) {
+/* What the chosen algorithm and protocol cost on S's point
+ * (nccl_kernel.h): NCCL's base latency at the call's start; each step
+ * NCCL's per-step latency where it runs, beyond the link's own; LL's and
+ * LL128's wire bytes; and a channel's rate at most NCCL's model's bus
+ * bandwidth for the pair over its graph channels (LL's half of the link
+ * and its ceiling, LL128's and the trees' per-channel ceilings; a
+ * Simple ring streams at the links' rate). The point's nccl_launch,
+ * nccl_step_scale, nccl_ll_bw, nccl_ll128_bw and nvls_efficiency set
+ * them as a calibration fits them. */
+static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
+                              enum nccl_algo a, enum nccl_proto p) {
+  const struct point *pt = s->p;
   struct nk_cost k = {.launch_s = 1e-6 * nccl_base_latency(a, p),
                       .wire = nccl_proto_wire(p)};
   for (int h = 0; h < NCCL_HW_COUNT; h++)
@@ -632,16 +641,28 @@ static struct nk_cost cost_of(const struct nccl_run *r, enum nccl_algo a,
                                                 NCCL_PROTO_SIMPLE) -
                              r->lat_hw[h],
                          0);
-    k.chan_Bps = 1e9 * gr->bw_intra * nccl_nvls_efficiency(c->cc) *
-                 (gr->nchannels - 1) / gr->nchannels;
-    return k;
+    double eff = pt->nvls_efficiency > 0
+                     ? pt->nvls_efficiency
+                     : nccl_nvls_efficiency(c->cc) * (gr->nchannels - 1) /
+                           gr->nchannels;
+    k.chan_Bps = 1e9 * gr->bw_intra * eff;
+  } else {
+    double alg = r->model.bw[NCCL_COLL_ALLREDUCE][a][p];
+    double ratio = a == NCCL_ALGO_RING ? (double)c->nranks /
+                                             (2.0 * (c->nranks - 1))
+                                       : 0.5;
+    if (!(a == NCCL_ALGO_RING && p == NCCL_PROTO_SIMPLE) && alg > 0)
+      k.chan_Bps = 1e9 * alg / ratio / c->graph[a].nchannels;
+    if (p == NCCL_PROTO_LL && pt->nccl_ll_Bps > 0)
+      k.chan_Bps = pt->nccl_ll_Bps;
+    if (p == NCCL_PROTO_LL128 && pt->nccl_ll128_Bps > 0)
+      k.chan_Bps = pt->nccl_ll128_Bps;
   }
-  double alg = r->model.bw[NCCL_COLL_ALLREDUCE][a][p];
-  double ratio = a == NCCL_ALGO_RING ? (double)c->nranks /
-                                           (2.0 * (c->nranks - 1))
-                                     : 0.5;
-  if (!(a == NCCL_ALGO_RING && p == NCCL_PROTO_SIMPLE) && alg > 0)
-    k.chan_Bps = 1e9 * alg / ratio / c->graph[a].nchannels;
+  /* The calibration's handles (engine.h). */
+  if (pt->nccl_launch_s >= 0)
+    k.launch_s = pt->nccl_launch_s;
+  for (int h = 0; h < NCCL_HW_COUNT; h++)
+    k.step_s[h] *= pt->nccl_step_scale;
   return k;
 }
 
@@ -782,13 +803,23 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
   if (merge < 1 || ch.nchannels % alike_kinds(&r->g, ch.algo))
     merge = 1;
   struct nk_plan pl = {.nc = ch.nchannels / merge,
-                       .cost = cost_of(r, ch.algo, ch.proto),
+                       .cost = cost_of(c->sim, r, ch.algo, ch.proto),
                        .split = ch.proto == NCCL_PROTO_SIMPLE,
                        .slices = ch.proto == NCCL_PROTO_SIMPLE
                                      ? NCCL_RING_CHUNKSTEPS / 2
                                      : 1,
                        .macro = r->g.nodes > 1 ? r->g.g : 1,
+                       .window = NCCL_STEPS,
                        .hw = hop_of};
+  struct node_net nn = topology_node_net(p);
+  for (int h = 0; h < NCCL_HW_COUNT; h++)
+    pl.lat_hw[h] = r->lat_hw[h];
+  pl.link_Bps[NCCL_HW_NVLINK] = pl.link_Bps[NCCL_HW_PCI] =
+      nn.size > 0 ? 1.0 / nn.beta_in : p->bandwidth_Bps;
+  pl.link_Bps[NCCL_HW_NET] = nn.size > 0 ? 1.0 / nn.beta : p->bandwidth_Bps;
+  /* A ring's Simple slices take two of its eight slots each. */
+  if (ch.algo == NCCL_ALGO_RING && ch.proto == NCCL_PROTO_SIMPLE)
+    pl.window = NCCL_STEPS / 2;
   pl.cost.chan_Bps *= merge;
   if (ch.algo == NCCL_ALGO_NVLS) {
     pl.chunk = merge * nvls_chunk_bytes(ch.nchannels, r->g.g, bytes) /

@@ -18,12 +18,20 @@
 
 /* Messages from SRC on channel CHAN still to come (TAG: the program's
  * name for the stream), and the receive asked for. */
+/* Receives asked for at once on a stream (NCCL's FIFO slots). */
+#define NK_WINDOW NCCL_STEPS
+
 struct nk_in {
   int chan, src, tag;
   int port; /* the mailbox's channel: CHAN, or CREDIT_PORT + CHAN */
-  int remaining;
-  sg_comm_t get;
-  struct msg *m;
+  int remaining; /* messages still to come */
+  int window;    /* receives asked for at once (nk_window) */
+  double bytes;  /* wire bytes of its messages, as timed (0: tiny) */
+  /* The receives asked for, oldest first (a ring of NK_WINDOW): the
+   * stream's connection FIFO, as many slots as the program's window. */
+  int head, posted;
+  sg_comm_t get[NK_WINDOW];
+  struct msg *m[NK_WINDOW];
 };
 
 struct nk;
@@ -45,6 +53,10 @@ struct nk {
   int nin;
   double *at;        /* timers (INFINITY: none) */
   int nt;
+  /* When each timer's stream may send again: a channel's CTA copies at
+   * most at its rate (nk_cost.chan_Bps), however many of its messages
+   * its receivers' windows let be in flight. */
+  double *free_at;
   /* The spans: the first message sent and received. */
   double first_sent, first_posted;
   /* Fast-forward: the call's record (NULL: none), and the program's part
@@ -53,9 +65,30 @@ struct nk {
   void (*apply)(struct nk *k, int q, int periods);
 };
 
+/* The messages IN needs in flight to keep its link busy across the
+ * link's latency (its bandwidth-delay product in messages, plus the one
+ * arriving), at most the program's window (NCCL's FIFO slots). Fewer in
+ * flight than NCCL allows change nothing on a busy link (it carries
+ * them one after another either way), and spare SimGrid the sharing of
+ * every link among all that NCCL's slots would let wait on it. */
+static int nk_window(const struct nk *k, const struct nk_in *in) {
+  enum nccl_hw hw = k->pl->hw(k->c->sim, in->src, k->c->rank);
+  double rate = k->pl->cost.chan_Bps > 0 ? k->pl->cost.chan_Bps * k->pl->cost.wire
+                                         : k->pl->link_Bps[hw] / k->pl->nc;
+  double t = rate > 0 && in->bytes > 0 ? in->bytes / rate : 0;
+  int w = t > 0 ? 1 + (int)ceil(k->pl->lat_hw[hw] / t) : k->pl->window;
+  return w < 1 ? 1 : w > k->pl->window ? k->pl->window : w;
+}
+
+/* Ask for messages on IN while its window has room and more are to
+ * come: their transfers start as soon as their senders post them. */
 static void nk_ask(struct nk *k, struct nk_in *in) {
-  if (!in->get && in->remaining > 0)
-    in->get = sim_get_channel(k->c, in->src, in->port, &in->m);
+  if (!in->window)
+    in->window = nk_window(k, in);
+  while (in->posted < in->window && in->posted < in->remaining) {
+    int i = (in->head + in->posted++) % NK_WINDOW;
+    in->get[i] = sim_get_channel(k->c, in->src, in->port, &in->m[i]);
+  }
 }
 
 /* The loop: timers due fire (in index order), then the next message or
@@ -79,10 +112,11 @@ static void nk_loop(struct nk *k) {
     }
     if (k->prog->done(k))
       break;
+    /* Each stream's oldest receive: messages are taken in order. */
     int n = 0, soon = -1;
     for (int i = 0; i < k->nin; i++)
-      if (k->in[i].get) {
-        gets[n] = k->in[i].get;
+      if (k->in[i].posted) {
+        gets[n] = k->in[i].get[k->in[i].head];
         of[n++] = i;
       }
     for (int t = 0; t < k->nt; t++)
@@ -106,8 +140,9 @@ static void nk_loop(struct nk *k) {
       continue;
     }
     struct nk_in *in = &k->in[of[r]];
-    struct msg *m = in->m;
-    in->get = NULL;
+    struct msg *m = in->m[in->head];
+    in->head = (in->head + 1) % NK_WINDOW;
+    in->posted--;
     in->remaining--;
     nk_ask(k, in);
     sim_got_channel(k->c, m);
@@ -116,7 +151,7 @@ static void nk_loop(struct nk *k) {
     k->prog->got(k, in, m);
   }
   for (int i = 0; i < k->nin; i++)
-    xbt_assert(!k->in[i].get && k->in[i].remaining == 0,
+    xbt_assert(!k->in[i].posted && k->in[i].remaining == 0,
                "NCCL kernel of rank %d ended with %d messages to come",
                k->c->rank, k->in[i].remaining);
   g_free(gets);
@@ -160,12 +195,29 @@ static struct msg *nk_pack(struct nk *k, uint64_t a, uint64_t b,
   return m;
 }
 
-static void nk_send(struct nk *k, int dst, int chan, struct msg *m) {
+/* Send M to DST on PORT from timer T's stream, which is busy copying it
+ * for its bytes at the channel's rate; ALSO: M goes out beside the
+ * stream's last message of this instant, over another link (a tree's
+ * chunk to each of its children, copied at once). */
+static void nk_send_also(struct nk *k, int t, int dst, int port,
+                         struct msg *m, bool also) {
+  double now = sim_now();
   if (k->first_sent < 0)
-    k->first_sent = sim_now();
+    k->first_sent = now;
   const struct nk_cost *cost = &k->pl->cost;
-  sim_send_channel(k->c, dst, chan, m,
-                   cost->chan_Bps > 0 ? cost->chan_Bps * cost->wire : 0);
+  double rate = cost->chan_Bps > 0 ? cost->chan_Bps * cost->wire : 0;
+  if (rate > 0 && !also)
+    k->free_at[t] = fmax(k->free_at[t], now) + (double)m->bytes / rate;
+  sim_send_channel(k->c, dst, port, m, rate);
+}
+
+static void nk_send(struct nk *k, int t, int dst, int port, struct msg *m) {
+  nk_send_also(k, t, dst, port, m, false);
+}
+
+/* Timer T due after DELAY, and not before its stream is free. */
+static void nk_arm(struct nk *k, int t, double delay) {
+  k->at[t] = fmax(sim_now() + delay, k->free_at[t]);
 }
 
 /* A step's protocol cost from the caller to rank B. */
@@ -346,6 +398,9 @@ static void kff_jump(struct kff *f, int periods) {
     x->ev += (long)periods * x->per;
     x->rx += (long)periods * x->per;
     x->k->apply(x->k, x->q, periods);
+    for (int j = 0; j < x->k->nin; j++)
+      xbt_assert(x->k->in[j].remaining >= x->k->in[j].posted,
+                 "a jump past receives asked for");
     if (c->rank == 0 && x->q == 0)
       c->sim->ff_steps += (uint64_t)periods * (uint64_t)x->per;
   }
@@ -405,13 +460,14 @@ static void kff_event(struct kff_stream *x) {
   x->matched = now;
   if (f->n < f->expect || f->match < f->expect)
     return;
-  /* Periods left to every stream, a tail of two periods and a window
+  /* Periods left to every stream, a tail of two periods and two windows
    * simulated after the jump (the drain, and no receive left asked for
    * that nothing will answer). */
   long periods = LONG_MAX;
   for (int i = 0; i < f->n; i++) {
     struct kff_stream *y = f->st[i];
-    long left = (y->total - y->ev - 2L * y->per - NCCL_STEPS) / y->per;
+    long left =
+        (y->total - y->ev - 2L * y->per - 2L * NK_WINDOW) / y->per;
     periods = left < periods ? left : periods;
   }
   if (periods >= 1)
@@ -456,7 +512,7 @@ static void ring_arm(struct nk *k, int q) {
   int sl = k->pl->slices;
   if (!r->armed && r->sent < r->total && r->got >= r->sent - sl + 1) {
     r->armed = true;
-    k->at[q] = sim_now() + nk_step(k, r->ch.next);
+    nk_arm(k, q, nk_step(k, r->ch.next));
   }
 }
 
@@ -483,7 +539,7 @@ static void ring_fire(struct nk *k, int q) {
   struct msg *out = nk_pack(k, a, b, r->bv);
   kff_sent(&x->st[q], r->ch.next,
            (double)out->bytes + c->sim->p->envelope_bytes);
-  nk_send(k, r->ch.next, q, out);
+  nk_send(k, q, r->ch.next, q, out);
   r->sent++;
   kff_event(&x->st[q]);
   ring_arm(k, q);
@@ -532,6 +588,7 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
                        g_new0(struct kff_stream, nc)};
   k.st = &x;
   k.at = g_new(double, nc);
+  k.free_at = g_new0(double, nc);
   k.in = g_new0(struct nk_in, nc);
   long *total = g_new(long, nc);
   for (int q = 0; q < nc; q++) {
@@ -546,6 +603,8 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
     total[q] = r->total;
     k.at[q] = INFINITY;
     k.in[k.nin++] = (struct nk_in){.chan = q, .port = q, .src = ch[q].prev,
+                                   .bytes = (double)r->bv * c->sim->p->grad_bytes *
+                                            pl->cost.wire,
                                    .remaining = r->total};
   }
   /* A ring's sends repeat machine by machine: its hops are a machine's
@@ -561,6 +620,7 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
   g_free(x.r);
   g_free(x.st);
   g_free(k.at);
+  g_free(k.free_at);
   g_free(k.in);
 }
 
@@ -627,11 +687,11 @@ static void tree_arm(struct nk *k, int q) {
   struct nk_treech *t = &((struct nk_trees *)k->st)->t[q];
   if (!t->up_armed && up_ready(t)) {
     t->up_armed = true;
-    k->at[2 * q] = sim_now() + nk_step(k, t->t.up);
+    nk_arm(k, 2 * q, nk_step(k, t->t.up));
   }
   if (!t->down_armed && down_ready(k, t)) {
     t->down_armed = true;
-    k->at[2 * q + 1] = sim_now() + down_step(k, t);
+    nk_arm(k, 2 * q + 1, down_step(k, t));
   }
 }
 
@@ -684,7 +744,7 @@ static void tree_fire(struct nk *k, int s) {
     chunk_range(t, t->up_sent, &a, &b);
     struct msg *out = nk_pack(k, a, b, t->cv);
     kff_sent(&x->st[q], t->t.up, (double)out->bytes + env);
-    nk_send(k, t->t.up, q, out);
+    nk_send(k, s, t->t.up, q, out);
     t->up_sent++;
     tree_credit(k, q);
   } else {
@@ -693,7 +753,7 @@ static void tree_fire(struct nk *k, int s) {
     for (int i = 0; i < t->t.nkids; i++) {
       struct msg *out = nk_pack(k, a, b, t->cv);
       kff_sent(&x->st[q], t->t.kids[i], (double)out->bytes + env);
-      nk_send(k, t->t.kids[i], q, out);
+      nk_send_also(k, s, t->t.kids[i], q, out, i > 0);
     }
     t->down_sent++;
   }
@@ -753,6 +813,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
                        g_new0(struct kff_stream, nc)};
   k.st = &x;
   k.at = g_new(double, 2 * nc);
+  k.free_at = g_new0(double, 2 * nc);
   k.in = g_new0(struct nk_in, 5 * nc);
   long *total = g_new(long, nc);
   for (int q = 0; q < nc; q++) {
@@ -765,14 +826,15 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
      * another at every GPU: not one periodic regime, no jump. */
     total[q] = pl->split ? t->m : 0;
     k.at[2 * q] = k.at[2 * q + 1] = INFINITY;
+    double cb = (double)t->cv * c->sim->p->grad_bytes * pl->cost.wire;
     for (int i = 0; i < tree[q].nkids; i++)
       k.in[k.nin++] = (struct nk_in){.chan = q, .port = q,
                                      .src = tree[q].kids[i], .tag = i,
-                                     .remaining = t->m};
+                                     .remaining = t->m, .bytes = cb};
     if (tree[q].up >= 0) {
       k.in[k.nin++] = (struct nk_in){.chan = q, .port = q,
                                      .src = tree[q].up, .tag = TAG_PARENT,
-                                     .remaining = t->m};
+                                     .remaining = t->m, .bytes = cb};
       k.in[k.nin++] = (struct nk_in){.chan = q, .port = CREDIT_PORT + q,
                                      .src = tree[q].up, .tag = TAG_CREDIT,
                                      .remaining = t->m};
@@ -789,6 +851,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
   g_free(x.t);
   g_free(x.st);
   g_free(k.at);
+  g_free(k.free_at);
   g_free(k.in);
 }
 
@@ -841,11 +904,11 @@ static void nvls_arm(struct nk *k, int q) {
   double o = k->pl->cost.step_s[NCCL_HW_NVLINK];
   if (!t->armed1 && t->p1 < t->m && t->p1 < t->mc + NCCL_STEPS) {
     t->armed1 = true;
-    k->at[2 * q] = sim_now() + o;
+    nk_arm(k, 2 * q, o);
   }
   if (!t->armed2 && t->p2 < t->red) {
     t->armed2 = true;
-    k->at[2 * q + 1] = sim_now() + o;
+    k->at[2 * q + 1] = fmax(sim_now() + o, k->free_at[2 * q]);
   }
 }
 
@@ -887,7 +950,7 @@ static void nvls_fire(struct nk *k, int s) {
     }
     out->rate_Bps = k->pl->cost.chan_Bps;
     kff_sent(&x->st[q], x->sw, (double)out->bytes + env);
-    nk_send(k, x->sw, NVLS_PORT + 2 * q, out);
+    nk_send(k, s, x->sw, NVLS_PORT + 2 * q, out);
     /* The switch always takes it at once: the exchange has begun. */
     struct worker *w = k->c->w;
     if (w && (w->first_send < 0 || sim_now() < w->first_send))
@@ -901,7 +964,8 @@ static void nvls_fire(struct nk *k, int s) {
     out->tag = q;
     out->rate_Bps = k->pl->cost.chan_Bps;
     kff_sent(&x->st[q], x->sw, (double)out->bytes + env);
-    nk_send(k, x->sw, NVLS_PORT + 2 * q + 1, out);
+    /* Both phases are one channel's copies: one rate. */
+    nk_send(k, 2 * q, x->sw, NVLS_PORT + 2 * q + 1, out);
     t->p2++;
   }
   nvls_arm(k, q);
@@ -1011,18 +1075,27 @@ static void sw_forward(struct nk_switch *w, struct coll_call *c, int ph,
 
 void nccl_switch_serve(struct nk_switch *w) {
   struct coll_call c = {.sim = w->s, .rank = w->rank};
-  int g = w->g, q = w->q;
-  sg_comm_t *gets = g_new(sg_comm_t, 2 * g);
-  struct msg **in = g_new0(struct msg *, 2 * g);
-  for (int i = 0; i < 2 * g; i++)
-    gets[i] = sim_get_channel(&c, w->gpus[i % g], NVLS_PORT + 2 * q + i / g,
-                              &in[i]);
+  int g = w->g, q = w->q, ns = 2 * g;
+  /* Every GPU's two ports, NK_WINDOW receives asked for on each (the
+   * switch is always ready), taken in order. */
+  sg_comm_t *get = g_new(sg_comm_t, (size_t)ns * NK_WINDOW);
+  struct msg **in = g_new0(struct msg *, (size_t)ns * NK_WINDOW);
+  int *head = g_new0(int, ns);
+  sg_comm_t *heads = g_new(sg_comm_t, ns);
+  for (int i = 0; i < ns; i++)
+    for (int j = 0; j < NK_WINDOW; j++)
+      get[i * NK_WINDOW + j] =
+          sim_get_channel(&c, w->gpus[i % g], NVLS_PORT + 2 * q + i / g,
+                          &in[i * NK_WINDOW + j]);
   for (;;) {
-    int i = (int)sg_comm_wait_any(gets, (size_t)(2 * g));
-    int ph = i / g, from = i % g;
-    struct msg *m = in[i];
-    gets[i] = sim_get_channel(&c, w->gpus[from], NVLS_PORT + 2 * q + ph,
-                              &in[i]);
+    for (int i = 0; i < ns; i++)
+      heads[i] = get[i * NK_WINDOW + head[i]];
+    int i = (int)sg_comm_wait_any(heads, (size_t)ns);
+    int ph = i / g, from = i % g, h = i * NK_WINDOW + head[i];
+    struct msg *m = in[h];
+    get[h] = sim_get_channel(&c, w->gpus[from], NVLS_PORT + 2 * q + ph,
+                             &in[h]);
+    head[i] = (head[i] + 1) % NK_WINDOW;
     struct sw_phase *sp = &w->ph[ph];
     /* A GPU sends the channel's chunks in order: its n-th is chunk n. */
     int j = sp->got[from]++ - sp->base;
@@ -1037,10 +1110,10 @@ void nccl_switch_serve(struct nk_switch *w) {
     gth->n++;
     while (sp->open->len &&
            ((struct sw_gather *)g_ptr_array_index(sp->open, 0))->n == g) {
-      struct sw_gather *head = g_ptr_array_index(sp->open, 0);
+      struct sw_gather *hd = g_ptr_array_index(sp->open, 0);
       g_ptr_array_remove_index(sp->open, 0);
       sp->base++;
-      sw_forward(w, &c, ph, head);
+      sw_forward(w, &c, ph, hd);
     }
   }
 }
@@ -1057,6 +1130,7 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
                           .local = c->rank % g, .sw = sw};
   k.st = &x;
   k.at = g_new(double, 2 * nc);
+  k.free_at = g_new0(double, 2 * nc);
   k.in = g_new0(struct nk_in, 2 * nc);
   long *total = g_new(long, nc);
   uint64_t n = c->v->n;
@@ -1070,10 +1144,11 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
     total[q] = t->m;
     k.at[2 * q] = k.at[2 * q + 1] = INFINITY;
     for (int ph = 0; ph < 2; ph++)
-      k.in[k.nin++] = (struct nk_in){.chan = q,
-                                     .port = NVLS_DOWN + 2 * q + ph,
-                                     .tag = ph, .src = sw,
-                                     .remaining = t->m};
+      k.in[k.nin++] = (struct nk_in){
+          .chan = q, .port = NVLS_DOWN + 2 * q + ph, .tag = ph, .src = sw,
+          .remaining = t->m,
+          .bytes = (double)t->cv * c->sim->p->grad_bytes * pl->cost.wire /
+                   (ph ? 1 : g)};
   }
   kff_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
   /* The switch's gathers jump with the GPUs: the first GPU of the call
@@ -1098,5 +1173,6 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
   g_free(x.ch);
   g_free(x.st);
   g_free(k.at);
+  g_free(k.free_at);
   g_free(k.in);
 }

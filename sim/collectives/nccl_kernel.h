@@ -52,6 +52,12 @@ struct nk_plan {
   int slices;          /* ring: messages a step is sent in, each forwarded
                         * on its own (Simple: its 2 slices a chunk) */
   int macro;           /* ring: steps per fast-forward step */
+  int window;          /* messages a stream may have in flight (NCCL's
+                        * FIFO slots a message takes: NCCL_STEPS, or
+                        * over Simple's slices of two slots) */
+  /* The wire's latency (s) and a GPU's link rate (bytes/s) where a step
+   * runs: what a stream's window covers. */
+  double lat_hw[NCCL_HW_COUNT], link_Bps[NCCL_HW_COUNT];
   /* Where a message from rank A to rank B runs (NVLink, PCIe, network). */
   enum nccl_hw (*hw)(const struct sim *s, int a, int b);
 };
