@@ -111,6 +111,10 @@ bool sim_uncompressed(const struct sim *s, size_t b) {
 
 bool sim_plain(const struct coll_call *c) { return !c->sim->codec || c->raw; }
 
+int sim_value_bytes(const struct coll_call *c) {
+  return c->value_bytes > 0 ? c->value_bytes : c->sim->p->grad_bytes;
+}
+
 void sim_span(struct worker *w, double t0, double t1, enum state st) {
   if (!w || t1 <= t0)
     return;
@@ -565,7 +569,7 @@ struct msg *sim_pack_raw(struct coll_call *c, const struct vec *v,
                          uint64_t lo, uint64_t hi) {
   size_t a;
   struct msg *m = msg_of(v, lo, hi, &a);
-  raw_payload(m, v, a, c->sim->p->grad_bytes);
+  raw_payload(m, v, a, sim_value_bytes(c));
   return m;
 }
 
@@ -575,7 +579,7 @@ struct msg *sim_pack(struct coll_call *c, const struct vec *v, uint64_t lo,
   size_t a;
   struct msg *m = msg_of(v, lo, hi, &a);
   if (sim_plain(c)) {
-    raw_payload(m, v, a, c->sim->p->grad_bytes);
+    raw_payload(m, v, a, sim_value_bytes(c));
     return m;
   }
   if (m->m == 0) {

@@ -59,6 +59,8 @@ struct msg {
   int tag;         /* the sender's label (NVLS: its channel), or 0 */
   double rate_Bps; /* NVLS: the rate the switch forwards it at (0: the
                     * links') */
+  uint64_t whole_bytes; /* a message sent in shares (one a channel): its
+                         * own size, BYTES being its share's */
   bool raw;        /* fp32 values whatever the codec */
   double posted;   /* simulated time the sender posted it */
   uint64_t bytes;  /* simulated size */
@@ -360,6 +362,8 @@ bool sim_uncompressed(const struct sim *s, size_t b);
 /* C's messages are plain fp32: no codec, or its bucket travels
  * uncompressed (C->raw). */
 bool sim_plain(const struct coll_call *c);
+/* Bytes a plain value of C takes on the wire (coll_call.value_bytes). */
+int sim_value_bytes(const struct coll_call *c);
 /* Log a span of the communication side of W. */
 void sim_span(struct worker *w, double t0, double t1, enum state st);
 
@@ -469,6 +473,10 @@ struct coll_call {
   size_t bucket;
   struct vec *v;    /* the worker's vector: summed in place */
   bool raw;         /* messages are plain fp32 whatever the codec */
+  /* Bytes a plain value takes on the wire in this call (0: the point's
+   * grad_dtype): a per-bucket codec that sums (codec_sums) allreduces
+   * its encoded values at their width. */
+  int value_bytes;
   /* sim_batch_begin(): the codec calls until sim_batch_end() are one
    * kernel of encodes and one of decodes on the GPU, each launched once. */
   bool batch, enc_launched, dec_launched;
@@ -505,6 +513,13 @@ struct collective {
   /* One worker's part of an allreduce of C->v (called by every worker
    * for the same bucket in the same order). */
   void (*worker)(struct coll_call *c);
+  /* Every worker's message to every worker (called by every worker for
+   * the same bucket in the same order): MINE, the caller's (consumed),
+   * and into ALL[r] worker r's, the caller's own included (each a
+   * reference the caller frees); payloads travel as they are, encoded
+   * once (a per-bucket codec that does not sum: bucketwise.c). NULL:
+   * the collective cannot gather. */
+  void (*allgather)(struct coll_call *c, struct msg *mine, struct msg **all);
   /* One aggregator's part (NULL when the collective has none). */
   void (*aggregator)(struct coll_call *c);
   /* Start the collective's own actors beside the workers' (may be NULL;

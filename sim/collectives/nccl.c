@@ -775,7 +775,8 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
   struct nccl_run *r = run_of(c->sim);
   const struct point *p = c->sim->p;
   enum nccl_algo fa = force != NCCL_ALGO_AUTO ? force : p->nccl_algo;
-  double bytes = (double)c->v->n * p->grad_bytes;
+  int vb = sim_value_bytes(c);
+  double bytes = (double)c->v->n * vb;
   struct nccl_choice ch;
   if (per_hop_codec(c)) {
     /* Rings or trees, as NCCL would choose between them. */
@@ -823,7 +824,7 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
   pl.cost.chan_Bps *= merge;
   if (ch.algo == NCCL_ALGO_NVLS) {
     pl.chunk = merge * nvls_chunk_bytes(ch.nchannels, r->g.g, bytes) /
-               (uint64_t)p->grad_bytes;
+               (uint64_t)vb;
     int node = c->rank / r->g.g, nq = r->model.comm.nvls_channels;
     xbt_assert(pl.nc <= nq, "NVLS on %d channels of %d", pl.nc, nq);
     nccl_kernel_nvls(c, &pl, r->g.g,
@@ -831,7 +832,7 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
                      r->switches + (size_t)node * nq);
   } else if (ch.algo == NCCL_ALGO_TREE) {
     pl.chunk = merge * tree_chunk_bytes(r, ch.proto, ch.nchannels, bytes) /
-               (uint64_t)p->grad_bytes;
+               (uint64_t)vb;
     struct nk_tree t[RING_CHANNELS_MAX];
     tree_chans(c, &r->g, pl.nc, t);
     nccl_kernel_tree(c, &pl, t, r->g.p);
@@ -839,7 +840,7 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
     xbt_assert(ch.algo == NCCL_ALGO_RING, "NCCL algorithm %s not simulated",
                nccl_algo_names[ch.algo]);
     pl.chunk = merge * nccl_proto_chunk(NCCL_ALGO_RING, ch.proto) /
-               (uint64_t)p->grad_bytes;
+               (uint64_t)vb;
     struct ring_chan rc[RING_CHANNELS_MAX];
     ring_chans(c, &r->g, pl.nc, rc);
     nccl_kernel_ring(c, &pl, rc, r->g.p);
@@ -884,6 +885,37 @@ static void nccl_spawn(struct sim *s) {
     }
   }
   g_free(gpus);
+}
+
+/* NCCL's allgather of every worker's message (collective allgather):
+ * its ring (NCCL's allgather on more than one machine per rank, PAT,
+ * is not modelled), the protocol and channels by NCCL's tuner for the
+ * gathered bytes. */
+static void nccl_allgather(struct coll_call *c, struct msg *mine,
+                           struct msg **all) {
+  struct nccl_run *r = run_of(c->sim);
+  const struct point *p = c->sim->p;
+  double bytes = (double)mine->bytes * r->g.p;
+  struct nccl_choice ch;
+  xbt_assert(nccl_model_choose(&r->model, NCCL_COLL_ALLGATHER, bytes,
+                               NCCL_ALGO_RING, p->nccl_proto, &ch) == 0,
+             "no NCCL ring allgather of %.0f bytes", bytes);
+  int kinds = alike_kinds(&r->g, NCCL_ALGO_RING);
+  int merge = ch.nchannels % kinds ? 1 : ch.nchannels / kinds;
+  struct nk_plan pl = {.nc = ch.nchannels / merge,
+                       .cost = cost_of(c->sim, r, NCCL_ALGO_RING, ch.proto),
+                       .slices = 1, .macro = 1, .window = NCCL_STEPS,
+                       .hw = hop_of};
+  pl.cost.chan_Bps *= merge;
+  struct node_net nn = topology_node_net(p);
+  for (int h = 0; h < NCCL_HW_COUNT; h++)
+    pl.lat_hw[h] = r->lat_hw[h];
+  pl.link_Bps[NCCL_HW_NVLINK] = pl.link_Bps[NCCL_HW_PCI] =
+      nn.size > 0 ? 1.0 / nn.beta_in : p->bandwidth_Bps;
+  pl.link_Bps[NCCL_HW_NET] = nn.size > 0 ? 1.0 / nn.beta : p->bandwidth_Bps;
+  struct ring_chan rc[RING_CHANNELS_MAX];
+  ring_chans(c, &r->g, pl.nc, rc);
+  nccl_kernel_allgather(c, &pl, rc, r->g.p, mine, all);
 }
 
 static void nccl_worker(struct coll_call *c) { nccl_call(c, NCCL_ALGO_AUTO); }
@@ -966,6 +998,7 @@ const struct collective coll_nccl_ring = {
     .check = nccl_check,
     .check_point = nccl_ring_point,
     .recurs = nccl_recurs,
+    .allgather = nccl_allgather,
     .worker = nccl_ring_worker,
     .formula_params = nccl_formula,
 };
@@ -979,6 +1012,7 @@ const struct collective coll_nccl_tree = {
     .check = nccl_check,
     .check_point = nccl_tree_point,
     .recurs = nccl_recurs,
+    .allgather = nccl_allgather,
     .worker = nccl_tree_worker,
     .formula_params = nccl_formula,
 };
@@ -1003,6 +1037,7 @@ const struct collective coll_nccl = {
     .check_point = nccl_point,
     .recurs = nccl_recurs,
     .spawn = nccl_spawn,
+    .allgather = nccl_allgather,
     .worker = nccl_worker,
     .formula_params = nccl_formula,
 };

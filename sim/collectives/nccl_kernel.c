@@ -190,7 +190,7 @@ static struct msg *nk_pack(struct nk *k, uint64_t a, uint64_t b,
   struct coll_call *c = k->c;
   struct msg *m = sim_pack(c, c->v, a, b, NULL);
   double data = c->v->m ? (double)m->bytes
-                        : (double)time_values * c->sim->p->grad_bytes;
+                        : (double)time_values * sim_value_bytes(c);
   m->bytes = (uint64_t)ceil(data * k->pl->cost.wire);
   return m;
 }
@@ -573,7 +573,7 @@ static const struct nk_prog ring_prog = {ring_fire, ring_got, ring_done};
 static uint64_t aligned_block(const struct coll_call *c, uint64_t values,
                               uint64_t blocks) {
   uint64_t v = (values + blocks - 1) / blocks;
-  uint64_t align = 16 / (uint64_t)c->sim->p->grad_bytes;
+  uint64_t align = 16 / (uint64_t)sim_value_bytes(c);
   return (v + align - 1) / align * align;
 }
 
@@ -603,7 +603,7 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
     total[q] = r->total;
     k.at[q] = INFINITY;
     k.in[k.nin++] = (struct nk_in){.chan = q, .port = q, .src = ch[q].prev,
-                                   .bytes = (double)r->bv * c->sim->p->grad_bytes *
+                                   .bytes = (double)r->bv * sim_value_bytes(c) *
                                             pl->cost.wire,
                                    .remaining = r->total};
   }
@@ -826,7 +826,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
      * another at every GPU: not one periodic regime, no jump. */
     total[q] = pl->split ? t->m : 0;
     k.at[2 * q] = k.at[2 * q + 1] = INFINITY;
-    double cb = (double)t->cv * c->sim->p->grad_bytes * pl->cost.wire;
+    double cb = (double)t->cv * sim_value_bytes(c) * pl->cost.wire;
     for (int i = 0; i < tree[q].nkids; i++)
       k.in[k.nin++] = (struct nk_in){.chan = q, .port = q,
                                      .src = tree[q].kids[i], .tag = i,
@@ -925,7 +925,7 @@ static void nvls_apply(struct nk *k, int q, int periods) {
   for (int i = 0; i < k->nin; i++)
     if (k->in[i].chan == q)
       k->in[i].remaining -= periods;
-  double part = (double)t->cv / x->g * s->p->grad_bytes * k->pl->cost.wire;
+  double part = (double)t->cv / x->g * sim_value_bytes(k->c) * k->pl->cost.wire;
   double back = (part + part * x->g + 2 * s->p->envelope_bytes) * periods;
   account_link_bytes(s, NULL, x->sw, k->c->rank, back);
   s->aggr_wire_bytes += back;
@@ -1147,7 +1147,7 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
       k.in[k.nin++] = (struct nk_in){
           .chan = q, .port = NVLS_DOWN + 2 * q + ph, .tag = ph, .src = sw,
           .remaining = t->m,
-          .bytes = (double)t->cv * c->sim->p->grad_bytes * pl->cost.wire /
+          .bytes = (double)t->cv * sim_value_bytes(c) * pl->cost.wire /
                    (ph ? 1 : g)};
   }
   kff_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
@@ -1171,6 +1171,138 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
   kff_leave(&k, x.st, nc);
   g_free(total);
   g_free(x.ch);
+  g_free(x.st);
+  g_free(k.at);
+  g_free(k.free_at);
+  g_free(k.in);
+}
+
+/* ---- NCCL's ring allgather of opaque messages ------------------------- */
+
+/* Every rank's message around the rings (NCCL's allgather, runRing: a
+ * step sends on what the step before brought), each channel carrying its
+ * share of every message's bytes; channel 0 carries the messages
+ * themselves (their payloads, encoded once, forwarded as they are), the
+ * other channels only their shares' bytes. */
+struct nk_gather {
+  struct ring_chan ch;
+  int sent, got;
+  bool armed;
+};
+
+struct nk_gathers {
+  struct nk_gather *g;
+  struct kff_stream *st;
+  struct msg **all; /* by rank */
+  int me;           /* the caller's rank */
+};
+
+/* The message of rank R on channel Q: the whole message on channel 0
+ * (its bytes its share), a message of its share's bytes on the others. */
+static struct msg *gather_part(struct nk *k, int q, struct msg *m) {
+  double share = (double)m->bytes * k->pl->cost.wire / k->pl->nc;
+  struct msg *out;
+  if (q == 0) {
+    out = sim_forward(m);
+    out->tag = m->src;
+    out->whole_bytes = m->whole_bytes ? m->whole_bytes : m->bytes;
+  } else {
+    out = g_new0(struct msg, 1);
+    out->refs = 1;
+    out->tag = m->src;
+  }
+  out->bytes = (uint64_t)ceil(share);
+  return out;
+}
+
+static void gather_arm(struct nk *k, int q) {
+  struct nk_gather *g = &((struct nk_gathers *)k->st)->g[q];
+  if (!g->armed && g->sent < k->p - 1 && g->got >= g->sent) {
+    g->armed = true;
+    nk_arm(k, q, nk_step(k, g->ch.next));
+  }
+}
+
+static void gather_fire(struct nk *k, int q) {
+  struct nk_gathers *x = k->st;
+  struct nk_gather *g = &x->g[q];
+  g->armed = false;
+  /* Send s forwards rank (me - s)'s message: its own at step 0. */
+  int r = (x->me - g->sent + k->p) % k->p;
+  struct msg *out = gather_part(k, q, x->all[r]);
+  kff_sent(&x->st[q], g->ch.next,
+           (double)out->bytes + k->c->sim->p->envelope_bytes);
+  nk_send(k, q, g->ch.next, q, out);
+  g->sent++;
+  kff_event(&x->st[q]);
+  gather_arm(k, q);
+}
+
+static void gather_got(struct nk *k, struct nk_in *in, struct msg *m) {
+  struct nk_gathers *x = k->st;
+  struct nk_gather *g = &x->g[in->chan];
+  /* Receive s brings rank (me - s - 1)'s message. */
+  int r = (x->me - g->got - 1 + 2 * k->p) % k->p;
+  if (in->chan == 0) {
+    /* The payload travels unchanged; its size is the sender's. */
+    xbt_assert(!x->all[r], "rank %d's message gathered twice", r);
+    m->bytes = m->whole_bytes;
+    m->whole_bytes = 0;
+    x->all[r] = m;
+  } else {
+    msg_free(m);
+  }
+  g->got++;
+  gather_arm(k, in->chan);
+}
+
+static bool gather_done(const struct nk *k) {
+  const struct nk_gathers *x = k->st;
+  for (int q = 0; q < k->nt; q++)
+    if (x->g[q].sent < k->p - 1 || x->g[q].got < k->p - 1)
+      return false;
+  return true;
+}
+
+static const struct nk_prog gather_prog = {gather_fire, gather_got,
+                                           gather_done};
+
+void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
+                           const struct ring_chan *ch, int p,
+                           struct msg *mine, struct msg **all) {
+  int nc = pl->nc, me = c->rank;
+  for (int r = 0; r < p; r++)
+    all[r] = NULL;
+  double own = (double)mine->bytes;
+  mine->src = me;
+  all[me] = mine;
+  if (p < 2)
+    return;
+  struct nk k = {.c = c, .pl = pl, .p = p, .prog = &gather_prog, .nt = nc};
+  struct nk_gathers x = {g_new0(struct nk_gather, nc),
+                         g_new0(struct kff_stream, nc), all, me};
+  k.st = &x;
+  k.at = g_new(double, nc);
+  k.free_at = g_new0(double, nc);
+  k.in = g_new0(struct nk_in, nc);
+  for (int q = 0; q < nc; q++) {
+    x.g[q].ch = ch[q];
+    k.at[q] = INFINITY;
+    k.in[k.nin++] = (struct nk_in){.chan = q, .port = q, .src = ch[q].prev,
+                                   .remaining = p - 1,
+                                   .bytes = own * pl->cost.wire / nc};
+  }
+  /* No fast-forward: p - 1 steps of messages whose sizes may differ. */
+  kff_join(&k, x.st, nc, 1, 3, (long[RING_CHANNELS_MAX]){0});
+  if (c->w)
+    c->w->nccl_calls++;
+  for (int q = 0; q < nc; q++)
+    gather_arm(&k, q);
+  nk_run(&k);
+  kff_leave(&k, x.st, nc);
+  for (int r = 0; r < p; r++)
+    xbt_assert(all[r], "rank %d's message not gathered", r);
+  g_free(x.g);
   g_free(x.st);
   g_free(k.at);
   g_free(k.free_at);

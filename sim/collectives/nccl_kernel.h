@@ -70,6 +70,14 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
 void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
                       const struct nk_tree *tree, int p);
 
+/* NCCL's ring allgather (NCCL_ALGO=Ring) on PL->nc channels of P ranks:
+ * MINE (the caller's message, kept: ALL[me] is it) to every rank, ALL[r]
+ * rank r's message, its payload and size as sent (references the caller
+ * frees). */
+void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
+                           const struct ring_chan *ch, int p,
+                           struct msg *mine, struct msg **all);
+
 /* A machine's NVSwitch serving NVLS on channel Q: rank RANK, the G GPUs
  * GPUS (their ranks, machine order); it forwards each message at the
  * rate its senders' channels send at (struct msg's rate_Bps). */
