@@ -165,6 +165,7 @@ const struct codec_ops codec_bf16_ops = {
     .configure = bf16_configure,
     .describe = bf16_describe,
     .bound = bf16_bound,
+    .sum_bytes = 2,
     .encode_passes = 1,
     .error_bounds = bf16_error_bounds,
     .encode = bf16_encode,

@@ -202,6 +202,10 @@ bool codec_size_is_fixed(const codec_t *c) {
 
 bool codec_is_sparse(const codec_t *c) { return c->ops->sparse; }
 
+bool codec_sums(const codec_t *c) { return c->ops->sum_bytes > 0; }
+
+unsigned codec_value_bytes(const codec_t *c) { return c->ops->sum_bytes; }
+
 unsigned codec_encode_passes(const codec_t *c) {
   return c->ops->encode_passes_of ? c->ops->encode_passes_of(c)
                                   : c->ops->encode_passes;

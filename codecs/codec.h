@@ -69,6 +69,19 @@ bool codec_size_is_fixed(const codec_t *c);
  * positions (topk, rgc): decoding costs in proportion to the payload,
  * not to N. */
 bool codec_is_sparse(const codec_t *c);
+/* True when the sum of two encodings is an encoding of the sum, in the
+ * codec's own value format, as NCCL sums fp16 and bf16 buffers: a payload
+ * is N plain values of one floating-point type (fp32, fp16, bf16), so a
+ * collective can add payloads value by value and never decode a partial
+ * sum. False for every quantizer, sparsifier and sign codec (their
+ * scales, indices, classes and signs do not add). The simulator's
+ * [exchange] compression = per-bucket allreduces what sums and gathers
+ * what does not (PyTorch DDP's communication hooks). */
+bool codec_sums(const codec_t *c);
+/* The bytes one encoded value takes when codec_sums(C) (4 for fp32, 2
+ * for fp16 and bf16): the width a summing collective moves and adds;
+ * 0 for a codec that does not sum. */
+unsigned codec_value_bytes(const codec_t *c);
 /* The encoder's passes over memory: how many times an encode of N values
  * must read its input, and its residual when it keeps one
  * (codec_is_stateful), whatever the implementation, when the N values do

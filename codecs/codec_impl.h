@@ -70,6 +70,10 @@ struct codec_ops {
   bool size_varies;
   bool (*size_fixed)(const codec_t *c);
   bool sparse;
+  /* codec_sums() and codec_value_bytes(): the payload is N values of this
+   * many bytes each, in a format whose elementwise sum is again that
+   * format (fp32 4, fp16 and bf16 2); 0: its payloads do not add. */
+  unsigned sum_bytes;
   /* codec_encode_passes(): 1 or 2, or 0 for none stated; ENCODE_PASSES_OF,
    * when not NULL, answers per parameters instead. */
   unsigned encode_passes;

@@ -171,6 +171,7 @@ const struct codec_ops codec_fp16_ops = {
     .configure = fp16_configure,
     .describe = fp16_describe,
     .bound = fp16_bound,
+    .sum_bytes = 2,
     .encode_passes = 1,
     .error_bounds = fp16_error_bounds,
     .encode = fp16_encode,

@@ -59,6 +59,7 @@ const struct codec_ops codec_fp32_ops = {
     .configure = fp32_configure,
     .describe = fp32_describe,
     .bound = fp32_bound,
+    .sum_bytes = 4,
     .encode_passes = 1,
     .lossless = true,
     .encode = fp32_encode,

@@ -581,6 +581,66 @@ Test(properties, encode_passes) {
   }
 }
 
+/* The codecs whose payloads sum (codec.h: codec_sums), as NCCL sums fp16
+ * and bf16 buffers: fp32, fp16 and bf16, and no other. Every paper setting
+ * of a summing codec encodes N values into N codes of codec_value_bytes()
+ * bytes each, whatever the values, and each code depends on its own value
+ * alone (a value changed changes its code and no other): so a collective
+ * adds payloads code by code. A codec that does not sum has no width. */
+Test(properties, summing_codecs) {
+  static const struct {
+    const char *name;
+    unsigned bytes;
+  } t[] = {
+      {"fp32", 4},     {"fp16", 2},       {"bf16", 2}, {"trunc", 0},
+      {"q8", 0},       {"inceptionn", 0}, {"3lc", 0},  {"terngrad", 0},
+      {"qsgd", 0},     {"onebit", 0},     {"topk", 0}, {"rgc", 0},
+      {"powersgd", 0},
+  };
+  struct rng r = {15};
+  size_t n = 1001, j = 500;
+  float *x = xmalloc(4 * n);
+  for (size_t k = 0; k < codec_setting_count(); k++) {
+    codec_t *c = mk(codec_setting(k));
+    size_t i = 0;
+    while (i < sizeof t / sizeof t[0] && strcmp(t[i].name, codec_name(c)))
+      i++;
+    cr_assert_lt(i, sizeof t / sizeof t[0], "%s is not in the table",
+                 codec_name(c));
+    unsigned vb = codec_value_bytes(c);
+    cr_assert_eq(vb, t[i].bytes, "%s: %u bytes a value", codec_spec(c), vb);
+    cr_assert_eq(codec_sums(c), vb > 0, "%s", codec_spec(c));
+    if (!vb) {
+      codec_free(c);
+      continue;
+    }
+    size_t cap = codec_bound(c, n);
+    unsigned char *p0 = xmalloc(cap), *p1 = xmalloc(cap);
+    codec_state_t *s = mkstate(c, n, 1);
+    fill_laplace(&r, x, n, 1.0);
+    cr_assert_eq(codec_encode(s, x, n, p0, cap), (ptrdiff_t)(n * vb), "%s",
+                 codec_spec(c));
+    x[j] = x[j] * 1000.0f + 1.0f;
+    cr_assert_eq(codec_encode(s, x, n, p1, cap), (ptrdiff_t)(n * vb));
+    cr_assert_eq(memcmp(p0, p1, j * vb), 0, "%s", codec_spec(c));
+    cr_assert_neq(memcmp(p0 + j * vb, p1 + j * vb, vb), 0);
+    cr_assert_eq(memcmp(p0 + (j + 1) * vb, p1 + (j + 1) * vb, (n - j - 1) * vb),
+                 0, "%s", codec_spec(c));
+    codec_state_free(s);
+    free(p0);
+    free(p1);
+    codec_free(c);
+  }
+  /* Every registered codec is in the table above. */
+  for (size_t k = 0; k < codec_count(); k++) {
+    bool found = false;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+      found |= strcmp(codec_info(k)->name, t[i].name) == 0;
+    cr_assert(found, "%s has no expected summing", codec_info(k)->name);
+  }
+  free(x);
+}
+
 /* The settings the benchmarks measure: every codec, its paper settings. */
 Test(properties, settings_cover_every_codec) {
   size_t k = codec_setting_count();
