@@ -20,6 +20,8 @@
  * send and decompress every one they receive (Section VI). */
 #include "common.h"
 
+#include <xbt/asserts.h>
+
 static void lr_worker(struct coll_call *c) {
   int p = c->sim->nworkers;
   uint64_t n = c->v->n, body = n / (uint64_t)p * (uint64_t)p;
@@ -29,6 +31,37 @@ static void lr_worker(struct coll_call *c) {
                    body < n);
   }
   default_allreduce(c, c->sim->ranks, p, c->rank, body, n);
+}
+
+/* The allgather of every worker's message ([exchange] compression =
+ * per-bucket with a codec that does not sum): MPICH's ring allgather
+ * (MPIR_Allgather_intra_ring), on the neighbours `ring` allreduces over:
+ * p - 1 steps, step i sending to r + 1 the message received at step i - 1
+ * (its own first) and receiving rank r - i's from r - 1, a sendrecv each.
+ * SMPI runs the same messages as allgather__NTSLR (SimGrid 3.32,
+ * src/smpi/colls/allgather/allgather-NTSLR.cpp); its allgather__ring is
+ * Faraj and Yuan's other ring, step i straight to r + i. A message goes
+ * on as it arrived, wrapped in a bundle of one reference, so that the
+ * payload encoded once is shared, not copied at each of the p - 1 hops
+ * (sim_forward would copy it p times at each worker). */
+static void ring_gather(struct coll_call *c, struct msg *mine,
+                        struct msg **all) {
+  int p = c->sim->nworkers, me = c->rank;
+  for (int r = 0; r < p; r++)
+    all[r] = NULL;
+  mine->src = me;
+  all[me] = mine;
+  int right = (me + 1) % p, left = (me + p - 1) % p;
+  for (int i = 1, j = me; i < p; i++) {
+    struct msg *out = g_new0(struct msg, 1);
+    out->refs = 1;
+    msg_bundle_add(out, all[j]);
+    struct msg *in = sim_sendrecv(c, right, out, left);
+    j = (me + p - i) % p;
+    xbt_assert(in->nparts == 1 && !all[j], "ring allgather: step %d", i);
+    all[j] = msg_ref(in->parts[0]);
+    msg_free(in);
+  }
 }
 
 static void inceptionn_worker(struct coll_call *c) {
@@ -44,6 +77,7 @@ const struct collective coll_ring = {
                    "allreduce (linear reduce, binomial broadcast)",
     .formula = "ring-lr",
     .worker = lr_worker,
+    .allgather = ring_gather,
 };
 
 const struct collective coll_inceptionn = {
