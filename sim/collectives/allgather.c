@@ -74,9 +74,11 @@ static void gather_rdb(struct coll_call *c, struct msg *mine,
   for (int mask = 1, i = 0; mask < p; mask <<= 1, i++) {
     int dst = rank ^ mask;
     int dst_root = dst >> i << i, my_root = rank >> i << i;
+    /* What the caller's subtree holds (ranks past p are none). */
+    int held_end = my_root + mask < p ? my_root + mask : p;
     if (dst < p)
-      last = take(
-          sim_sendrecv(c, dst, bundle(all, my_root, my_root + mask), dst), all);
+      last = take(sim_sendrecv(c, dst, bundle(all, my_root, held_end), dst),
+                  all);
     if (dst_root + mask > p)
       last = complete_subtree(c, all, i, mask, p - my_root - mask,
                               my_root + mask, last);
