@@ -112,8 +112,49 @@ static int check_collective(const struct point *p,
   return 0;
 }
 
+/* The collectives that can gather every worker's message (struct
+ * collective's allgather), comma-separated (g_free). */
+static char *gatherers(void) {
+  GString *s = g_string_new(NULL);
+  for (size_t i = 0; i < coll_count(); i++)
+    if (coll_at(i)->allgather)
+      g_string_append_printf(s, "%s%s", s->len ? ", " : "", coll_at(i)->name);
+  return g_string_free(s, FALSE);
+}
+
+/* Why [exchange] compression = per-bucket (bucketwise.c) does not suit
+ * P's codec C (not linear) and collective (g_free), or NULL. */
+static char *per_bucket_error(const struct point *p,
+                              const struct collective *coll, const codec_t *c) {
+  char *names = gatherers(), *e = NULL;
+  if (p->placement == PLACE_NIC)
+    e = g_strdup_printf(
+        "[exchange] compression = per-bucket encodes each bucket once on "
+        "the worker, which placement = nic (an engine that compresses "
+        "every message on the wire) does not: take placement = cpu or "
+        "gpu, or compression = per-hop");
+  else if (coll->aggregators || coll->bucket_state)
+    e = g_strdup_printf(
+        "[exchange] compression = per-bucket: algorithm = %s applies the "
+        "codec inside itself (%s), not around it: take compression = "
+        "per-hop, or one of %s",
+        coll->name,
+        coll->aggregators ? "its aggregators sum decoded pushes"
+                          : "to the chunks it selects",
+        names);
+  else if (!codec_sums(c) && !coll->allgather)
+    e = g_strdup_printf(
+        "[exchange] compression = per-bucket: codec %s does not sum, so "
+        "each bucket is allgathered, which algorithm = %s cannot: take %s",
+        p->codec, coll->name, names);
+  g_free(names);
+  return e;
+}
+
 /* P's codec (*C, NULL for none) exists and suits the collective and the
- * payload. */
+ * payload. [exchange] compression = per-bucket without a codec is the run
+ * without one, as per-hop is: the key says where a codec goes, and a
+ * sweep across codecs, none included, and both modes stays valid. */
 static int check_codec(const struct point *p, const struct collective *coll,
                        codec_t **c, char **err) {
   *c = NULL;
@@ -125,7 +166,12 @@ static int check_codec(const struct point *p, const struct collective *coll,
     return -1;
   }
   bool linear = codec_is_linear(*c);
-  if (linear && coll->bucket_state)
+  /* A linear codec's rounds are per bucket in either mode (linear.c). */
+  bool per_bucket = !linear && p->compression == COMPRESS_PER_BUCKET;
+  char *bucketwise = per_bucket ? per_bucket_error(p, coll, *c) : NULL;
+  if (bucketwise)
+    *err = bucketwise;
+  else if (linear && coll->bucket_state)
     *err = g_strdup_printf(
         "[exchange] codec = %s exchanges its factors by two allreduces, "
         "which algorithm = %s (a selection of each bucket's own values) "
@@ -145,12 +191,14 @@ static int check_codec(const struct point *p, const struct collective *coll,
                            "to a compressed pull, which its allreduces of "
                            "factors do not have",
                            p->codec);
-  else if (!linear && codec_is_stateful(*c) && !coll->stateful)
+  /* Per bucket each worker encodes its own bucket once: no collective
+   * re-encodes a partial sum, so error feedback is never refused. */
+  else if (!linear && !per_bucket && codec_is_stateful(*c) && !coll->stateful)
     *err = g_strdup_printf(
         "[exchange] codec = %s keeps an error-feedback state per worker, "
         "which algorithm = %s (re-encoding partial sums on every hop) "
-        "cannot use: take allgather-rdb, ps or ps-shared, or a stateless "
-        "codec",
+        "cannot use: take allgather-rdb, ps or ps-shared, compression = "
+        "per-bucket, or a stateless codec",
         p->codec, coll->name);
   else if (!linear && p->payload == PAYLOAD_NONE && !codec_size_is_fixed(*c))
     *err = g_strdup_printf("[exchange] codec = %s: its payload size "

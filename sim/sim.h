@@ -762,6 +762,16 @@ void linear_aggregate(struct astate *as, size_t b);
  * through that many exchanges, the sums taken directly. */
 void linear_warm_up(struct sim *s);
 
+/* bucketwise.c: a codec once per bucket around the collective
+ * ([exchange] compression = per-bucket; PyTorch DDP's communication
+ * hooks): bucket B of iteration IT on WS's worker encoded once with its
+ * stream; a codec that sums (codec_sums) allreduced by the collective's
+ * worker as plain values of codec_value_bytes() each, then decoded once;
+ * any other gathered (struct collective's allgather), then every
+ * worker's message decoded and added. Not for linear codecs (linear.c)
+ * nor buckets that travel uncompressed. */
+void bucketwise_exchange(struct wstate *ws, size_t b, int it);
+
 /* payload.c: gradient values, local steps, the oracle. */
 /* Bucket B of worker W at iteration IT: its gradient's M held values
  * (every tensor's values, or a prefix of each in proportion). */

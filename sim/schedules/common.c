@@ -35,12 +35,16 @@ static void exchange_bucket(struct wstate *ws, size_t b) {
 }
 
 /* Bucket B of iteration IT: prepared, exchanged (in rounds, for a linear
- * codec: linear.c) and checked. */
+ * codec: linear.c; through the codec once, around the collective, for
+ * [exchange] compression = per-bucket: bucketwise.c) and checked. */
 static void exchange_one(struct wstate *ws, size_t b, int it) {
   struct sim *s = ws->w->sim;
   payload_prepare(ws, b, it);
   if (s->linear && !sim_uncompressed(s, b))
     linear_exchange(ws, b, it);
+  else if (s->codec && s->p->compression == COMPRESS_PER_BUCKET &&
+           !sim_uncompressed(s, b))
+    bucketwise_exchange(ws, b, it);
   else
     exchange_bucket(ws, b);
   payload_check(ws, b, it);
