@@ -544,15 +544,15 @@ static int k_nccl_step_scale(struct point *p, const char *v, char *e,
                      "latencies)");
   return 0;
 }
-/* A rate per channel or auto (0): NCCL's model's. */
+/* A rate or auto (0): NCCL's model's. */
 static int nccl_rate(const char *v, double *out, char *e, size_t l) {
   if (!strcmp(v, "auto")) {
     *out = 0;
     return 0;
   }
   if (rate(v, out, e, l) != 0 || !(*out >= 1e6) || *out > 1e13)
-    return bad(e, l, "must be auto (NCCL's model) or a rate per channel "
-                     "from 1MBps to 10TBps (e.g. 7GBps)");
+    return bad(e, l, "must be auto (NCCL's model) or a rate from 1MBps to "
+                     "10TBps (e.g. 7GBps)");
   return 0;
 }
 static int k_nccl_ll_bw(struct point *p, const char *v, char *e, size_t l) {

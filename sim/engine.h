@@ -153,8 +153,9 @@ struct point {
   enum nccl_proto nccl_proto; /* nccl-*: NCCL_PROTO, or the tuner's */
   /* NCCL's kernels (collectives/nccl.c), as a calibration sets them: a
    * call's launch (s; < 0: NCCL's base latency of its algorithm and
-   * protocol), a factor on every step's cost beyond the wire, LL's and
-   * LL128's rate per channel (bytes/s of data; 0: NCCL's model's), the
+   * protocol), a factor on every step's cost beyond the wire, LL's bus
+   * bandwidth (all channels together) and LL128's per channel (bytes/s
+   * of data; 0: NCCL's model's), the
    * fraction of its NVLink NVLS reaches (0: NCCL's efficiency). */
   double nccl_launch_s, nccl_step_scale, nccl_ll_Bps, nccl_ll128_Bps;
   double nvls_efficiency;

@@ -618,7 +618,7 @@ static struct nccl_run *run_of(struct sim *s) {
  * nccl_step_scale, nccl_ll_bw, nccl_ll128_bw and nvls_efficiency set
  * them as a calibration fits them. */
 static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
-                              enum nccl_algo a, enum nccl_proto p) {
+                              enum nccl_algo a, enum nccl_proto p, int nc) {
   const struct point *pt = s->p;
   struct nk_cost k = {.launch_s = 1e-6 * nccl_base_latency(a, p),
                       .wire = nccl_proto_wire(p)};
@@ -651,10 +651,13 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
     double ratio = a == NCCL_ALGO_RING ? (double)c->nranks /
                                              (2.0 * (c->nranks - 1))
                                        : 0.5;
+    /* LL's ceiling (llMaxBw) is on all of a call's channels together,
+     * the others' on each channel of the graph. */
     if (!(a == NCCL_ALGO_RING && p == NCCL_PROTO_SIMPLE) && alg > 0)
-      k.chan_Bps = 1e9 * alg / ratio / c->graph[a].nchannels;
+      k.chan_Bps = 1e9 * alg / ratio /
+                   (p == NCCL_PROTO_LL ? nc : c->graph[a].nchannels);
     if (p == NCCL_PROTO_LL && pt->nccl_ll_Bps > 0)
-      k.chan_Bps = pt->nccl_ll_Bps;
+      k.chan_Bps = pt->nccl_ll_Bps / nc;
     if (p == NCCL_PROTO_LL128 && pt->nccl_ll128_Bps > 0)
       k.chan_Bps = pt->nccl_ll128_Bps;
   }
@@ -804,7 +807,8 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
   if (merge < 1 || ch.nchannels % alike_kinds(&r->g, ch.algo))
     merge = 1;
   struct nk_plan pl = {.nc = ch.nchannels / merge,
-                       .cost = cost_of(c->sim, r, ch.algo, ch.proto),
+                       .cost = cost_of(c->sim, r, ch.algo, ch.proto,
+                                       ch.nchannels),
                        .split = ch.proto == NCCL_PROTO_SIMPLE,
                        .slices = ch.proto == NCCL_PROTO_SIMPLE
                                      ? NCCL_RING_CHUNKSTEPS / 2
@@ -903,7 +907,8 @@ static void nccl_allgather(struct coll_call *c, struct msg *mine,
   int kinds = alike_kinds(&r->g, NCCL_ALGO_RING);
   int merge = ch.nchannels % kinds ? 1 : ch.nchannels / kinds;
   struct nk_plan pl = {.nc = ch.nchannels / merge,
-                       .cost = cost_of(c->sim, r, NCCL_ALGO_RING, ch.proto),
+                       .cost = cost_of(c->sim, r, NCCL_ALGO_RING, ch.proto,
+                                       ch.nchannels),
                        .slices = 1, .macro = 1, .window = NCCL_STEPS,
                        .hw = hop_of};
   pl.cost.chan_Bps *= merge;
