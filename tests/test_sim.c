@@ -2,6 +2,7 @@
  * oracle. SimGrid starts once per process; Criterion runs every test (and
  * every parameter of a parameterized test) in a process of its own, so
  * each test simulates exactly one point. */
+#include "codec_cost.h"
 #include "experiment.h"
 #include "engine.h"
 #include "sim.h"
@@ -432,6 +433,242 @@ ParameterizedTest(struct fault *c, oracle, catches_faults) {
                    c->algorithm, c->codec, c->p, r.note ? r.note : "");
   g_free(ini);
   run_result_clear(&r);
+}
+
+/* ---- the oracle per bucket ([exchange] compression = per-bucket) -------
+ * sim/bucketwise.c: a codec that sums (bf16, fp16, fp32) cast once and
+ * allreduced at its width, any other encoded once and allgathered, each
+ * worker decoding all p messages. Each row passes the oracle (every
+ * value within its encode's bound of the exact sum plus what error
+ * feedback kept back) or, for the pieces broken on purpose
+ * (tests/faulty.c), fails it: a decoder 1% off in a gathered codec and an
+ * error-feedback one, a dropped value in a summing codec's cast back, a
+ * collective that loses a block of the allreduce. Rings of 4 on a star,
+ * recursive doubling with p not a power of two, NCCL on two DGX H100. */
+struct bcase {
+  char algorithm[24], codec[40];
+  int nodes;
+  bool dgx; /* [platform] preset = dgx-h100 */
+  char expect[8];
+};
+
+static char *bcase_ini(const struct bcase *c) {
+  return g_strdup_printf(
+      "[platform]\n%snodes = %d\n[model]\nname = synthetic\nparams = 40000\n"
+      "tensors = 2\ncompute = 0.001\n[exchange]\nalgorithm = %s\n"
+      "codec = %s\ncompression = per-bucket\npayload = full\n"
+      "[training]\niterations = 2\n",
+      c->dgx ? "preset = dgx-h100\n" : "bandwidth = 10Gbps\nlatency = 5us\n",
+      c->nodes, c->algorithm, c->codec);
+}
+
+ParameterizedTestParameters(oracle, per_bucket) {
+  static struct bcase cases[] = {
+      {"ring", "bf16", 4, false, "pass"},
+      {"ring", "fp16", 4, false, "pass"},
+      {"ring", "q8", 4, false, "pass"},
+      {"ring", "topk:ratio=0.05", 4, false, "pass"},
+      {"ring", "onebit", 4, false, "pass"},
+      {"ring", "3lc", 4, false, "pass"},
+      {"ring", "q8-off", 4, false, "fail"},
+      {"ring", "3lc-off", 4, false, "fail"},
+      {"ring", "fp32", 4, false, "pass"},
+      {"ring", "fp32-drop", 4, false, "fail"},
+      {"ring-lossy", "bf16", 4, false, "fail"},
+      {"inceptionn", "bf16", 4, false, "pass"},
+      {"rdb", "q8", 5, false, "pass"},
+      {"rdb", "q8-off", 5, false, "fail"},
+      {"rdb", "3lc", 6, false, "pass"},
+      {"rdb", "bf16", 5, false, "pass"},
+      {"rabenseifner", "topk:ratio=0.05", 7, false, "pass"},
+      {"rabenseifner", "bf16", 6, false, "pass"},
+      {"allgather-rdb", "3lc", 8, false, "pass"},
+      {"allgather-rdb", "bf16", 8, false, "pass"},
+      {"nccl-ring", "bf16", 16, true, "pass"},
+      {"nccl-ring", "q8", 16, true, "pass"},
+      {"nccl-ring", "topk:ratio=0.05", 16, true, "pass"},
+      {"nccl-ring", "onebit", 16, true, "pass"},
+      {"nccl-ring", "q8-off", 16, true, "fail"},
+      {"nccl-ring", "fp32-drop", 16, true, "fail"},
+      {"nccl-tree", "bf16", 16, true, "pass"},
+      {"nccl-tree", "q8", 16, true, "pass"},
+      {"nccl-tree", "3lc", 16, true, "pass"},
+      {"nccl-tree", "3lc-off", 16, true, "fail"},
+      {"nccl", "bf16", 16, true, "pass"},
+  };
+  return cr_make_param_array(struct bcase, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct bcase *c, oracle, per_bucket, .timeout = 100) {
+  char *ini = bcase_ini(c);
+  struct run_result r;
+  simulate(ini, &r);
+  cr_expect_str_eq(r.oracle, c->expect, "%s with %s per bucket on %d: %s",
+                   c->algorithm, c->codec, c->nodes, r.note ? r.note : "");
+  g_free(ini);
+  run_result_clear(&r);
+}
+
+static struct experiment *load_text(const char *text);
+static void result_in_child(const char *text, struct run_result *out);
+
+/* run_check's answer for [exchange] KEYS (a 4-worker star, payload full),
+ * its message into *ERR (g_free). */
+static int per_bucket_check(const char *keys, char **err) {
+  char *ini = g_strdup_printf(
+      "[platform]\nnodes = 4\naggregators = 1\n[model]\nname = synthetic\n"
+      "params = 40000\n[exchange]\ncompression = per-bucket\n"
+      "payload = full\ngroup = 2\n%s\n",
+      keys);
+  struct experiment *e = load_text(ini);
+  *err = NULL;
+  int rc = run_check(g_ptr_array_index(e->points, 0), err);
+  experiment_free(e);
+  g_free(ini);
+  return rc;
+}
+
+/* What per-bucket refuses before anything runs (sim/run.c), each named,
+ * and what it allows that per-hop refuses: error feedback on a ring (no
+ * partial sum is re-encoded), a codec that sums on a collective without
+ * an allgather, no codec at all. */
+Test(per_bucket, refusals) {
+  static const struct {
+    const char *keys, *want; /* NULL: accepted */
+  } t[] = {
+      {"algorithm = hierarchical\ncodec = q8", "does not sum"},
+      {"algorithm = nccl-rail\ncodec = topk", "does not sum"},
+      {"algorithm = ps\ncodec = bf16", "aggregators"},
+      {"algorithm = ps-shared\ncodec = 3lc", "aggregators"},
+      {"algorithm = csc\ncodec = bf16", "chunks it selects"},
+      {"algorithm = ring\ncodec = q8\nplacement = nic", "placement = nic"},
+      {"algorithm = ring\ncodec = 3lc", NULL},
+      {"algorithm = rdb\ncodec = onebit", NULL},
+      {"algorithm = hierarchical\ncodec = bf16", NULL},
+      {"algorithm = hierarchical\ncodec = none", NULL},
+      {"algorithm = ring\ncodec = powersgd", NULL},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    char *err;
+    int rc = per_bucket_check(t[i].keys, &err);
+    if (t[i].want) {
+      cr_expect_neq(rc, 0, "%s: accepted", t[i].keys);
+      cr_expect(err && strstr(err, t[i].want), "%s: %s", t[i].keys,
+                err ? err : "");
+      cr_expect(err && strstr(err, "compression = per-bucket"), "%s: %s",
+                t[i].keys, err ? err : "");
+    } else {
+      cr_expect_eq(rc, 0, "%s: %s", t[i].keys, err ? err : "");
+    }
+    g_free(err);
+  }
+  /* The list of collectives that gather comes from their table. */
+  char *err;
+  per_bucket_check("algorithm = hierarchical\ncodec = q8", &err);
+  cr_expect(err && strstr(err, "ring, ") && strstr(err, "allgather-rdb") &&
+                strstr(err, "nccl-ring") && !strstr(err, "csc"),
+            "%s", err ? err : "");
+  g_free(err);
+}
+
+/* One NCCL ring call of 4M values (16 MiB) on NODES GPUs of DGX H100s
+ * (Simple, so that the protocol's wire bytes do not change with the
+ * size), KEYS added to [exchange], in a child process. */
+static void pb_call(int nodes, const char *keys, struct run_result *r) {
+  char *ini = g_strdup_printf(
+      "[platform]\npreset = dgx-h100\nnodes = %d\n[model]\nname = "
+      "synthetic\nparams = 4194304\ntensors = 1\ncompute = 0.000001\n"
+      "[exchange]\nalgorithm = nccl-ring\nnccl_proto = simple\n"
+      "payload = none\n%s\n[training]\niterations = 1\n",
+      nodes, keys);
+  result_in_child(ini, r);
+  g_free(ini);
+}
+
+/* bf16 per bucket, as DDP's bf16_compress_hook: the bucket cast once
+ * each way, so half the wire bytes of fp32 and one encode and one decode
+ * on the GPU whatever the ring's steps (the same codec time on 16 and 32
+ * GPUs, 30 and 62 steps); bf16 per hop pays an encode and a decode every
+ * step, a time that grows with them. On the CPU the codec time is
+ * exactly the cost table's one encode and one decode of the bucket. */
+Test(per_bucket, bf16_casts_once, .timeout = 120) {
+  struct run_result none, pb16, pb32, ph16, ph32, cpu;
+  const char *pb = "codec = bf16\ncompression = per-bucket\nplacement = gpu",
+             *ph = "codec = bf16\ncompression = per-hop\nplacement = gpu";
+  pb_call(16, "codec = none", &none);
+  pb_call(16, pb, &pb16);
+  pb_call(32, pb, &pb32);
+  pb_call(16, ph, &ph16);
+  pb_call(32, ph, &ph32);
+  pb_call(16, "codec = bf16\ncompression = per-bucket\nplacement = cpu", &cpu);
+  double ratio = pb16.wire_bytes / none.wire_bytes;
+  cr_expect(ratio > 0.49 && ratio < 0.51, "bf16 per bucket %g of fp32's bytes",
+            ratio);
+  cr_assert_gt(pb16.codec_s, 0);
+  cr_expect(fabs(pb32.codec_s / pb16.codec_s - 1) < 1e-9,
+            "per bucket: codec time %g s on 32 GPUs, %g s on 16", pb32.codec_s,
+            pb16.codec_s);
+  cr_expect(ph16.codec_s > 3 * pb16.codec_s, "per hop %g s, per bucket %g s",
+            ph16.codec_s, pb16.codec_s);
+  cr_expect(ph32.codec_s > 1.5 * ph16.codec_s,
+            "per hop: codec time %g s on 32 GPUs, %g s on 16", ph32.codec_s,
+            ph16.codec_s);
+  struct codec_costs *costs;
+  char e[256];
+  codec_t *bf16;
+  cr_assert_eq(codec_costs_load(NULL, &costs, e, sizeof e), 0, "%s", e);
+  cr_assert_eq(codec_create("bf16", &bf16, NULL, 0), 0);
+  uint64_t n = 4194304;
+  double want = codec_cost_seconds(costs, bf16, COST_CPU, true, n, 2 * n) +
+                codec_cost_seconds(costs, bf16, COST_CPU, false, n, 2 * n);
+  cr_expect(want > 0 && fabs(cpu.codec_s / want - 1) < 1e-6,
+            "on the CPU: codec time %g s, one encode and decode %g s",
+            cpu.codec_s, want);
+  codec_free(bf16);
+  codec_costs_free(costs);
+}
+
+/* Fast-forward of runs of identical buckets and ring steps leaves a
+ * per-bucket run as fast_forward = off simulates it: 20 equal tensors
+ * on 8 workers, a summing and a gathered codec. */
+struct bffcase {
+  char algorithm[24], codec[24], mode[12];
+};
+
+ParameterizedTestParameters(per_bucket, fast_forward_exact) {
+  static struct bffcase cases[] = {{"ring", "bf16", "overlap"},
+                                   {"ring", "q8", "overlap"},
+                                   {"rabenseifner", "onebit", "sync"}};
+  return cr_make_param_array(struct bffcase, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct bffcase *c, per_bucket, fast_forward_exact,
+                  .timeout = 60) {
+  struct run_result r[2];
+  for (int k = 0; k < 2; k++) {
+    char *ini = g_strdup_printf(
+        "[platform]\nnodes = 8\nbandwidth = 10Gbps\nlatency = 5us\n"
+        "[model]\nname = synthetic\nparams = 800000\ntensors = 20\n"
+        "compute = 0.01\n[exchange]\nalgorithm = %s\ncodec = %s\n"
+        "compression = per-bucket\npayload = none\nfast_forward = %s\n"
+        "[training]\nmode = %s\niterations = 3\n",
+        c->algorithm, c->codec, k ? "off" : "auto", c->mode);
+    result_in_child(ini, &r[k]);
+    g_free(ini);
+  }
+  cr_expect_gt(r[0].ff_buckets, 0, "%s: nothing skipped", c->codec);
+  cr_expect_eq(r[1].ff_buckets + r[1].ff_steps, 0);
+  cr_expect(fabs(r[0].iteration_s - r[1].iteration_s) <=
+                1e-9 * r[1].iteration_s,
+            "%s %s: %.12g with fast-forward, %.12g without", c->algorithm,
+            c->codec, r[0].iteration_s, r[1].iteration_s);
+  cr_expect(fabs(r[0].codec_s - r[1].codec_s) <= 1e-9 * r[1].iteration_s,
+            "codec time %.12g, %.12g", r[0].codec_s, r[1].codec_s);
+  cr_expect_float_eq(r[0].wire_bytes, r[1].wire_bytes, 1e-12 * r[1].wire_bytes,
+                     "wire bytes %.17g, %.17g", r[0].wire_bytes,
+                     r[1].wire_bytes);
 }
 
 /* Gradient accumulation ([model] micro_batch): only the last of the A

@@ -938,6 +938,30 @@ bad "allgather-rdb on 5 workers" "power-of-two" run small.ini --out never \
   --set exchange.algorithm=allgather-rdb --set platform.nodes=5
 bad "ps without aggregators" "aggregators" run small.ini --out never \
   --set exchange.algorithm=ps
+# [exchange] compression = per-bucket (sim/bucketwise.c), as PyTorch DDP's
+# hooks: the codec once per bucket around the collective. The oracle
+# passes for codecs that sum (fp32, bf16: allreduced at their width, so
+# bf16 sends half of fp32's bytes), a gathered one (q8) and error feedback
+# on a ring (3lc, refused per hop: nothing re-encodes a partial sum); a
+# codec that does not sum needs a collective that gathers, and the NIC
+# engine compresses messages, not buckets: both refused before anything
+# runs.
+if run_ok "per-bucket sweep runs" run small.ini \
+  --set exchange.compression=per-bucket --set exchange.codec=fp32,bf16,q8,3lc \
+  --set exchange.payload=full --out pb --quiet; then
+  [ "$(grep -c ',pass,' pb/runs.csv)" = 4 ]
+  check "per-bucket: the oracle passes at every point" $? "$(cat pb/runs.csv)"
+  w1=$(csv_get pb/runs.csv 1 wire_bytes) w2=$(csv_get pb/runs.csv 2 wire_bytes)
+  awk -v a="$w1" -v b="$w2" 'BEGIN { exit !(a > 0 && b == a / 2) }'
+  check "per-bucket bf16 sends half of fp32's bytes" $? "fp32 $w1, bf16 $w2"
+fi
+bad "per-bucket codec that does not sum, on hierarchical" "does not sum" \
+  run small.ini --out never --set exchange.compression=per-bucket \
+  --set exchange.codec=q8 --set exchange.algorithm=hierarchical \
+  --set exchange.group=2
+bad "per-bucket on the NIC engine" "placement = nic" run small.ini \
+  --out never --set exchange.compression=per-bucket --set exchange.codec=q8 \
+  --set exchange.placement=nic
 bad "full payload that cannot fit" "sampled" run small.ini --out never \
   --set exchange.payload=full --set model.params=100000000000 \
   --set platform.nodes=1024
