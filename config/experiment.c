@@ -525,23 +525,33 @@ static int k_nccl_proto(struct point *p, const char *v, char *e, size_t l) {
   p->nccl_proto = (enum nccl_proto)t;
   return rc;
 }
+static int k_nccl_version(struct point *p, const char *v, char *e,
+                          size_t l) {
+  for (int i = 0; i < NCCL_VERSION_COUNT; i++)
+    if (!strcmp(v, nccl_version_names[i])) {
+      p->nccl_version = (enum nccl_version)i;
+      return 0;
+    }
+  return bad(e, l, "must be 2.30 (NCCL v2.30.7's tuner, the nearest for "
+                   "2.21 and later) or 2.18 (v2.18.5's, for 2.18 to 2.20)");
+}
 static int k_nccl_launch(struct point *p, const char *v, char *e,
                          size_t l) {
-  if (!strcmp(v, "auto")) {
-    p->nccl_launch_s = -1;
-    return 0;
-  }
   if (seconds(v, &p->nccl_launch_s, e, l) != 0 || p->nccl_launch_s < 0 ||
       p->nccl_launch_s > 1)
-    return bad(e, l, "must be auto (NCCL's base latency) or a time from 0 "
-                     "to 1s (e.g. 20us)");
+    return bad(e, l, "must be a time from 0 to 1s (e.g. 20us), added to "
+                     "NCCL's base latency");
   return 0;
 }
-static int k_nccl_step_scale(struct point *p, const char *v, char *e,
-                             size_t l) {
-  if (num_in(v, 0, 1000, &p->nccl_step_scale, e, l) != 0)
-    return bad(e, l, "must be a number from 0 to 1000 (1: NCCL's per-step "
-                     "latencies)");
+static int k_nccl_step(struct point *p, const char *v, char *e, size_t l) {
+  if (!strcmp(v, "auto")) {
+    p->nccl_step_s = -1;
+    return 0;
+  }
+  if (seconds(v, &p->nccl_step_s, e, l) != 0 || p->nccl_step_s < 0 ||
+      p->nccl_step_s > 0.01)
+    return bad(e, l, "must be auto (NCCL's Simple step latency less the "
+                     "wire's) or a time from 0 to 10ms (e.g. 6us)");
   return 0;
 }
 /* A rate or auto (0): NCCL's model's. */
@@ -850,8 +860,9 @@ static const struct key keys[] = {
     {"exchange", "tree_chunk", "512KiB", k_tree_chunk},
     {"exchange", "nccl_algo", "auto", k_nccl_algo},
     {"exchange", "nccl_proto", "auto", k_nccl_proto},
-    {"exchange", "nccl_launch", "auto", k_nccl_launch},
-    {"exchange", "nccl_step_scale", "1", k_nccl_step_scale},
+    {"exchange", "nccl_version", "2.30", k_nccl_version},
+    {"exchange", "nccl_launch", "0", k_nccl_launch},
+    {"exchange", "nccl_step", "auto", k_nccl_step},
     {"exchange", "nccl_ll_bw", "auto", k_nccl_ll_bw},
     {"exchange", "nccl_ll128_bw", "auto", k_nccl_ll128_bw},
     {"exchange", "nvls_efficiency", "auto", k_nvls_eff},

@@ -3,8 +3,9 @@
  * v2.30.7, src/graph/tuning.cc: ncclTunerConstantsDefaults,
  * ncclTopoTuneModel, treeCorrectionFactor, ncclTopoGetAlgoTime;
  * src/enqueue.cc: topoGetAlgoInfo, calcCollChunking; src/include/
- * device.h, comm.h, topo.h). PAT (reduce-scatter and allgather with one
- * GPU per node) is not modelled. */
+ * device.h, comm.h, topo.h), and where NCCL_V2_18 asks, v2.18.5's
+ * ncclTopoTuneModel (tag v2.18.5-1). PAT (reduce-scatter and allgather
+ * with one GPU per node) is not modelled. */
 #include "nccl.h"
 
 #include <errno.h>
@@ -261,6 +262,10 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
   enum nccl_arch x = nccl_arch_of(c->cc);
   int n2 = node_index(c->nnodes);
   int n1 = c->nnodes == 1 ? (int)x : c->amd_cpu ? 1 : 0;
+  /* v2.18.5 knows no GPU after Hopper, whose row was Ampere's. */
+  bool v218 = c->version == NCCL_V2_18;
+  if (v218 && n1 > NCCL_ARCH_AMPERE)
+    n1 = NCCL_ARCH_AMPERE;
   double llmax = ll_max_bw[n1][n2];
   double ppn = (double)c->nranks / c->nnodes;
   int nsteps = coll == NCCL_COLL_ALLREDUCE ? 2 * (c->nranks - 1)
@@ -278,7 +283,7 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
       bool collnet =
           a == NCCL_ALGO_COLLNET_DIRECT || a == NCCL_ALGO_COLLNET_CHAIN;
       double bw = c->nnodes <= 2 || collnet ? g->bw_intra : g->bw_inter;
-      if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
+      if ((a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) && !v218) {
         if (g->nchannels < 2)
           continue;
         double intra = g->bw_intra * nvls_efficiency[x] *
@@ -293,7 +298,10 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
       }
       double bus = g->nchannels * bw;
       if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL)
-        bus = fmin(llmax, bus * .5);
+        bus = fmin(llmax, bus * (!v218                                ? .5
+                                 : c->nnodes > 1 ||
+                                         coll == NCCL_COLL_ALLREDUCE ? 1.0 / 4
+                                                                     : 1.0 / 3));
       if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL128)
         bus = fmin(bus * 0.92, g->nchannels * ring_ll128_bw[x][n2]);
       if (a == NCCL_ALGO_TREE && coll == NCCL_COLL_ALLREDUCE)
@@ -321,10 +329,16 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
                                a == NCCL_ALGO_NVLS_TREE
                            ? (1.0 * c->nranks) / nsteps
                            : .5;
+        if (v218 && a == NCCL_ALGO_NVLS)
+          ratio = 5.0 / 6;
+        if (v218 && a == NCCL_ALGO_NVLS_TREE)
+          ratio = .70 * c->nnodes / (2 * (c->nnodes - 1));
         bus *= ratio;
       }
       m->bw[coll][a][p] = bus;
       double lat = base_lat[a][p];
+      if (v218 && a == NCCL_ALGO_TREE && p == NCCL_PROTO_SIMPLE)
+        lat = 0;
       double intra_lat = hw_lat[intra_hw][a][p];
       double inter_lat = ppn == 1 ? hw_lat[NCCL_HW_NET][NCCL_ALGO_TREE][p]
                                   : hw_lat[NCCL_HW_NET][a][p];
@@ -354,6 +368,10 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
                inter_lat;
       } else if (a == NCCL_ALGO_COLLNET_CHAIN) {
         lat += 2 * (ppn - 1) * intra_lat + inter_lat;
+      } else if (v218 && a == NCCL_ALGO_NVLS) {
+        lat = 23 + (c->nnodes > 1 ? hw_lat[NCCL_HW_NET][a][p] : 0);
+      } else if (v218 && a == NCCL_ALGO_NVLS_TREE) {
+        lat = 23 + 2 * (c->nnodes - 1) * 19.0;
       } else if (a == NCCL_ALGO_NVLS) {
         lat = intra_lat + (c->nnodes > 1 ? inter_lat : 0);
       } else if (a == NCCL_ALGO_NVLS_TREE) {

@@ -88,8 +88,16 @@ struct nccl_graph {
   double latency_inter; /* us added to a network step (0 for InfiniBand) */
 };
 
+/* The tuner's tables by NCCL release: v2.30.7's (the default), or
+ * v2.18.5's, which 2.18 to 2.20 share in what is modelled here (ring
+ * LL's bus bandwidth a quarter of the links' rather than half, Hopper's
+ * LL ceilings those of Ampere, NVLS at 5/6 of its links with latency
+ * 23 us, no tree Simple base latency). */
+enum nccl_version { NCCL_V2_30, NCCL_V2_18, NCCL_VERSION_COUNT };
+
 /* What the tuner sees of a communicator. */
 struct nccl_comm {
+  enum nccl_version version;
   int nranks, nnodes;
   int cc;            /* the GPUs' compute capability (70, 80, 90, ...) */
   bool amd_cpu;      /* the hosts' CPUs are AMD's (NCCL's LL limits and

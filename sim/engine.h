@@ -70,6 +70,7 @@ extern const char *const mode_names[MODE_COUNT];
  * index. */
 extern const char *const nccl_algo_names[NCCL_ALGO_COUNT + 1];
 extern const char *const nccl_proto_names[NCCL_PROTO_COUNT + 1];
+extern const char *const nccl_version_names[NCCL_VERSION_COUNT];
 extern const char *const compression_names[COMPRESS_COUNT];
 extern const char *const implementation_names[IMPL_COUNT];
 
@@ -151,13 +152,15 @@ struct point {
   int channels;      /* nccl-*: rings or trees at once (0: one per NIC) */
   enum nccl_algo nccl_algo;   /* nccl: NCCL_ALGO, or the tuner's choice */
   enum nccl_proto nccl_proto; /* nccl-*: NCCL_PROTO, or the tuner's */
-  /* NCCL's kernels (collectives/nccl.c), as a calibration sets them: a
-   * call's launch (s; < 0: NCCL's base latency of its algorithm and
-   * protocol), a factor on every step's cost beyond the wire, LL's bus
-   * bandwidth (all channels together) and LL128's per channel (bytes/s
-   * of data; 0: NCCL's model's), the
-   * fraction of its NVLink NVLS reaches (0: NCCL's efficiency). */
-  double nccl_launch_s, nccl_step_scale, nccl_ll_Bps, nccl_ll128_Bps;
+  enum nccl_version nccl_version; /* whose tuner tables choose */
+  /* NCCL's kernels (collectives/nccl.c), as a calibration sets them: the
+   * host's and CUDA's time a call takes beyond NCCL's base latency of its
+   * algorithm and protocol (s), a Simple step's CTA time inside a machine (s, beyond the
+   * wire's latency; < 0: NCCL's), LL's bus bandwidth (all channels
+   * together) and LL128's per channel (bytes/s of data; 0: NCCL's
+   * model's), the fraction of its NVLink NVLS reaches (0: NCCL's
+   * efficiency). */
+  double nccl_launch_s, nccl_step_s, nccl_ll_Bps, nccl_ll128_Bps;
   double nvls_efficiency;
   enum compression compression; /* a codec per hop or per bucket */
   enum implementation implementation; /* whose GPU codec kernels */

@@ -46,6 +46,11 @@ const char *const nccl_proto_names[NCCL_PROTO_COUNT + 1] = {
     [NCCL_PROTO_AUTO] = "auto",
 };
 
+const char *const nccl_version_names[NCCL_VERSION_COUNT] = {
+    [NCCL_V2_30] = "2.30",
+    [NCCL_V2_18] = "2.18",
+};
+
 const char *const compression_names[COMPRESS_COUNT] = {
     [COMPRESS_PER_HOP] = "per-hop",
     [COMPRESS_PER_BUCKET] = "per-bucket",

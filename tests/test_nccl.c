@@ -134,6 +134,41 @@ Test(nccl, h100_nvls_node) {
   cr_expect_eq(m.bw[NCCL_COLL_ALLREDUCE][NCCL_ALGO_NVLS][NCCL_PROTO_LL], 0);
 }
 
+/* v2.18.5's tables (NCCL_V2_18): a ring's LL at a quarter of the links'
+ * bus bandwidth (60 GB/s on 8 A100, not 87.7), so that 2 MiB goes by
+ * LL128 (15 + 2 MiB / 34.3 GB/s = 76.2 us against 40.6 + 16.6) where
+ * v2.30.7 keeps LL (15 + 41.9 = 56.9 us against 57.2); on one H100
+ * machine LL's ceiling is Ampere's 87.7 and NVLS runs at 5/6 of its
+ * links after 23 us; trees have no Simple base latency. */
+Test(nccl, v2_18_tables) {
+  struct nccl_comm c = comm_of(8, 1, 80, 12, 20, 24);
+  c.version = NCCL_V2_18;
+  struct nccl_model m;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  enum nccl_coll ar = NCCL_COLL_ALLREDUCE;
+  near(m.bw[ar][NCCL_ALGO_RING][NCCL_PROTO_LL], 60.0 * 8 / 14, "ring ll bw");
+  near(m.lat[ar][NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE], 2 * 7 * 4.0,
+       "tree simple lat");
+  struct nccl_choice ch;
+  cr_assert_eq(nccl_model_choose(&m, ar, 2 << 20, NCCL_ALGO_AUTO,
+                                 NCCL_PROTO_AUTO, &ch), 0);
+  cr_expect_eq(ch.proto, NCCL_PROTO_LL128);
+  c.version = NCCL_V2_30;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  cr_assert_eq(nccl_model_choose(&m, ar, 2 << 20, NCCL_ALGO_AUTO,
+                                 NCCL_PROTO_AUTO, &ch), 0);
+  cr_expect_eq(ch.proto, NCCL_PROTO_LL);
+  struct nccl_comm h = comm_of(8, 1, 90, 16, 23.175, 32);
+  h.nvls = true;
+  h.version = NCCL_V2_18;
+  cr_assert_eq(nccl_model_init(&m, &h), 0);
+  near(m.bw[ar][NCCL_ALGO_RING][NCCL_PROTO_LL],
+       fmin(87.7, 16 * 23.175 / 4) * 8 / 14, "h100 ring ll bw");
+  near(m.bw[ar][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE], 16 * 23.175 * 5 / 6,
+       "h100 nvls bw");
+  near(m.lat[ar][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE], 23, "h100 nvls lat");
+}
+
 Test(nccl, protocols) {
   near(nccl_proto_wire(NCCL_PROTO_LL), 2, "LL wire");
   near(nccl_proto_wire(NCCL_PROTO_LL128), 128.0 / 120, "LL128 wire");

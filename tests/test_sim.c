@@ -1268,15 +1268,16 @@ static double dgx4_time(const char *algorithm, long params) {
 }
 
 /* The tree's latency grows with the log of the machines, the ring's with
- * the GPUs: on 8 machines a 400 KB buffer takes the tree far less time.
- * The tuner takes what NCCL's own model picks, which is one of the two,
- * run as forced. (Two tests, so that the suite's two jobs run them side
- * by side.) */
+ * the GPUs: on 8 machines a 400 KB buffer takes the tree less time (NCCL's
+ * model: about 100 us with LL128 against the ring's 153 with LL, whose
+ * bus bandwidth NCCL holds to 19 GB/s across machines). The tuner takes
+ * what NCCL's own model picks, which is one of the two, run as forced.
+ * (Two tests, so that the suite's two jobs run them side by side.) */
 Test(nccl, tree_and_tuner_small, .timeout = 120) {
   double ring_s = dgx_time("nccl-ring", 100000);
   double tree_s = dgx_time("nccl-tree", 100000);
   double tuned_s = dgx_time("nccl", 100000);
-  cr_expect(tree_s < ring_s / 3, "small: tree %g, ring %g", tree_s, ring_s);
+  cr_expect(tree_s < 0.8 * ring_s, "small: tree %g, ring %g", tree_s, ring_s);
   cr_expect(tuned_s == tree_s || tuned_s == ring_s, "tuned %g: tree %g, "
             "ring %g", tuned_s, tree_s, ring_s);
 }
@@ -1313,14 +1314,16 @@ static double star_call(int p, long params, const char *latency,
   return t;
 }
 
-/* A tiny call with LL pays its launch and 2 (p - 1) steps of the wire's
- * latency (LL's step costs NCCL 2.7 us over the network, less than this
- * wire's 5 us: nothing beyond it), one after another down the ring. */
+/* A tiny call with LL pays NCCL's base latency (6.6 us), the host's
+ * launch the key adds, and 2 (p - 1) steps of the wire's latency (LL's
+ * step costs NCCL 2.7 us over the network, less than this wire's 5 us:
+ * nothing beyond it), one after another down the ring. */
 Test(nccl, latency_bound_ll, .timeout = 60) {
   double t = star_call(6, 6, "5us", "100Gbps",
                        "algorithm = nccl-ring\nnccl_proto = ll\n"
                        "nccl_launch = 10us");
-  cr_expect(fabs(t - (10e-6 + 10 * 5e-6)) < 0.005 * 60e-6, "%.9g s", t);
+  cr_expect(fabs(t - (6.6e-6 + 10e-6 + 10 * 5e-6)) < 0.005 * 60e-6,
+            "%.9g s", t);
 }
 
 /* A large call with Simple streams at the links' rate: 2 (p - 1)/p of the

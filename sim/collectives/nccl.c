@@ -513,7 +513,8 @@ static int default_channels(const struct point *p, const struct geo *g,
 static struct nccl_comm comm_of(const struct point *p, const struct geo *g,
                                 bool nvswitch, int cc) {
   struct node_net nn = topology_node_net(p);
-  struct nccl_comm c = {.nranks = g->p, .nnodes = g->nodes, .cc = cc,
+  struct nccl_comm c = {.version = p->nccl_version,
+                        .nranks = g->p, .nnodes = g->nodes, .cc = cc,
                         .nvls = p->nvls && nvswitch && cc >= 90,
                         .collnet = p->sharp};
   c.nchannels = g->nc;
@@ -615,7 +616,7 @@ static struct nccl_run *run_of(struct sim *s) {
  * bandwidth for the pair over its graph channels (LL's half of the link
  * and its ceiling, LL128's and the trees' per-channel ceilings; a
  * Simple ring streams at the links' rate). The point's nccl_launch,
- * nccl_step_scale, nccl_ll_bw, nccl_ll128_bw and nvls_efficiency set
+ * nccl_step, nccl_ll_bw, nccl_ll128_bw and nvls_efficiency set
  * them as a calibration fits them. */
 static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
                               enum nccl_algo a, enum nccl_proto p, int nc) {
@@ -662,10 +663,9 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
       k.chan_Bps = pt->nccl_ll128_Bps;
   }
   /* The calibration's handles (engine.h). */
-  if (pt->nccl_launch_s >= 0)
-    k.launch_s = pt->nccl_launch_s;
-  for (int h = 0; h < NCCL_HW_COUNT; h++)
-    k.step_s[h] *= pt->nccl_step_scale;
+  k.launch_s += pt->nccl_launch_s;
+  if (pt->nccl_step_s >= 0 && (p == NCCL_PROTO_SIMPLE || a == NCCL_ALGO_NVLS))
+    k.step_s[NCCL_HW_NVLINK] = k.step_s[NCCL_HW_PCI] = pt->nccl_step_s;
   return k;
 }
 

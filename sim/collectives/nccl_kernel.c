@@ -65,6 +65,17 @@ struct nk {
   void (*apply)(struct nk *k, int q, int periods);
 };
 
+/* The rate at which a channel's CTA copies a message over HW (bytes/s
+ * of wire; 0: not paced): its protocol's ceiling, else over NVLink (and
+ * PCIe) its share of the GPU's link, which every channel of the call
+ * sends over; the network's sends are the proxy's, the CTA free. */
+static double nk_pace(const struct nk *k, enum nccl_hw hw) {
+  const struct nk_cost *cost = &k->pl->cost;
+  if (cost->chan_Bps > 0)
+    return cost->chan_Bps * cost->wire;
+  return hw == NCCL_HW_NET ? 0 : k->pl->link_Bps[hw] / k->pl->nc;
+}
+
 /* The messages IN needs in flight to keep its link busy across the
  * link's latency (its bandwidth-delay product in messages, plus the one
  * arriving), at most the program's window (NCCL's FIFO slots). Fewer in
@@ -206,8 +217,9 @@ static void nk_send_also(struct nk *k, int t, int dst, int port,
     k->first_sent = now;
   const struct nk_cost *cost = &k->pl->cost;
   double rate = cost->chan_Bps > 0 ? cost->chan_Bps * cost->wire : 0;
-  if (rate > 0 && !also)
-    k->free_at[t] = fmax(k->free_at[t], now) + (double)m->bytes / rate;
+  double pace = nk_pace(k, k->pl->hw(k->c->sim, k->c->rank, dst));
+  if (pace > 0 && !also)
+    k->free_at[t] = fmax(k->free_at[t], now) + (double)m->bytes / pace;
   sim_send_channel(k->c, dst, port, m, rate);
 }
 
@@ -215,9 +227,11 @@ static void nk_send(struct nk *k, int t, int dst, int port, struct msg *m) {
   nk_send_also(k, t, dst, port, m, false);
 }
 
-/* Timer T due after DELAY, and not before its stream is free. */
+/* Timer T due DELAY after its stream is free: a step's cost is its
+ * CTA's time (its flags, fences and waits), one after the other with
+ * the copies it makes. */
 static void nk_arm(struct nk *k, int t, double delay) {
-  k->at[t] = fmax(sim_now() + delay, k->free_at[t]);
+  k->at[t] = fmax(sim_now(), k->free_at[t]) + delay;
 }
 
 /* A step's protocol cost from the caller to rank B. */
@@ -898,13 +912,17 @@ static void chunk_part(const struct nk_nvls *t, int g, int j, int k,
   *b = block_lo(lo, hi, g, k + 1);
 }
 
+/* NVLS's step cost delays a chunk without holding its stream: NCCL's
+ * NVLS kernel gives its scatter, reduce and gather each their own warps,
+ * so one chunk's synchronisation overlaps another's loads and stores
+ * (a ring's CTA does both in turn: nk_arm). */
 static void nvls_arm(struct nk *k, int q) {
   struct nk_nvls_ctx *x = k->st;
   struct nk_nvls *t = &x->ch[q];
   double o = k->pl->cost.step_s[NCCL_HW_NVLINK];
   if (!t->armed1 && t->p1 < t->m && t->p1 < t->mc + NCCL_STEPS) {
     t->armed1 = true;
-    nk_arm(k, 2 * q, o);
+    k->at[2 * q] = fmax(sim_now() + o, k->free_at[2 * q]);
   }
   if (!t->armed2 && t->p2 < t->red) {
     t->armed2 = true;

@@ -765,6 +765,30 @@ bad "negative warm-up" "warmup_steps" run small.ini \
   --set exchange.warmup_steps=-1 --out never
 bad "persistent gradients of correlation 1" "persist = 1: must be" run small.ini \
   --set gradients.persist=1 --out never
+# The keys of NCCL's kernels, NVLink SHARP, per-bucket compression and
+# GPU codec costs.
+bad "NCCL algorithm" "nccl_algo" run small.ini --set exchange.nccl_algo=rings \
+  --out never
+bad "NCCL protocol" "nccl_proto" run small.ini --set exchange.nccl_proto=LL64 \
+  --out never
+bad "NCCL version" "2.30" run small.ini --set exchange.nccl_version=2.19 \
+  --out never
+bad "NCCL launch" "nccl_launch" run small.ini --set exchange.nccl_launch=-2us \
+  --out never
+bad "NCCL step" "nccl_step" run small.ini --set exchange.nccl_step=fast \
+  --out never
+bad "LL bandwidth" "nccl_ll_bw" run small.ini --set exchange.nccl_ll_bw=0GBps \
+  --out never
+bad "LL128 bandwidth" "nccl_ll128_bw" run small.ini \
+  --set exchange.nccl_ll128_bw=1e20Bps --out never
+bad "NVLS efficiency" "nvls_efficiency" run small.ini \
+  --set exchange.nvls_efficiency=1.5 --out never
+bad "nvls" "nvls" run small.ini --set platform.nvls=maybe --out never
+bad "sharp" "sharp" run small.ini --set platform.sharp=2 --out never
+bad "compression" "per-bucket" run small.ini \
+  --set exchange.compression=per-tensor --out never
+bad "implementation" "implementation" run small.ini \
+  --set exchange.implementation=cuda --out never
 
 # [model] compute_scale multiplies a model's forward and backward times and
 # [training] step_overhead adds a fixed time to every iteration (the
