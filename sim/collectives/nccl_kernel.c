@@ -1201,10 +1201,12 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
  * step sends on what the step before brought), each channel carrying its
  * share of every message's bytes; channel 0 carries the messages
  * themselves (their payloads, encoded once, forwarded as they are), the
- * other channels only their shares' bytes. */
+ * other channels only their shares' bytes (what they forward is what
+ * they received, whether or not channel 0 has brought that message). */
 struct nk_gather {
   struct ring_chan ch;
   int sent, got;
+  uint64_t fwd; /* channels > 0: the bytes of the share received last */
   bool armed;
 };
 
@@ -1215,21 +1217,29 @@ struct nk_gathers {
   int me;           /* the caller's rank */
 };
 
-/* The message of rank R on channel Q: the whole message on channel 0
- * (its bytes its share), a message of its share's bytes on the others. */
-static struct msg *gather_part(struct nk *k, int q, struct msg *m) {
-  double share = (double)m->bytes * k->pl->cost.wire / k->pl->nc;
+/* A channel's share of message M's bytes on the wire. */
+static uint64_t gather_share(const struct nk *k, const struct msg *m) {
+  return (uint64_t)ceil((double)m->bytes * k->pl->cost.wire / k->pl->nc);
+}
+
+/* What channel Q sends for rank R at its next step: on channel 0 R's
+ * whole message (its bytes its share), on the others a message of R's
+ * share (the caller's own at step 0, else the one received last). */
+static struct msg *gather_part(struct nk *k, int q, int r) {
+  struct nk_gathers *x = k->st;
+  struct nk_gather *g = &x->g[q];
   struct msg *out;
   if (q == 0) {
+    struct msg *m = x->all[r];
     out = sim_forward(m);
-    out->tag = m->src;
     out->whole_bytes = m->whole_bytes ? m->whole_bytes : m->bytes;
+    out->bytes = gather_share(k, m);
   } else {
     out = g_new0(struct msg, 1);
     out->refs = 1;
-    out->tag = m->src;
+    out->bytes = g->sent == 0 ? gather_share(k, x->all[x->me]) : g->fwd;
   }
-  out->bytes = (uint64_t)ceil(share);
+  out->tag = r;
   return out;
 }
 
@@ -1247,7 +1257,7 @@ static void gather_fire(struct nk *k, int q) {
   g->armed = false;
   /* Send s forwards rank (me - s)'s message: its own at step 0. */
   int r = (x->me - g->sent + k->p) % k->p;
-  struct msg *out = gather_part(k, q, x->all[r]);
+  struct msg *out = gather_part(k, q, r);
   kff_sent(&x->st[q], g->ch.next,
            (double)out->bytes + k->c->sim->p->envelope_bytes);
   nk_send(k, q, g->ch.next, q, out);
@@ -1268,6 +1278,7 @@ static void gather_got(struct nk *k, struct nk_in *in, struct msg *m) {
     m->whole_bytes = 0;
     x->all[r] = m;
   } else {
+    g->fwd = m->bytes;
     msg_free(m);
   }
   g->got++;
