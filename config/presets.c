@@ -62,7 +62,10 @@ static const struct preset_value dgx_h100[] = {
 
 /* AWS p4d.24xlarge (AWS EC2 P4 instance page): 8 A100 40GB on NVSwitch,
  * 400 Gb/s of EFA as four 100 Gb/s adapters, PCIe Gen4. AWS does not
- * publish its fabric's layout: a plain fat tree, non-blocking. */
+ * publish its fabric's layout: a plain fat tree, non-blocking. NCCL runs
+ * Simple alone: AWS's network plugin sets NCCL_PROTO=simple on p4d,
+ * p4de and p3dn, where LL and LL128 are not safe over EFA
+ * (aws/aws-ofi-nccl src/platform-aws.c, force_proto_simple). */
 static const struct preset_value p4d[] = {
     {"platform", "topology", "nvswitch"},
     {"platform", "gpus_per_node", "8"},
@@ -77,6 +80,7 @@ static const struct preset_value p4d[] = {
     {"platform", "latency", "14us"},
     {"platform", "pcie_bandwidth", "24GBps"},
     {"exchange", "reduce_rate", "fused"},
+    {"exchange", "nccl_proto", "simple"},
     {"model", "device", "A100-40GB"},
     {NULL, NULL, NULL}};
 
@@ -85,7 +89,8 @@ static const struct preset_value p4d[] = {
  * The V100s are linked as a hybrid cube-mesh, not through an NVSwitch:
  * modelled as a switch that gives each GPU the 6 links x 20 GB/s NCCL
  * assigns a V100's NVLink (an approximation of the mesh; across machines
- * the one 100 Gb/s adapter is the bottleneck). */
+ * the one 100 Gb/s adapter is the bottleneck). NCCL runs Simple alone, as
+ * on p4d. */
 static const struct preset_value p3dn[] = {
     {"platform", "topology", "nvswitch"},
     {"platform", "gpus_per_node", "8"},
@@ -100,6 +105,7 @@ static const struct preset_value p3dn[] = {
     {"platform", "latency", "14us"},
     {"platform", "pcie_bandwidth", "12GBps"},
     {"exchange", "reduce_rate", "fused"},
+    {"exchange", "nccl_proto", "simple"},
     {"model", "device", "V100"},
     {NULL, NULL, NULL}};
 

@@ -171,8 +171,9 @@ static void md_fits(GString *s, const GArray *fits) {
   for (guint i = 0; i < fits->len; i++) {
     const struct repro_fit *f = &g_array_index(fits, struct repro_fit, i);
     char *v = repro_format_value(f->target);
-    g_string_append_printf(s, "| %s = %.6g | %.6g | %s", f->cal->fit, f->value,
-                           f->value, f->cal->claim_id);
+    g_string_append_printf(s, "| %s = %.6g%s | %.6g%s | %s", f->cal->fit,
+                           f->value, f->cal->unit, f->value, f->cal->unit,
+                           f->cal->claim_id);
     if (*f->cal->group)
       g_string_append_printf(s, " (%s)", f->cal->group);
     g_string_append(s, ": ");
@@ -397,7 +398,7 @@ char *repro_fits_csv(const GArray *fits) {
     GPtrArray *r = g_ptr_array_new();
     g_ptr_array_add(r, g_strdup(f->cal->name));
     g_ptr_array_add(r, g_strdup(f->cal->fit));
-    g_ptr_array_add(r, g_strdup_printf("%.9g", f->value));
+    g_ptr_array_add(r, g_strdup_printf("%.9g%s", f->value, f->cal->unit));
     g_ptr_array_add(r, g_strdup(f->cal->claim_id));
     g_ptr_array_add(r, g_strdup(f->cal->group));
     g_ptr_array_add(r, g_strdup_printf("%.9g", f->paper));

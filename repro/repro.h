@@ -30,7 +30,9 @@
  *                                paper, tolerance, note, not_evaluable
  *   [reproduce.calibrate NAME]   fit (section.key), claim (the ID of a
  *                                calibration claim), group, range
- *                                (LO..HI), variants, apply, precision: a
+ *                                (LO..HI), unit (of the range and the
+ *                                value, for keys that want one: GBps),
+ *                                variants, apply, precision: a
  *                                parameter fitted before the run (below)
  *   [reproduce.mechanism NAME]   text, source, and what turning it off
  *                                means: off (section.key = value; ...
@@ -159,7 +161,9 @@ struct repro_calibrate {
    * in its groups and paper values. */
   const struct repro_claim *claim;
   guint group_index;
-  double lo, hi;       /* the search range */
+  double lo, hi;       /* the search range (in UNIT) */
+  char *unit;          /* what follows the number when the key is set
+                        * (e.g. GBps, us); "" for a plain number */
   double precision;    /* stop within this share of the paper's value */
   GPtrArray *variants; /* labels simulated while fitting (empty: all) */
   GPtrArray *apply;    /* labels the fitted value applies to (empty: all) */

@@ -448,7 +448,8 @@ static GPtrArray *fitted_sets(const GArray *fits,
   for (guint i = 0; i < fits->len; i++) {
     const struct repro_fit *f = &g_array_index(fits, struct repro_fit, i);
     if (!var || listed(f->cal->apply, var->label))
-      g_ptr_array_add(sets, g_strdup_printf("%s=%.9g", f->cal->fit, f->value));
+      g_ptr_array_add(sets, g_strdup_printf("%s=%.9g%s", f->cal->fit,
+                                            f->value, f->cal->unit));
   }
   return sets;
 }
@@ -473,7 +474,7 @@ static GPtrArray *step_experiments(const struct job *j,
       continue;
     }
     GPtrArray *extra = fitted_sets(fits, var);
-    g_ptr_array_add(extra, g_strdup_printf("%s=%.9g", c->fit, x));
+    g_ptr_array_add(extra, g_strdup_printf("%s=%.9g%s", c->fit, x, c->unit));
     g_ptr_array_add(exps, variant_experiment(j->r, var, extra, err));
     g_ptr_array_free(extra, TRUE);
   }
@@ -491,7 +492,8 @@ static int claim_at(const struct job *j, const struct repro_calibrate *c,
   int status = REPRO_BAD_INPUT;
   GPtrArray *exps = step_experiments(j, c, fits, x, err);
   if (!exps)
-    return fail(err, status, "calibrate %s: %s = %.9g", c->name, c->fit, x);
+    return fail(err, status, "calibrate %s: %s = %.9g%s", c->name, c->fit, x,
+                c->unit);
   struct table *t = table_of(j, exps, simdir, o, &status, err);
   g_ptr_array_free(exps, TRUE);
   if (!t)

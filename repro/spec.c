@@ -141,7 +141,8 @@ static const char *const claim_keys[] = {"kind",      "text", "source",
                                          "tolerance", "note", "not_evaluable"};
 
 static const char *const calibrate_keys[] = {
-    "fit", "claim", "group", "range", "variants", "apply", "precision"};
+    "fit", "claim", "group", "range", "unit", "variants", "apply",
+    "precision"};
 static const char *const mechanism_keys[] = {"text", "source", "off",
                                              "calibrate", "derive"};
 
@@ -511,6 +512,7 @@ static void calibrate_free(struct repro_calibrate *c) {
   g_free(c->fit);
   g_free(c->claim_id);
   g_free(c->group);
+  g_free(c->unit);
   if (c->variants)
     g_ptr_array_free(c->variants, TRUE);
   if (c->apply)
@@ -562,6 +564,12 @@ static void load_calibrate(struct repro *r, GKeyFile *kf, const char *g,
   c->apply = labels_of(kf, g, "apply");
   char *range = get(kf, g, "range"), *prec = get(kf, g, "precision");
   c->precision = 1e-3;
+  c->unit = get(kf, g, "unit");
+  if (!c->unit)
+    c->unit = g_strdup("");
+  bool unit_ok = true;
+  for (const char *u = c->unit; *u; u++)
+    unit_ok = unit_ok && g_ascii_isalpha(*u);
   if (!*c->name || !c->fit || !c->claim_id || !range)
     *err = g_strdup_printf("%s: [%s] needs a name, fit (section.key), "
                            "claim and range",
@@ -574,6 +582,10 @@ static void load_calibrate(struct repro *r, GKeyFile *kf, const char *g,
     *err = g_strdup_printf("%s: [%s] range = %s: expected LO..HI with LO < "
                            "HI",
                            r->path, g, range);
+  else if (!unit_ok)
+    *err = g_strdup_printf("%s: [%s] unit = %s: expected letters, the "
+                           "unit the key's values take (e.g. GBps, us)",
+                           r->path, g, c->unit);
   else if (prec && (!parse_number(prec, &c->precision) ||
                     !(c->precision > 0 && c->precision < 1)))
     *err = g_strdup_printf("%s: [%s] precision = %s: expected a share of "

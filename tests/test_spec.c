@@ -133,7 +133,8 @@ static const char FULL[] =
     "fit = platform.bandwidth\n"
     "claim = cal\n"
     "group = 8\n"
-    "range = 1e9..1e11\n"
+    "range = 1..100\n"
+    "unit = Gbps\n"
     "variants = WA, ring\n"
     "apply = ring\n"
     "precision = 1e-2\n"
@@ -277,8 +278,9 @@ Test(spec, reads_back_typed_values) {
   cr_expect_eq(k->claim, c);
   cr_expect_str_eq(k->group, "8");
   cr_expect_eq(k->group_index, 1);
-  cr_expect_eq(k->lo, 1e9);
-  cr_expect_eq(k->hi, 1e11);
+  cr_expect_eq(k->lo, 1);
+  cr_expect_eq(k->hi, 100);
+  cr_expect_str_eq(k->unit, "Gbps");
   cr_expect_eq(k->precision, 1e-2);
   cr_assert_eq(k->variants->len, 2);
   cr_expect_str_eq(str(k->variants, 0), "WA");
@@ -291,6 +293,7 @@ Test(spec, reads_back_typed_values) {
   cr_expect_eq(k->lo, 0);
   cr_expect_eq(k->hi, 1e-5);
   cr_expect_eq(k->precision, 1e-3, "the default precision");
+  cr_expect_str_eq(k->unit, "", "no unit: a plain number");
   cr_expect_eq(k->variants->len, 0);
   cr_expect_eq(k->apply->len, 0);
   repro_free(r);
@@ -522,7 +525,12 @@ Test(spec, refuses_calibrations) {
                   "range = 0.1..10\ncolour = red\n"),
           false,
           "[reproduce.calibrate k] unknown key 'colour' (valid: fit, claim, "
-          "group, range, variants, apply, precision)");
+          "group, range, unit, variants, apply, precision)");
+  refused(BAD_CAL("fit = model.compute_scale\nclaim = cal\ngroup = 4\n"
+                  "range = 0.1..10\nunit = G bps\n"),
+          false,
+          "[reproduce.calibrate k] unit = G bps: expected letters, the unit "
+          "the key's values take (e.g. GBps, us)");
   refused(BAD_CAL("fit = model.compute_scale\nclaim = cal\ngroup = 4\n"),
           false,
           "[reproduce.calibrate k] needs a name, fit (section.key), claim "
