@@ -1,5 +1,9 @@
-/* codecs/bf16.c: bfloat16, round to nearest even: the gradient format of
- * most mixed-precision training today. The format is fp32's sign, its 8
+/* codecs/bf16.c: bfloat16, round to nearest even, as a codec: the cast a
+ * bucket takes in PyTorch DDP's bf16_compress_hook (with [exchange]
+ * compression = per-bucket: cast once, allreduced in bf16, cast back),
+ * or at every hop of a ring that re-encodes partial sums (per-hop,
+ * INCEPTIONN's way). Gradients that are bf16 already travel without a
+ * codec ([model] grad_dtype = bf16). The format is fp32's sign, its 8
  * exponent bits and the top 7 of its 23 fraction bits (Intel, "BFLOAT16 -
  * Hardware Numerics Definition", 2018; Kalamkar et al., "A Study of
  * BFLOAT16 for Deep Learning Training", 2019), so a bf16 is the top half
@@ -159,8 +163,9 @@ const struct codec_ops codec_bf16_ops = {
     .info = {.name = "bf16",
              .params = "",
              .description = "bfloat16, round to nearest even (Intel BF16 "
-                            "numerics; Kalamkar et al. 2019 mixed "
-                            "precision)"},
+                            "numerics): DDP's bf16_compress_hook per "
+                            "bucket; native bf16 gradients are "
+                            "grad_dtype = bf16"},
     .init = bf16_init,
     .configure = bf16_configure,
     .describe = bf16_describe,

@@ -16,7 +16,8 @@ static const char RUNS_HEADER[] =
     "fast_forwarded_steps,packets,header_bytes,driver_s,nic_s,nic_busy,"
     "nic_stall_cycles,fast_forwarded_iterations,device,precision,"
     "grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,"
-    "exposed_reduce_s,split_idle_s,aggr_reduce_s,fast_forwarded_buckets\n";
+    "exposed_reduce_s,split_idle_s,aggr_reduce_s,fast_forwarded_buckets,"
+    "compression,implementation\n";
 static const char ITER_HEADER[] =
     "point,iteration,worker,start_s,end_s,compute_s,codec_s,comm_s,"
     "reduce_s,idle_s,exchange_s,wire_bytes\n";
@@ -111,7 +112,9 @@ char *results_row(const struct point *p, const struct run_result *r) {
   csv_num(s, r->exposed_reduce_s);
   csv_num(s, r->split_idle_s);
   csv_num(s, r->aggr_reduce_s);
-  g_string_append_printf(s, ",%" G_GUINT64_FORMAT "\n", r->ff_buckets);
+  g_string_append_printf(s, ",%" G_GUINT64_FORMAT ",%s,%s\n", r->ff_buckets,
+                         compression_names[p->compression],
+                         implementation_names[p->implementation]);
   return g_string_free(s, FALSE);
 }
 

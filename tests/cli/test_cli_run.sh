@@ -69,8 +69,8 @@ if run_ok "a small ring runs" run small.ini --out o1; then
   done
   check "runs.csv has the required columns" "$(isempty "$miss")" \
     "missing:$miss" "header: $hdr"
-  check "runs.csv ends with the split of iteration_s" \
-    "$(case $hdr in *,grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,exposed_reduce_s,split_idle_s,aggr_reduce_s,fast_forwarded_buckets) echo 0 ;; *) echo 1 ;; esac)" \
+  check "runs.csv ends with the split, the buckets skipped and the compression" \
+    "$(case $hdr in *,grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,exposed_reduce_s,split_idle_s,aggr_reduce_s,fast_forwarded_buckets,compression,implementation) echo 0 ;; *) echo 1 ;; esac)" \
     "header: $hdr"
   check "runs.csv has one row" "$([ "$(csv_rows o1/runs.csv)" = 1 ]; echo $?)"
   rel=$(csv_get o1/runs.csv 1 formula_rel_err)
@@ -785,6 +785,8 @@ bad "NVLS efficiency" "nvls_efficiency" run small.ini \
   --set exchange.nvls_efficiency=1.5 --out never
 bad "nvls" "nvls" run small.ini --set platform.nvls=maybe --out never
 bad "sharp" "sharp" run small.ini --set platform.sharp=2 --out never
+bad "sharp = true" "not simulated yet" run small.ini --set platform.sharp=true \
+  --out never
 bad "compression" "per-bucket" run small.ini \
   --set exchange.compression=per-tensor --out never
 bad "implementation" "implementation" run small.ini \
