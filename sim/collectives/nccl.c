@@ -36,9 +36,8 @@
  * - nccl-rail: a ring reduce-scatter inside each machine, a ring
  *   allreduce of each GPU's block with the GPUs of its index in the other
  *   machines (its rail), a ring allgather inside.
- * - nccl: the tuner, per bucket the cheaper of nccl-ring and nccl-tree by
- *   their formulas (formula.h) on the point's network, as NCCL's tuner
- *   takes the least of its own cost model.
+ * - nccl: NCCL's tuner (below): ring, tree, NVLS on one machine or
+ *   NVLS's tree across machines, as NCCL's own cost model picks them.
  *
  * How a call runs (nccl_kernel.c): NCCL's tuner (models/nccl.h, NCCL's
  * own cost model) picks the algorithm, protocol and channels of every
@@ -541,9 +540,16 @@ static struct nccl_comm comm_of(const struct point *p, const struct geo *g,
   c.graph[NCCL_ALGO_NVLS].bw_inter =
       g->nodes > 1 ? g->nics * nic / c.nvls_channels / 1e9
                    : c.graph[NCCL_ALGO_NVLS].bw_intra;
-  /* Not simulated: NVLS across machines (with SHARP, or its tree) and
-   * CollNet; NCCL's tuner is not offered them. */
-  c.graph[NCCL_ALGO_NVLS_TREE].nchannels = 0;
+  /* NVLS's tree across machines: every GPU the head of its part, its
+   * rail's NIC the tree's edges (a head for each GPU needs a NIC for
+   * each: NCCL's nHeads is the machine's NICs, which gradsim's kernel
+   * does not split further). */
+  c.graph[NCCL_ALGO_NVLS_TREE] = c.graph[NCCL_ALGO_NVLS];
+  c.graph[NCCL_ALGO_NVLS_TREE].bw_inter = g->nics * nic / c.nvls_channels / 1e9;
+  if (g->nodes < 2 || g->nics != g->g)
+    c.graph[NCCL_ALGO_NVLS_TREE].nchannels = 0;
+  /* Not simulated: NVLS across machines with SHARP, and CollNet; NCCL's
+   * tuner is not offered them. */
   c.graph[NCCL_ALGO_COLLNET_DIRECT].nchannels = 0;
   c.graph[NCCL_ALGO_COLLNET_CHAIN].nchannels = 0;
   if (g->nodes > 1)
@@ -628,13 +634,13 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
                            r->lat_hw[h],
                        0);
   const struct nccl_comm *c = &r->model.comm;
-  if (a == NCCL_ALGO_NVLS) {
+  if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
     /* NVLS: NCCL's latency once (its NVLink figure is the call's, not a
      * step's); a chunk's step as a Simple ring step's (its loads and
      * stores synchronised alike); every flow at NCCL's NVLS efficiency
      * of its share of the NVLink (one channel of the NVLS graph's short
      * of it, as NCCL's model has it). */
-    const struct nccl_graph *gr = &c->graph[NCCL_ALGO_NVLS];
+    const struct nccl_graph *gr = &c->graph[a];
     k.launch_s = 1e-6 * nccl_hw_latency(NCCL_HW_NVLINK, a, p);
     for (int h = 0; h < NCCL_HW_COUNT; h++)
       k.step_s[h] = fmax(1e-6 * nccl_hw_latency((enum nccl_hw)h,
@@ -642,6 +648,12 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
                                                 NCCL_PROTO_SIMPLE) -
                              r->lat_hw[h],
                          0);
+    /* A step of the tree between machines: NCCL's NVLS tree's network
+     * latency beyond the wire's. */
+    k.step_s[NCCL_HW_NET] =
+        fmax(1e-6 * nccl_hw_latency(NCCL_HW_NET, NCCL_ALGO_NVLS_TREE, p) -
+                 r->lat_hw[NCCL_HW_NET],
+             0);
     double eff = pt->nvls_efficiency > 0
                      ? pt->nvls_efficiency
                      : nccl_nvls_efficiency(c->cc) * (gr->nchannels - 1) /
@@ -690,8 +702,8 @@ static uint64_t tree_chunk_bytes(const struct nccl_run *r, enum nccl_proto p,
   return chunk;
 }
 
-/* NVLS's chunk (calcCollChunking): NCCL_NVLS_CHUNKSIZE's 128 KiB, less
- * while the call is small for its channels' G heads. */
+/* NVLS's chunk (calcCollChunking): NCCL_NVLS_CHUNKSIZE's 128 KiB a head,
+ * less while the call is small for its channels' G heads. */
 static uint64_t nvls_chunk_bytes(int nc, int g, double bytes) {
   uint64_t chunk = 128 << 10;
   double ops = (double)nc * g;
@@ -701,6 +713,24 @@ static uint64_t nvls_chunk_bytes(int nc, int g, double bytes) {
     chunk = 32768;
   if (bytes < 2 * ops * chunk && chunk > 16384)
     chunk = 16384;
+  return chunk;
+}
+
+/* NVLS's tree's chunk (calcCollChunking, ncclNvlsTuning on Hopper): 128
+ * KiB (64 KiB from four machines on), less while the call is small for
+ * its channels' G heads. */
+static uint64_t nvls_tree_chunk_bytes(int nc, int g, int nodes,
+                                      double bytes) {
+  uint64_t chunk = nodes >= 4 ? 65536 : 128 << 10;
+  double ops = (double)nc * g;
+  if (bytes < 32 * ops * chunk && chunk > 262144)
+    chunk = 262144;
+  if (bytes < 16 * ops * chunk && chunk > 131072)
+    chunk = 131072;
+  if (bytes < 4 * ops * chunk && chunk > 65536)
+    chunk = 65536;
+  if (bytes < 1 * ops * chunk && chunk > 32768)
+    chunk = 32768;
   return chunk;
 }
 
@@ -751,15 +781,35 @@ static void tree_chans(const struct coll_call *c, const struct geo *g, int nc,
   }
 }
 
+/* NVLS's trees across machines (NCCL's NVLS tree): channel K's over the
+ * machines on NCCL's tree K mod 2, among the GPUs of the caller's index
+ * (the heads of its part, on its rail). */
+static void nvls_trees(const struct coll_call *c, const struct geo *g,
+                       int nc, struct nk_tree *t) {
+  int node = c->rank / g->g, local = c->rank % g->g;
+  for (int k = 0; k < nc; k++) {
+    int up, d0, d1;
+    dtree(g->nodes, k % 2, node, &up, &d0, &d1);
+    t[k] = (struct nk_tree){.up = up < 0 ? -1 : up * g->g + local};
+    if (d0 >= 0)
+      t[k].kids[t[k].nkids++] = d0 * g->g + local;
+    if (d1 >= 0)
+      t[k].kids[t[k].nkids++] = d1 * g->g + local;
+  }
+}
+
 /* How many of a call's channels of algorithm A take distinct paths on
  * machines G (channel c and c + kinds alike): a ring's by its rail
  * across machines (rail_first), a tree's by its rail and which of the two
  * trees it is; inside one machine every channel's ring or chain is the
  * same cycle of the same NVSwitch from another start, and NVLS's the
- * same switch. */
+ * same switch; NVLS's trees across machines by which of the two trees
+ * theirs is. */
 static int alike_kinds(const struct geo *g, enum nccl_algo a) {
   if (a == NCCL_ALGO_NVLS || g->nodes == 1)
     return 1;
+  if (a == NCCL_ALGO_NVLS_TREE)
+    return 2;
   int rails = railed(g) ? g->nics : 1;
   if (a == NCCL_ALGO_TREE)
     return rails % 2 ? 2 * rails : rails;
@@ -826,14 +876,22 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
   if (ch.algo == NCCL_ALGO_RING && ch.proto == NCCL_PROTO_SIMPLE)
     pl.window = NCCL_STEPS / 2;
   pl.cost.chan_Bps *= merge;
-  if (ch.algo == NCCL_ALGO_NVLS) {
-    pl.chunk = merge * nvls_chunk_bytes(ch.nchannels, r->g.g, bytes) /
+  if (ch.algo == NCCL_ALGO_NVLS || ch.algo == NCCL_ALGO_NVLS_TREE) {
+    pl.chunk = merge *
+               (ch.algo == NCCL_ALGO_NVLS
+                    ? nvls_chunk_bytes(ch.nchannels, r->g.g, bytes)
+                    : nvls_tree_chunk_bytes(ch.nchannels, r->g.g,
+                                            r->g.nodes, bytes)) /
                (uint64_t)vb;
     int node = c->rank / r->g.g, nq = r->model.comm.nvls_channels;
     xbt_assert(pl.nc <= nq, "NVLS on %d channels of %d", pl.nc, nq);
-    nccl_kernel_nvls(c, &pl, r->g.g,
+    struct nk_tree t[RING_CHANNELS_MAX];
+    if (ch.algo == NCCL_ALGO_NVLS_TREE)
+      nvls_trees(c, &r->g, pl.nc, t);
+    nccl_kernel_nvls(c, &pl, r->g.g, r->g.p,
                      c->sim->nworkers + c->sim->naggr + node,
-                     r->switches + (size_t)node * nq);
+                     r->switches + (size_t)node * nq,
+                     ch.algo == NCCL_ALGO_NVLS_TREE ? t : NULL);
   } else if (ch.algo == NCCL_ALGO_TREE) {
     pl.chunk = merge * tree_chunk_bytes(r, ch.proto, ch.nchannels, bytes) /
                (uint64_t)vb;
@@ -861,7 +919,8 @@ static void switch_actor(int argc, char **argv) {
  * switch host (platforms/nvswitch.c), rank nworkers + naggr + machine. */
 static void nccl_spawn(struct sim *s) {
   struct nccl_run *r = run_of(s);
-  if (r->model.comm.graph[NCCL_ALGO_NVLS].nchannels < 1 ||
+  if ((r->model.comm.graph[NCCL_ALGO_NVLS].nchannels < 1 &&
+       r->model.comm.graph[NCCL_ALGO_NVLS_TREE].nchannels < 1) ||
       !r->model.comm.nvls)
     return;
   int nm = r->g.nodes, nq = r->model.comm.nvls_channels;
@@ -966,10 +1025,10 @@ static int check_forced(const struct point *p, enum nccl_algo force,
     snprintf(err, errlen,
              "[exchange] nccl_algo = %s with nccl_proto = %s: no such "
              "algorithm and protocol here (NVLS needs [platform] nvls = "
-             "true on an nvswitch of compute capability 9.0 or later, and "
-             "one machine: NVLS across machines, its tree and CollNet are "
-             "not simulated; NVLS runs Simple only; LL128 by default only "
-             "over NVLink)",
+             "true on an nvswitch of compute capability 9.0 or later: nvls "
+             "on one machine, nvls-tree across machines with a NIC per "
+             "GPU; NVLS with SHARP and CollNet are not simulated; NVLS "
+             "runs Simple only; LL128 by default only over NVLink)",
              nccl_algo_names[fa], nccl_proto_names[p->nccl_proto]);
     return -1;
   }

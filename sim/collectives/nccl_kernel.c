@@ -884,10 +884,27 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
  * apart, as NCCL's NVLS channels are (an actor a channel). Ports: on
  * channel Q a GPU sends its chunks on NVLS_PORT + 2Q, its reduced parts
  * on NVLS_PORT + 2Q + 1; the switch sends the reduced parts on
- * NVLS_DOWN + 2Q and its multicasts on NVLS_DOWN + 2Q + 1. A GPU's
- * fast-forward events: its chunks sent, one a period. */
+ * NVLS_DOWN + 2Q and its multicasts on NVLS_DOWN + 2Q + 1.
+ *
+ * NVLS's tree across machines (NCCL's NVLS_TREE, all_reduce.h): GPU k of
+ * every machine is the head of part k, and the heads of part k form the
+ * channel's tree over the machines (NCCL's double binary tree, over the
+ * GPUs of one rail). A head adds to its machine's sum of part k (the
+ * switch's) its children's, which they send up on NVLS_NET + Q, sends
+ * the sum to its parent (the reduce warps), and stores the total it gets
+ * back (the root: its own) to the switch while sending it down to its
+ * children (the broadcast warps). A parent credits each child on
+ * NVLS_CREDIT + Q for every chunk it takes, NCCL_STEPS in flight.
+ *
+ * Timers: 3Q a chunk to the switch, 3Q + 1 a part stored (and sent
+ * down), 3Q + 2 a part sent up. A GPU's fast-forward events: its chunks
+ * sent, one a period. */
 #define NVLS_PORT 128
 #define NVLS_DOWN (NVLS_PORT + 2 * RING_CHANNELS_MAX)
+#define NVLS_NET (NVLS_DOWN + 2 * RING_CHANNELS_MAX)
+#define NVLS_CREDIT (NVLS_NET + RING_CHANNELS_MAX)
+
+enum { NT_KID0 = 4, NT_PARENT = 8, NT_CREDIT = 9 };
 
 struct nk_nvls {
   int m;          /* chunks */
@@ -895,6 +912,13 @@ struct nk_nvls {
   int p1, red, p2, mc; /* chunks sent, reduced parts in, parts stored,
                         * multicasts in */
   bool armed1, armed2;
+  /* Across machines: the channel's tree, chunks sent up, credits from
+   * the parent, totals from the parent, chunks from each child (held
+   * until taken: a child's part may come before this machine's sum). */
+  const struct nk_tree *tr;
+  int up_sent, credits, got_par, got_kid[3], used_kid;
+  struct msg *held[3][NK_WINDOW];
+  bool armed_up;
 };
 
 /* The NVLS program's own: the machine's GPUs and its switch's rank. */
@@ -912,6 +936,30 @@ static void chunk_part(const struct nk_nvls *t, int g, int j, int k,
   *b = block_lo(lo, hi, g, k + 1);
 }
 
+static int held_min(const struct nk_nvls *t) {
+  int m = INT32_MAX;
+  for (int i = 0; t->tr && i < t->tr->nkids; i++)
+    m = t->got_kid[i] < m ? t->got_kid[i] : m;
+  return m;
+}
+
+/* Totals this head may store (and send down): its own sums of its
+ * children's and its machine's at the root, else its parent's. */
+static int nvls_totals(const struct nk_nvls *t) {
+  if (!t->tr)
+    return t->red;
+  if (t->tr->up >= 0)
+    return t->got_par;
+  int h = held_min(t);
+  return h < t->red ? h : t->red;
+}
+
+static bool nvls_up_ready(const struct nk_nvls *t) {
+  return t->tr && t->tr->up >= 0 && t->up_sent < t->m &&
+         t->up_sent < t->red && held_min(t) > t->up_sent &&
+         t->up_sent < t->credits + NCCL_STEPS;
+}
+
 /* NVLS's step cost delays a chunk without holding its stream: NCCL's
  * NVLS kernel gives its scatter, reduce and gather each their own warps,
  * so one chunk's synchronisation overlaps another's loads and stores
@@ -922,11 +970,16 @@ static void nvls_arm(struct nk *k, int q) {
   double o = k->pl->cost.step_s[NCCL_HW_NVLINK];
   if (!t->armed1 && t->p1 < t->m && t->p1 < t->mc + NCCL_STEPS) {
     t->armed1 = true;
-    k->at[2 * q] = fmax(sim_now() + o, k->free_at[2 * q]);
+    k->at[3 * q] = fmax(sim_now() + o, k->free_at[3 * q]);
   }
-  if (!t->armed2 && t->p2 < t->red) {
+  if (!t->armed2 && t->p2 < nvls_totals(t)) {
     t->armed2 = true;
-    k->at[2 * q + 1] = fmax(sim_now() + o, k->free_at[2 * q]);
+    k->at[3 * q + 1] = fmax(sim_now() + o, k->free_at[3 * q]);
+  }
+  if (!t->armed_up && nvls_up_ready(t)) {
+    t->armed_up = true;
+    k->at[3 * q + 2] = fmax(sim_now() + k->pl->cost.step_s[NCCL_HW_NET],
+                            k->free_at[3 * q + 2]);
   }
 }
 
@@ -949,13 +1002,34 @@ static void nvls_apply(struct nk *k, int q, int periods) {
   s->aggr_wire_bytes += back;
 }
 
+/* Take the held parts of chunk J from the children into the vector, and
+ * credit each child. */
+static void nvls_take_kids(struct nk *k, int q, int j) {
+  struct nk_nvls_ctx *x = k->st;
+  struct nk_nvls *t = &x->ch[q];
+  uint64_t a, b;
+  chunk_part(t, x->g, j, x->local, &a, &b);
+  for (int i = 0; i < t->tr->nkids; i++) {
+    struct msg *m = t->held[i][j % NK_WINDOW];
+    t->held[i][j % NK_WINDOW] = NULL;
+    xbt_assert(m, "NVLS tree: child %d's chunk %d not held", i, j);
+    sim_unpack(k->c, m, k->c->v, a, b, true);
+    msg_free(m);
+    struct msg *cr = g_new0(struct msg, 1);
+    cr->refs = 1;
+    cr->bytes = CREDIT_BYTES;
+    sim_send_channel(k->c, t->tr->kids[i], NVLS_CREDIT + q, cr, 0);
+  }
+  t->used_kid++;
+}
+
 static void nvls_fire(struct nk *k, int s) {
   struct nk_nvls_ctx *x = k->st;
-  int q = s / 2;
+  int q = s / 3;
   struct nk_nvls *t = &x->ch[q];
   uint64_t a, b;
   double env = k->c->sim->p->envelope_bytes;
-  if (s % 2 == 0) {
+  if (s % 3 == 0) {
     t->armed1 = false;
     struct msg *out = g_new0(struct msg, 1);
     out->refs = 1;
@@ -975,16 +1049,34 @@ static void nvls_fire(struct nk *k, int s) {
       w->first_send = sim_now();
     t->p1++;
     kff_event(&x->st[q]);
-  } else {
+  } else if (s % 3 == 1) {
     t->armed2 = false;
+    /* The root adds its children's parts now; the others' totals came
+     * from their parents. */
+    if (t->tr && t->tr->up < 0)
+      nvls_take_kids(k, q, t->p2);
     chunk_part(t, x->g, t->p2, x->local, &a, &b);
     struct msg *out = nk_pack(k, a, b, t->cv / (uint64_t)x->g);
     out->tag = q;
     out->rate_Bps = k->pl->cost.chan_Bps;
     kff_sent(&x->st[q], x->sw, (double)out->bytes + env);
+    for (int i = 0; t->tr && i < t->tr->nkids; i++) {
+      struct msg *down = nk_pack(k, a, b, t->cv / (uint64_t)x->g);
+      down->tag = q;
+      kff_sent(&x->st[q], t->tr->kids[i], (double)down->bytes + env);
+      nk_send_also(k, 3 * q + 2, t->tr->kids[i], NVLS_NET + q, down, i > 0);
+    }
     /* Both phases are one channel's copies: one rate. */
-    nk_send(k, 2 * q, x->sw, NVLS_PORT + 2 * q + 1, out);
+    nk_send(k, 3 * q, x->sw, NVLS_PORT + 2 * q + 1, out);
     t->p2++;
+  } else {
+    t->armed_up = false;
+    nvls_take_kids(k, q, t->up_sent);
+    chunk_part(t, x->g, t->up_sent, x->local, &a, &b);
+    struct msg *out = nk_pack(k, a, b, t->cv / (uint64_t)x->g);
+    out->tag = q;
+    nk_send(k, s, t->tr->up, NVLS_NET + q, out);
+    t->up_sent++;
   }
   nvls_arm(k, q);
 }
@@ -1000,7 +1092,7 @@ static void nvls_got(struct nk *k, struct nk_in *in, struct msg *msg) {
     for (size_t i = 0; i < msg->nparts; i++)
       sim_unpack(k->c, msg->parts[i], k->c->v, a, b, i > 0);
     t->red++;
-  } else {
+  } else if (in->tag == 1) {
     /* Every GPU's reduced part. */
     for (size_t i = 0; i < msg->nparts; i++) {
       chunk_part(t, x->g, t->mc, (int)i, &a, &b);
@@ -1008,16 +1100,34 @@ static void nvls_got(struct nk *k, struct nk_in *in, struct msg *msg) {
     }
     t->mc++;
     kff_rx(&x->st[q]);
+  } else if (in->tag == NT_PARENT) {
+    /* The total of part `local` from the tree. */
+    chunk_part(t, x->g, t->got_par, x->local, &a, &b);
+    sim_unpack(k->c, msg, k->c->v, a, b, false);
+    t->got_par++;
+  } else if (in->tag == NT_CREDIT) {
+    t->credits++;
+  } else {
+    int i = in->tag - NT_KID0, j = t->got_kid[i]++;
+    xbt_assert(!t->held[i][j % NK_WINDOW], "NVLS tree: a child's window "
+               "overrun");
+    t->held[i][j % NK_WINDOW] = msg;
+    msg = NULL;
   }
-  msg_free(msg);
+  if (msg)
+    msg_free(msg);
   nvls_arm(k, q);
 }
 
 static bool nvls_done(const struct nk *k) {
   const struct nk_nvls_ctx *x = k->st;
-  for (int q = 0; q < k->nt / 2; q++)
-    if (x->ch[q].mc < x->ch[q].m)
+  for (int q = 0; q < k->nt / 3; q++) {
+    const struct nk_nvls *t = &x->ch[q];
+    if (t->mc < t->m)
       return false;
+    if (t->tr && t->tr->up >= 0 && (t->up_sent < t->m || t->credits < t->m))
+      return false;
+  }
   return true;
 }
 
@@ -1137,19 +1247,20 @@ void nccl_switch_serve(struct nk_switch *w) {
 }
 
 void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
-                      int sw, struct nk_switch *const *switches) {
+                      int p, int sw, struct nk_switch *const *switches,
+                      const struct nk_tree *tree) {
   if (g < 2)
     return;
   int nc = pl->nc;
-  struct nk k = {.c = c, .pl = pl, .p = g, .prog = &nvls_prog, .nt = 2 * nc,
+  struct nk k = {.c = c, .pl = pl, .p = p, .prog = &nvls_prog, .nt = 3 * nc,
                  .apply = nvls_apply};
   struct nk_nvls_ctx x = {.ch = g_new0(struct nk_nvls, nc),
                           .st = g_new0(struct kff_stream, nc), .g = g,
                           .local = c->rank % g, .sw = sw};
   k.st = &x;
-  k.at = g_new(double, 2 * nc);
-  k.free_at = g_new0(double, 2 * nc);
-  k.in = g_new0(struct nk_in, 2 * nc);
+  k.at = g_new(double, 3 * nc);
+  k.free_at = g_new0(double, 3 * nc);
+  k.in = g_new0(struct nk_in, 7 * nc);
   long *total = g_new(long, nc);
   uint64_t n = c->v->n;
   for (int q = 0; q < nc; q++) {
@@ -1157,16 +1268,36 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
     t->lo = block_lo(0, n, nc, q);
     t->hi = block_lo(0, n, nc, q + 1);
     uint64_t cn = t->hi - t->lo;
-    t->m = cn ? (int)((cn + pl->chunk - 1) / pl->chunk) : 0;
+    /* A step moves a chunk for each of the G heads (NCCL's loop of
+     * nHeads x chunkSize): each GPU's part is a chunk. */
+    uint64_t step = pl->chunk * (uint64_t)g;
+    t->m = cn ? (int)((cn + step - 1) / step) : 0;
     t->cv = cn ? aligned_block(c, cn, (uint64_t)t->m * g) * g : 0;
-    total[q] = t->m;
-    k.at[2 * q] = k.at[2 * q + 1] = INFINITY;
+    t->tr = tree ? &tree[q] : NULL;
+    /* Across machines the tree's network steps are not one regime with
+     * the machine's (no jump: step by step). */
+    total[q] = tree ? 0 : t->m;
+    k.at[3 * q] = k.at[3 * q + 1] = k.at[3 * q + 2] = INFINITY;
+    double cb = (double)t->cv * sim_value_bytes(c) * pl->cost.wire;
     for (int ph = 0; ph < 2; ph++)
       k.in[k.nin++] = (struct nk_in){
           .chan = q, .port = NVLS_DOWN + 2 * q + ph, .tag = ph, .src = sw,
-          .remaining = t->m,
-          .bytes = (double)t->cv * sim_value_bytes(c) * pl->cost.wire /
-                   (ph ? 1 : g)};
+          .remaining = t->m, .bytes = ph ? cb : cb / g};
+    if (!tree)
+      continue;
+    for (int i = 0; i < tree[q].nkids; i++)
+      k.in[k.nin++] = (struct nk_in){.chan = q, .port = NVLS_NET + q,
+                                     .src = tree[q].kids[i],
+                                     .tag = NT_KID0 + i, .remaining = t->m,
+                                     .bytes = cb / g};
+    if (tree[q].up >= 0) {
+      k.in[k.nin++] = (struct nk_in){.chan = q, .port = NVLS_NET + q,
+                                     .src = tree[q].up, .tag = NT_PARENT,
+                                     .remaining = t->m, .bytes = cb / g};
+      k.in[k.nin++] = (struct nk_in){.chan = q, .port = NVLS_CREDIT + q,
+                                     .src = tree[q].up, .tag = NT_CREDIT,
+                                     .remaining = t->m};
+    }
   }
   kff_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
   /* The switch's gathers jump with the GPUs: the first GPU of the call

@@ -89,8 +89,11 @@ struct nk_switch *nccl_switch_new(struct sim *s, int rank, int q,
 void nccl_switch_serve(struct nk_switch *w);
 /* NVLS inside one machine of G GPUs on PL->nc channels (NCCL_ALGO=NVLS),
  * through the machine's NVSwitch of rank SW (SWITCHES[q]: its channel
- * q). */
+ * q); with TREE (TREE[q]: channel q's tree over the machines, its up
+ * and kids the caller's counterparts there), NVLS's tree across P ranks
+ * (NCCL_ALGO=NVLSTree); NULL: one machine. */
 void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
-                      int sw, struct nk_switch *const *switches);
+                      int p, int sw, struct nk_switch *const *switches,
+                      const struct nk_tree *tree);
 
 #endif
