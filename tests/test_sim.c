@@ -1421,6 +1421,7 @@ ParameterizedTestParameters(nccl, fast_forward_exact) {
       {2, 64000000, "algorithm = nccl-ring\nnccl_proto = simple\nchannels = 2"},
       {2, 64000000, "algorithm = nccl-tree\nnccl_proto = simple\nchannels = 2"},
       {1, 256000000, "algorithm = nccl\nnccl_algo = nvls"},
+      {2, 256000000, "algorithm = nccl\nnccl_algo = nvls-tree"},
       {1, 64000000, "algorithm = nccl-ring\nnccl_proto = ll128\nchannels = 2"},
   };
   return cr_make_param_array(struct kcase, cases,

@@ -993,6 +993,24 @@ static void nvls_apply(struct nk *k, int q, int periods) {
   t->red += periods;
   t->p2 += periods;
   t->mc += periods;
+  if (t->tr) {
+    /* The tree's counts too, and the children's held parts renumbered:
+     * a part held for chunk j now stands for chunk j + PERIODS (no values
+     * travel where a call jumps). */
+    if (t->tr->up >= 0) {
+      t->up_sent += periods;
+      t->credits += periods;
+      t->got_par += periods;
+    }
+    t->used_kid += periods;
+    for (int i = 0; i < t->tr->nkids; i++) {
+      struct msg *h[NK_WINDOW];
+      for (int j = 0; j < NK_WINDOW; j++)
+        h[(j + periods) % NK_WINDOW] = t->held[i][j];
+      memcpy(t->held[i], h, sizeof h);
+      t->got_kid[i] += periods;
+    }
+  }
   for (int i = 0; i < k->nin; i++)
     if (k->in[i].chan == q)
       k->in[i].remaining -= periods;
@@ -1018,6 +1036,8 @@ static void nvls_take_kids(struct nk *k, int q, int j) {
     struct msg *cr = g_new0(struct msg, 1);
     cr->refs = 1;
     cr->bytes = CREDIT_BYTES;
+    kff_sent(&x->st[q], t->tr->kids[i],
+             CREDIT_BYTES + k->c->sim->p->envelope_bytes);
     sim_send_channel(k->c, t->tr->kids[i], NVLS_CREDIT + q, cr, 0);
   }
   t->used_kid++;
@@ -1075,6 +1095,7 @@ static void nvls_fire(struct nk *k, int s) {
     chunk_part(t, x->g, t->up_sent, x->local, &a, &b);
     struct msg *out = nk_pack(k, a, b, t->cv / (uint64_t)x->g);
     out->tag = q;
+    kff_sent(&x->st[q], t->tr->up, (double)out->bytes + env);
     nk_send(k, s, t->tr->up, NVLS_NET + q, out);
     t->up_sent++;
   }
@@ -1274,9 +1295,7 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
     t->m = cn ? (int)((cn + step - 1) / step) : 0;
     t->cv = cn ? aligned_block(c, cn, (uint64_t)t->m * g) * g : 0;
     t->tr = tree ? &tree[q] : NULL;
-    /* Across machines the tree's network steps are not one regime with
-     * the machine's (no jump: step by step). */
-    total[q] = tree ? 0 : t->m;
+    total[q] = t->m;
     k.at[3 * q] = k.at[3 * q + 1] = k.at[3 * q + 2] = INFINITY;
     double cb = (double)t->cv * sim_value_bytes(c) * pl->cost.wire;
     for (int ph = 0; ph < 2; ph++)
