@@ -1444,6 +1444,31 @@ ParameterizedTest(struct kcase *c, nccl, fast_forward_exact, .timeout = 200) {
   g_free(keys);
 }
 
+/* A tree across two p4d machines, bound by their EFA adapters: each
+ * stream alternates two patterns (a period of two chunks) and its
+ * credits share the broadcast's links; the call still jumps, to the same
+ * results as step by step. */
+Test(nccl, tree_fast_forward_across_machines, .timeout = 120) {
+  struct run_result on, off;
+#define P4D_TREE(ff)                                                          \
+  "[platform]\npreset = p4d\nnodes = 16\n[model]\nname = synthetic\n"       \
+  "params = 536870912\ntensors = 1\ncompute = 0.000001\n[exchange]\n"        \
+  "algorithm = nccl-tree\npayload = none\nfast_forward = " ff "\n"          \
+  "[training]\niterations = 1\n"
+  char *a = g_strdup(P4D_TREE("auto")), *b = g_strdup(P4D_TREE("off"));
+#undef P4D_TREE
+  result_in_child(a, &on);
+  result_in_child(b, &off);
+  cr_expect_gt(on.ff_steps, 0, "no jump");
+  cr_expect(fabs(on.iteration_s - off.iteration_s) <= 1e-9 * off.iteration_s,
+            "%.12g with fast-forward, %.12g without", on.iteration_s,
+            off.iteration_s);
+  cr_expect_float_eq(on.wire_bytes, off.wire_bytes, 1e-12 * off.wire_bytes,
+                     "wire bytes %.17g, %.17g", on.wire_bytes, off.wire_bytes);
+  g_free(a);
+  g_free(b);
+}
+
 /* NVLS on one H100 machine: the switch reduces, a GPU's NVLink carries
  * (1 + 1/8) of the buffer each way instead of a ring's 2 x 7/8, at
  * NCCL's NVLS efficiency: a 1 GiB call's bus bandwidth near the 480 GB/s

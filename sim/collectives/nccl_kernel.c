@@ -207,20 +207,20 @@ static struct msg *nk_pack(struct nk *k, uint64_t a, uint64_t b,
 }
 
 /* Send M to DST on PORT from timer T's stream, which is busy copying it
- * for its bytes at the channel's rate; ALSO: M goes out beside the
- * stream's last message of this instant, over another link (a tree's
- * chunk to each of its children, copied at once). */
+ * for its bytes at the channel's rate, and M's flow no faster: the CTA's
+ * copy is the transfer (a Simple channel alone on its GPU's NVLink takes
+ * its share, not the link); ALSO: M goes out beside the stream's last
+ * message of this instant, over another link (a tree's chunk to each of
+ * its children, copied at once). */
 static void nk_send_also(struct nk *k, int t, int dst, int port,
                          struct msg *m, bool also) {
   double now = sim_now();
   if (k->first_sent < 0)
     k->first_sent = now;
-  const struct nk_cost *cost = &k->pl->cost;
-  double rate = cost->chan_Bps > 0 ? cost->chan_Bps * cost->wire : 0;
   double pace = nk_pace(k, k->pl->hw(k->c->sim, k->c->rank, dst));
   if (pace > 0 && !also)
     k->free_at[t] = fmax(k->free_at[t], now) + (double)m->bytes / pace;
-  sim_send_channel(k->c, dst, port, m, rate);
+  sim_send_channel(k->c, dst, port, m, pace);
 }
 
 static void nk_send(struct nk *k, int t, int dst, int port, struct msg *m) {
@@ -254,8 +254,11 @@ static double nk_step(const struct nk *k, int b) {
  * (A stream's own jump at its own event would not: a pipeline always has
  * messages in flight, which would then arrive early.) */
 
-/* Periods compared, and their tolerance (relative). */
-enum { KFF_DST = 4 };
+/* Periods compared, and their tolerance (relative). A stream's period
+ * is PER events or a multiple of them up to KFF_MULT (flows that share a
+ * link may alternate two patterns, a chunk's events repeating only every
+ * other chunk), the call's the least common multiple of its streams'. */
+enum { KFF_DST = 4, KFF_MULT = 4 };
 #define KFF_TOLERANCE 1e-9
 
 struct kff;
@@ -268,7 +271,7 @@ struct kff_stream {
   long ev;       /* events so far, jumps included */
   long total;    /* events it has in all */
   int reps;      /* periods compared */
-  int hist;      /* per x reps + 1 */
+  int hist;      /* per x KFF_MULT x reps + 1 */
   double *t;     /* times of the last HIST events, by event mod HIST */
   /* The same of its receives (the program's own choice of them, PER a
    * period too): a pipeline filling its window sends at its timers'
@@ -299,6 +302,7 @@ struct kff {
   struct kff_stream **st;
   GArray *passive;     /* struct kff_passive */
   double cand;         /* the candidate period */
+  int cand_mult;       /* its events: cand_mult x each stream's PER */
   int match;           /* streams periodic at it */
   bool done;           /* jumped, or no longer may */
   double debt;         /* the time jumped over */
@@ -350,7 +354,7 @@ static void kff_join(struct nk *k, struct kff_stream *st, int nc, int per,
     struct kff_stream *x = &st[q];
     *x = (struct kff_stream){.k = k, .q = q, .per = per, .reps = reps,
                              .total = total[q]};
-    x->hist = per * reps + 1;
+    x->hist = per * KFF_MULT * reps + 1;
     x->t = g_new0(double, x->hist);
     x->t_rx = g_new0(double, x->hist);
     x->snap = g_new0(double, (size_t)x->hist * KFF_DST);
@@ -394,13 +398,16 @@ static void kff_sent(struct kff_stream *x, int dst, double bytes) {
   x->cum[i] += bytes;
 }
 
-/* The jump: every stream PERIODS periods on, the passive ones too; each
- * stream's last period's bytes put on the links PERIODS more times. */
+/* The jump: every stream PERIODS of the call's periods on (cand_mult of
+ * its own each), the passive ones too; each stream's last such period's
+ * bytes put on the links PERIODS more times. */
 static void kff_jump(struct kff *f, int periods) {
+  int mult = f->cand_mult;
   for (int i = 0; i < f->n; i++) {
     struct kff_stream *x = f->st[i];
     struct coll_call *c = x->k->c;
-    long last = (x->ev - 1) % x->hist, first = (x->ev - 1 - x->per) % x->hist;
+    long span = (long)mult * x->per;
+    long last = (x->ev - 1) % x->hist, first = (x->ev - 1 - span) % x->hist;
     for (int j = 0; j < x->ndst; j++) {
       double b = (x->snap[last * KFF_DST + j] -
                   x->snap[first * KFF_DST + j]) *
@@ -409,18 +416,18 @@ static void kff_jump(struct kff *f, int periods) {
       if (c->w)
         c->w->wire_bytes += b;
     }
-    x->ev += (long)periods * x->per;
-    x->rx += (long)periods * x->per;
-    x->k->apply(x->k, x->q, periods);
+    x->ev += (long)periods * span;
+    x->rx += (long)periods * span;
+    x->k->apply(x->k, x->q, periods * mult);
     for (int j = 0; j < x->k->nin; j++)
       xbt_assert(x->k->in[j].remaining >= x->k->in[j].posted,
                  "a jump past receives asked for");
     if (c->rank == 0 && x->q == 0)
-      c->sim->ff_steps += (uint64_t)periods * (uint64_t)x->per;
+      c->sim->ff_steps += (uint64_t)periods * (uint64_t)span;
   }
   for (guint i = 0; i < f->passive->len; i++) {
     struct kff_passive *pa = &g_array_index(f->passive, struct kff_passive, i);
-    pa->apply(pa->state, periods);
+    pa->apply(pa->state, periods * mult);
   }
   f->debt = periods * f->cand;
   f->done = true;
@@ -442,6 +449,23 @@ static double series_period(const double *t, long n, int per, int reps,
   return d;
 }
 
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
+/* The least multiple M of X's PER (up to KFF_MULT) at which its events
+ * and its receives are periodic with one period (*D), or 0. */
+static int stream_period(const struct kff_stream *x, double *d) {
+  for (int m = 1; m <= KFF_MULT; m++) {
+    double de = series_period(x->t, x->ev, m * x->per, x->reps, x->hist);
+    if (de > 0 && same_time(series_period(x->t_rx, x->rx, m * x->per,
+                                          x->reps, x->hist),
+                            de)) {
+      *d = de;
+      return m;
+    }
+  }
+  return 0;
+}
+
 /* Stream X received one of its counted messages now. */
 static void kff_rx(struct kff_stream *x) {
   struct kff *f = x->k->ff;
@@ -461,15 +485,25 @@ static void kff_event(struct kff_stream *x) {
   for (int j = 0; j < KFF_DST; j++)
     x->snap[e * KFF_DST + j] = j < x->ndst ? x->cum[j] : 0;
   double d = 0;
-  if (x->ev >= f->min_events) {
-    d = series_period(x->t, x->ev, x->per, x->reps, x->hist);
-    if (!same_time(series_period(x->t_rx, x->rx, x->per, x->reps, x->hist),
-                   d))
-      d = 0;
-  }
-  if (d > 0 && (f->match == 0 || (f->match == 1 && x->matched)))
+  int m = x->ev >= f->min_events ? stream_period(x, &d) : 0;
+  bool now = false;
+  if (m && (f->match == 0 || (f->match == 1 && x->matched))) {
     f->cand = d;
-  bool now = d > 0 && same_time(d, f->cand);
+    f->cand_mult = m;
+    now = true;
+  } else if (m && f->cand_mult % m == 0) {
+    now = same_time(d * (f->cand_mult / m), f->cand);
+  } else if (m) {
+    /* The call's period grows to both when they agree on the rate: every
+     * stream periodic at the candidate is at its multiples too. */
+    int l = f->cand_mult * m / gcd(f->cand_mult, m);
+    double dl = f->cand * (l / f->cand_mult);
+    if (l <= KFF_MULT && same_time(d * (l / m), dl)) {
+      f->cand = dl;
+      f->cand_mult = l;
+      now = true;
+    }
+  }
   f->match += (int)now - (int)x->matched;
   x->matched = now;
   if (f->n < f->expect || f->match < f->expect)
@@ -480,8 +514,8 @@ static void kff_event(struct kff_stream *x) {
   long periods = LONG_MAX;
   for (int i = 0; i < f->n; i++) {
     struct kff_stream *y = f->st[i];
-    long left =
-        (y->total - y->ev - 2L * y->per - 2L * NK_WINDOW) / y->per;
+    long span = (long)f->cand_mult * y->per;
+    long left = (y->total - y->ev - 2L * span - 2L * NK_WINDOW) / span;
     periods = left < periods ? left : periods;
   }
   if (periods >= 1)
@@ -642,10 +676,14 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
 
 /* A connection's FIFO holds NCCL_STEPS chunks of a tree: a child sends
  * chunk j once its parent has taken chunk j - NCCL_STEPS, which the parent
- * tells it (NCCL's head pointer, 8 bytes written back) on the credit
- * port of the channel. */
+ * tells it (NCCL's head pointer written back) on the credit port of the
+ * channel: a signal of the wire's latency that takes next to nothing
+ * from the data it meets on the way down (sim_send_channel's least, one
+ * byte, under SimGrid's default 1 ns; 8 bytes a chunk made the broadcast
+ * slower than the reduce, so that a tree whose links carry both never
+ * repeated its state). */
 #define CREDIT_PORT 64
-#define CREDIT_BYTES 8
+#define CREDIT_BYTES 0
 
 /* A channel's tree: its chunks, the reduce stream up (timer 2q) and the
  * broadcast stream down (timer 2q + 1). Its fast-forward events: its
