@@ -702,36 +702,39 @@ static uint64_t tree_chunk_bytes(const struct nccl_run *r, enum nccl_proto p,
   return chunk;
 }
 
-/* NVLS's chunk (calcCollChunking): NCCL_NVLS_CHUNKSIZE's 128 KiB a head,
- * less while the call is small for its channels' G heads. */
-static uint64_t nvls_chunk_bytes(int nc, int g, double bytes) {
-  uint64_t chunk = 128 << 10;
-  double ops = (double)nc * g;
-  if (bytes < 64 * ops * chunk && chunk > 65536)
-    chunk = 65536;
-  if (bytes < 8 * ops * chunk && chunk > 32768)
-    chunk = 32768;
-  if (bytes < 2 * ops * chunk && chunk > 16384)
-    chunk = 16384;
+/* NCCL's calcCollChunking for NVLS: CHUNK halved to each step's size
+ * while the call's BYTES are under its multiple of the OPS chunks the
+ * channels' heads take at once. */
+struct chunk_step {
+  double mult;
+  uint64_t to;
+};
+
+static uint64_t shrink_chunk(uint64_t chunk, double bytes, double ops,
+                             const struct chunk_step *st, int n) {
+  for (int i = 0; i < n; i++)
+    if (bytes < st[i].mult * ops * (double)chunk && chunk > st[i].to)
+      chunk = st[i].to;
   return chunk;
 }
 
-/* NVLS's tree's chunk (calcCollChunking, ncclNvlsTuning on Hopper): 128
- * KiB (64 KiB from four machines on), less while the call is small for
- * its channels' G heads. */
+/* NVLS's chunk: NCCL_NVLS_CHUNKSIZE's 128 KiB a head, less while the call
+ * is small for its channels' G heads. */
+static uint64_t nvls_chunk_bytes(int nc, int g, double bytes) {
+  static const struct chunk_step st[] = {
+      {64, 65536}, {8, 32768}, {2, 16384}};
+  return shrink_chunk(128 << 10, bytes, (double)nc * g, st, 3);
+}
+
+/* NVLS's tree's chunk (ncclNvlsTuning on Hopper): 128 KiB (64 KiB from
+ * four machines on), less while the call is small for its channels' G
+ * heads. */
 static uint64_t nvls_tree_chunk_bytes(int nc, int g, int nodes,
                                       double bytes) {
-  uint64_t chunk = nodes >= 4 ? 65536 : 128 << 10;
-  double ops = (double)nc * g;
-  if (bytes < 32 * ops * chunk && chunk > 262144)
-    chunk = 262144;
-  if (bytes < 16 * ops * chunk && chunk > 131072)
-    chunk = 131072;
-  if (bytes < 4 * ops * chunk && chunk > 65536)
-    chunk = 65536;
-  if (bytes < 1 * ops * chunk && chunk > 32768)
-    chunk = 32768;
-  return chunk;
+  static const struct chunk_step st[] = {
+      {32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
+  return shrink_chunk(nodes >= 4 ? 65536 : 128 << 10, bytes,
+                      (double)nc * g, st, 4);
 }
 
 /* The rings of the kernel: channel K over its share, in the node-aware
