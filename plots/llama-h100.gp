@@ -1,8 +1,9 @@
 # plots/llama-h100.gp: the README's worked example (experiments/llama-h100.ini):
 # Llama-2-7B on 16 DGX H100s (128 GPUs), time per iteration against the bandwidth of
-# each GPU's NIC, for the gradients uncompressed (fp32 or bf16 on the wire),
-# in 8 bits (q8) and as PowerSGD's rank-4 factors; the compute alone as a
-# floor. Run from the repository root after the experiment:
+# each GPU's NIC, for the gradients uncompressed (fp32 or bf16 on the wire:
+# bf16 as DDP's bf16 hook sends them) and as PowerSGD's rank-4 factors
+# (fp32 and bf16), compressed once a bucket as DDP's hooks do; the compute
+# alone as a floor. Run from the repository root after the experiment:
 #   gnuplot -e "dir='results/llama-h100'" plots/llama-h100.gp
 # writes DIR/llama-h100.png and DIR/llama-h100.svg.
 if (!exists("dir")) dir = 'results/llama-h100'
@@ -23,10 +24,10 @@ set style data linespoints
 do for [fmt in 'png svg'] {
   if (fmt eq 'png') { set terminal pngcairo size 900,520 font 'Helvetica,11' } else { set terminal svg size 900,520 font 'Helvetica,13' background rgb 'white' }
   set output dir.'/llama-h100.'.fmt
-  set title "Llama-2-7B on 16 DGX H100s (128 GPUs): would 8-bit gradients or PowerSGD help?\n(NCCL rings, one per NIC; 25 MiB buckets overlapped with backward; bf16 compute)" noenhanced
+  set title "Llama-2-7B on 16 DGX H100s (128 GPUs): would bf16 gradients or PowerSGD help?\n(NCCL's tuner; DDP's 25 MiB buckets, overlapped with backward, compressed once each)" noenhanced
   plot series('none', 'fp32', 'iteration_s') using 1:2 title 'uncompressed, fp32 gradients' lc rgb 'black' pt 7 lw 2, \
        series('none', 'bf16', 'iteration_s') using 1:2 title 'uncompressed, bf16 gradients' lc rgb '#777777' pt 7 dt 2 lw 2, \
-       series('q8', 'fp32', 'iteration_s') using 1:2 title '8-bit (q8, re-encoded at every ring hop)' lc 1 pt 5 lw 2, \
-       series('powersgd:rank=4', 'fp32', 'iteration_s') using 1:2 title 'PowerSGD, rank 4' lc 2 pt 9 lw 2, \
+       series('powersgd:rank=4', 'fp32', 'iteration_s') using 1:2 title 'PowerSGD, rank 4 (fp32 factors)' lc 2 pt 9 lw 2, \
+       series('powersgd:rank=4', 'bf16', 'iteration_s') using 1:2 title 'PowerSGD, rank 4 (bf16 factors)' lc 1 pt 5 dt 2 lw 2, \
        series('none', 'fp32', 'compute_s') using 1:2 title 'compute alone' lc rgb '#2ca02c' pt 0 dt 3 lw 2
 }
