@@ -1113,6 +1113,9 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
   GHashTable *cores = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                             NULL);
   bool has_head = false, has_head_if = f && !f->head_if;
+  /* A query projection whose width is not whole (GPT-2's c_attn holds
+   * query, key and value: three equal parts): the first, refused. */
+  char *badq = NULL;
   for (guint i = 0; i < in->len; i++) {
     const struct import_tensor *t = in->pdata[i];
     const char *leaf;
@@ -1132,7 +1135,13 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
         char *core = g_strdup_printf("%.*s.%" PRIu64 ".%s", (int)plen, mod,
                                      block, f->core);
         if (!g_hash_table_contains(cores, core)) {
-          double d = (double)t->dims[f->query_dim] / f->query_div;
+          uint64_t w = t->dims[f->query_dim];
+          if (w % (uint64_t)f->query_div && !badq)
+            badq = g_strdup_printf(
+                "%s: its %" PRIu64 " columns are not %d equal parts "
+                "(query, key and value)",
+                t->name, w, f->query_div);
+          double d = (double)w / f->query_div;
           struct item c = {.stage = 1, .block = block,
                            .rank = (int)f->core_rank, .leaf = 2,
                            .index = i, .layer = g_strdup(core),
@@ -1209,8 +1218,8 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
     bad = "the tensors do no arithmetic (embeddings only): no compute to "
           "time";
   GString *o = NULL;
-  if (bad) {
-    fail(err, errlen, -EINVAL, "%s", bad);
+  if (badq || bad) {
+    fail(err, errlen, -EINVAL, "%s", badq ? badq : bad);
     goto done;
   }
   o = g_string_new(NULL);
@@ -1250,6 +1259,7 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
                             "imported tensors\"\n",
                          sum);
 done:
+  g_free(badq);
   for (guint i = 0; i < items->len; i++)
     g_free(g_array_index(items, struct item, i).layer);
   g_array_free(items, TRUE);

@@ -861,6 +861,10 @@ printf '{"model_type": "gpt2", "n_layer": 2}' >"$IN/noembd.json"
 printf 'abc' >"$IN/short.safetensors"
 printf '\100\0\0\0\0\0\0\0{}' >"$IN/long.safetensors"
 printf '\002\0\0\0\0\0\0\0{x' >"$IN/badjson.safetensors"
+# GPT-2's c_attn holds query, key and value side by side: a width that is
+# not three equal parts (found by fuzz_import: it wrote a query width of
+# 0 that the model reader refused).
+printf 'h.0.attn.c_attn.weight 16x1 float32\n' >"$IN/qkv.txt"
 bad_msg "model import: no route" "exactly one of" model import --out "$B/m.model"
 bad_msg "model import: two routes" "exactly one of" model import --config "$IN/noembd.json" --list "$IN/dup.txt" --out "$B/m.model"
 bad_msg "model import: --out not .model" "--out FILE.model" model import --list "$IN/dup.txt" --out "$B/m.txt"
@@ -872,6 +876,7 @@ bad_msg "model import: a header past the end" "past the end" model import --safe
 bad_msg "model import: malformed JSON" "malformed JSON" model import --safetensors "$IN/badjson.safetensors" --out "$B/m.model"
 bad_msg "model import: a missing file" "noexist" model import --config "$IN/noexist.json" --out "$B/m.model"
 bad_msg "model import: a bad --seq-len" "--seq-len" model import --list "$IN/noseq.txt" --seq-len -3 --out "$B/m.model"
+bad_msg "model import: a query projection not in three parts" "h.0.attn.c_attn.weight: its 1 columns are not 3 equal parts" model import --list "$IN/qkv.txt" --seq-len 8 --out "$B/m.model"
 bad_msg "model: import options on show" "belong to 'model import'" model show gpt2 --config x
 
 bad "no command at all"
