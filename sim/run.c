@@ -526,6 +526,7 @@ static int start_simgrid(const struct point *p, const char *workdir,
   g_ptr_array_add(args, g_strdup_printf("--cfg=contexts/stack-size:%d",
                                         RUN_STACK_KIB));
 #ifdef RUN_ASAN
+  (void)actors;
   bool guards = false;
 #else
   bool guards = run_stack_guards(actors);
