@@ -224,7 +224,7 @@ static float *roundtrip_step(codec_state_t *st, const float *x, size_t n,
   return y;
 }
 
-/* Step K's object in stats.json (README, "gradsim codec roundtrip"). */
+/* Step K's object in stats.json (docs/codecs.md, "gradsim codec roundtrip"). */
 static void roundtrip_json(GString *json, size_t k, const char *file,
                            const codec_t *c, size_t n,
                            const struct codec_step_stats *s, bool last) {

@@ -169,8 +169,8 @@ uint64_t codec_state_step(const codec_state_t *s);
 const float *codec_state_residual(const codec_state_t *s);
 
 /* Encode IN (N values, N as given at creation) into OUT (CAP bytes).
- * Returns the exact payload size in bytes (the sizes of the table in the
- * README), or a negative errno. Encoding succeeds if and only if CAP is at
+ * Returns the exact payload size in bytes (the sizes of the table in
+ * docs/codecs.md), or a negative errno. Encoding succeeds if and only if CAP is at
  * least the payload size; on any failure nothing beyond OUT[CAP) is
  * written and the state is left exactly as it was, so the call can be
  * repeated with a larger buffer. A CAP of codec_bound() or more takes the

@@ -3,7 +3,7 @@
  * simulate are refused with figures instead of exhausting it.
  *
  * The figures are lower bounds built from measurements of this simulator
- * (README, "Performance"): a process of about 15 MB, 20 KB per host
+ * (docs/performance.md): a process of about 15 MB, 20 KB per host
  * (SimGrid's actor and stack pages, records, mailboxes), 24 bytes per host
  * and bucket, 221 bytes per worker and iteration (its record and its row
  * of iterations.csv, 125 bytes of text), 4 bytes per held gradient value

@@ -2,8 +2,8 @@
  * where a comma-separated value sweeps that key. An experiment expands
  * into points, each a fully typed configuration of one simulation.
  *
- * Every key, its default and its valid values are in the README
- * ("Experiment files"); unknown sections and keys are errors. */
+ * Every key, its default and its valid values are in docs/run.md
+ * ("Experiment keys"); unknown sections and keys are errors. */
 #ifndef GRADSIM_CONFIG_EXPERIMENT_H
 #define GRADSIM_CONFIG_EXPERIMENT_H
 

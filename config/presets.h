@@ -1,6 +1,6 @@
 /* config/presets.h: [platform] preset: named machines and clusters of
  * today, each a set of values for keys the experiment does not give
- * itself (README, "Presets"). */
+ * itself (docs/collectives.md, "Presets"). */
 #ifndef GRADSIM_CONFIG_PRESETS_H
 #define GRADSIM_CONFIG_PRESETS_H
 

@@ -40,7 +40,7 @@ struct gradgen_params {
   uint64_t seed;
 };
 
-/* Default parameters (see the README, "Synthetic gradients"). */
+/* Default parameters (see docs/models.md). */
 void gradgen_defaults(struct gradgen_params *p);
 
 /* Names of the distributions, for parsing and printing. */

@@ -551,7 +551,7 @@ static bool expect_line(struct expect *ex, const GPtrArray *w,
   return false;
 }
 
-/* One line of a model file (README, "Model files"). */
+/* One line of a model file (docs/models.md, "Model files"). */
 static int model_line(void *ctx, const GPtrArray *w, const char *path,
                       size_t line, char *err, size_t errlen) {
   struct model_parse *st = ctx;

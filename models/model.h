@@ -3,7 +3,7 @@
  * device.
  *
  * A model is read from a data file (models/<name>.model, format in the
- * README, "Model files") and timed with the device table (models/
+ * docs/models.md, "Model files") and timed with the device table (models/
  * devices.conf): a forward + backward iteration at batch b takes b / r
  * seconds where the table gives a measured throughput r for the model on
  * that device and precision, else 3 F b / (peak efficiency) with F the

@@ -1,8 +1,8 @@
-/* models/model_import.h: a model file (models/<name>.model, README
- * "Model files") from what users already have: a safetensors checkpoint's
- * header, a Hugging Face config.json of a transformer family, or a plain
- * list of parameters (NAME SHAPE DTYPE a line, as PyTorch's
- * named_parameters() prints them).
+/* models/model_import.h: a model file (models/<name>.model,
+ * docs/models.md, "Model files") from what users already have: a
+ * safetensors checkpoint's header, a Hugging Face config.json of a
+ * transformer family, or a plain list of parameters (NAME SHAPE DTYPE a
+ * line, as PyTorch's named_parameters() prints them).
  *
  * The three routes produce a list of parameter tensors (name, shape,
  * dtype), and one function turns any list into the model file: tensors in

@@ -5,7 +5,7 @@
  * What the layer is: the workloads and the arithmetic the simulator and
  * the command line share, without simulating anything.
  *   model.h          DNN workloads: model files (models/NAME.model, the
- *                    README's "Model files") and the device table
+ *                    docs/models.md, "Model files") and the device table
  *                    (models/devices.conf) that times them: tensors in
  *                    backward order, per-layer forward and backward
  *                    seconds, the update's seconds

@@ -65,7 +65,7 @@ static void md_head(GString *s, const struct repro *r, const GPtrArray *plots,
   if (quick)
     g_string_append(s, "**Quick run** (`--quick`: fewer iterations and "
                        "smaller sizes, a smoke test): the figures below are "
-                       "not the ones the README reports.\n\n");
+                       "not the ones docs/reproductions.md reports.\n\n");
   if (*r->setup)
     g_string_append_printf(s, "%s\n\n", r->setup);
   g_string_append_printf(s,
@@ -336,7 +336,8 @@ char *repro_report(const GArray *done, bool quick) {
   if (quick)
     g_string_append(rep, "**Quick run** (`gradsim reproduce --quick`): a "
                          "smoke test with fewer iterations and smaller "
-                         "sizes; the README quotes the full run.\n\n");
+                         "sizes; docs/reproductions.md quotes the full "
+                         "run.\n\n");
   g_string_append(rep, "The score counts validation claims only: paper "
                        "measurements gradsim predicts. Checks (arithmetic, "
                        "or true by construction) and calibration numbers "

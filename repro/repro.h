@@ -142,7 +142,7 @@ struct repro_claim {
 };
 
 /* A mechanism the paper implies and the reproduction models: what
- * turning it off changes (the ablation of the README). */
+ * turning it off changes (docs/reproductions.md, "Ablation"). */
 struct repro_mechanism {
   char *name, *text, *source;
   GPtrArray *off_sets;  /* "section.key=value", every variant, when off */

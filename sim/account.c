@@ -234,7 +234,7 @@ static double iteration_rows(struct sim *s, int it, int n,
   return hi > lo ? hi - lo : 0;
 }
 
-/* The split of iteration_s (README, runs.csv): one worker followed
+/* The split of iteration_s (docs/outputs.md, runs.csv): one worker followed
  * through the whole run, the one that finishes last (the lowest rank
  * among ties: finishes within 1e-9 of the last, since the parts of
  * workers that end together add up to the same finish only to rounding,

@@ -43,7 +43,8 @@ enum topology {
   TOPO_STAR, TOPO_FAT_TREE, TOPO_DRAGONFLY, TOPO_GPU, TOPO_TORUS,
   TOPO_NVSWITCH, TOPO_FILE
 };
-/* nvswitch: how the NICs of the nodes meet (README, "Topologies"). */
+/* nvswitch: how the NICs of the nodes meet (docs/collectives.md,
+ * "Machines of today"). */
 enum fabric { FABRIC_RAIL, FABRIC_FAT_TREE, FABRIC_COUNT };
 enum payload { PAYLOAD_FULL, PAYLOAD_SAMPLED, PAYLOAD_NONE, PAYLOAD_COUNT };
 enum placement { PLACE_CPU, PLACE_GPU, PLACE_NIC, PLACE_COUNT };
@@ -75,7 +76,7 @@ extern const char *const compression_names[COMPRESS_COUNT];
 extern const char *const implementation_names[IMPL_COUNT];
 
 /* One simulation's configuration (every key of an experiment file, the
- * README's "Experiment keys"). Strings are owned by whoever filled it. */
+ * docs/run.md, "Experiment keys"). Strings are owned by whoever filled it. */
 struct point {
   /* [platform] */
   enum topology topology;
@@ -195,7 +196,7 @@ struct point {
 };
 
 /* What one point measured. Means per iteration, simulated seconds (the
- * README's "runs.csv" says what each is). */
+ * docs/outputs.md, "runs.csv" says what each is). */
 struct run_result {
   double exchange_s, iteration_s;
   /* The worker that ends each iteration last, per iteration (means). */
@@ -260,7 +261,7 @@ struct run_shape {
    * buckets whose values p does not divide: collective ff_whole_blocks). */
   double full_rounds;
   size_t full_buckets;
-  bool fast_forward;  /* fast-forward applies (README, "Fast-forward") */
+  bool fast_forward;  /* fast-forward applies (docs/fast-forward.md) */
   const char *ff_blocker; /* otherwise the key that keeps it off (or what
                            * keeps it off full_buckets' steps) */
   /* Bytes each worker holds for each other one while exchanging

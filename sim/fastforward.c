@@ -1,5 +1,5 @@
 /* sim/fastforward.c: steps simulated once and replayed (sim.h,
- * "fast-forward"; the README's "Fast-forward" states the conditions).
+ * "fast-forward"; docs/fast-forward.md states the conditions).
  *
  * A sequence of steps that every member of a group runs in order (the
  * p - 1 steps of a ring leg, the iterations of a synchronous run) is

@@ -1,6 +1,6 @@
 /* sim/payload.c: the gradient values a run carries (payload = full or
  * sampled), local steps, and the oracle that checks every aggregated
- * gradient against the exact sum (sim.h; the README's "Payloads and the
+ * gradient against the exact sum (sim.h; docs/run.md, "Payloads and the
  * oracle"). */
 #include "sim.h"
 

@@ -1,5 +1,5 @@
 /* sim/recur.c: fast-forward by recurrence (sim.h, "recurrence"; the
- * README's "Fast-forward" states the conditions).
+ * docs/fast-forward.md states the conditions).
  *
  * When every worker sleeps through the skipped steps of the same ring
  * leg over all workers (fastforward.c; the last has entered the skip and

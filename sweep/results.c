@@ -1,5 +1,5 @@
 /* sweep/results.c: runs.csv's row of a point, and the result files of a
- * sweep joined from its points' files (the README's "Outputs"). */
+ * sweep joined from its points' files (docs/outputs.md). */
 #include "sweep_impl.h"
 
 #include <math.h>

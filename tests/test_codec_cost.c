@@ -209,7 +209,7 @@ Test(codec_cost, shipped_table_covers_every_setting) {
                 codec_spec(c), enc);
       struct nic_stream nic;
       /* The tagged engine costs its own codec; a linear compressor's
-       * products are refused on the NIC (README, "Collectives"). */
+       * products are refused on the NIC (docs/collectives.md). */
       if (!nic_tagged(c) && !codec_is_linear(c))
         cr_expect(codec_costs_nic(t, c, &nic), "no nic line for %s",
                   codec_spec(c));

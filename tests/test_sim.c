@@ -277,8 +277,8 @@ static char *ocase_ini(const struct ocase *c, const char *extra) {
 
 /* Every registered collective with every paper setting of every codec (and
  * none): the run is refused with a message naming why (an error-feedback
- * codec on a collective that re-encodes partial sums: README,
- * "Collectives") or the oracle passes. */
+ * codec on a collective that re-encodes partial sums: docs/collectives.md)
+ * or the oracle passes. */
 static void free_cases(struct criterion_test_params *p) { cr_free(p->params); }
 
 ParameterizedTestParameters(oracle, every_pair) {
@@ -310,7 +310,7 @@ ParameterizedTest(struct ocase *c, oracle, every_pair) {
     cr_assert_eq(codec_create(c->codec, &codec, NULL, 0), 0);
   const struct collective *coll = coll_find(c->algorithm);
   bool linear = codec && codec_is_linear(codec);
-  /* The refusals (README, "Collectives"): an error-feedback codec on a
+  /* The refusals (docs/collectives.md): an error-feedback codec on a
    * collective that re-encodes partial sums; a linear codec's factors on
    * csc, whose state belongs to the bucket's values. */
   bool refuse_ef = codec && !linear && codec_is_stateful(codec) &&

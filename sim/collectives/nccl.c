@@ -1,7 +1,7 @@
 /* sim/collectives/nccl.c: NCCL's allreduce algorithms, as NCCL runs them
- * on machines of G GPUs with K NICs (README, "NCCL's algorithms"; read
- * in NVIDIA/nccl: src/graph/rings.cc, trees.cc, connect.cc, tuning.cc,
- * src/device/all_reduce.h, src/enqueue.cc):
+ * on machines of G GPUs with K NICs (docs/collectives.md, "NCCL's
+ * algorithms"; read in NVIDIA/nccl: src/graph/rings.cc, trees.cc,
+ * connect.cc, tuning.cc, src/device/all_reduce.h, src/enqueue.cc):
  *
  * - nccl-ring: C rings ("channels") at once, each over its share of the
  *   buffer, in p balanced blocks (every value takes the ring: NCCL's

@@ -1,7 +1,8 @@
 /* sim/collectives/nccl_kernel.h: one GPU's NCCL kernel for one call, as
- * NCCL runs it (NVIDIA/nccl src/device/all_reduce.h, prims_*.h; README,
- * "NCCL's algorithms"): each channel an independent program (a CTA in
- * NCCL), its steps driven by the data, not by a common clock.
+ * NCCL runs it (NVIDIA/nccl src/device/all_reduce.h, prims_*.h;
+ * docs/collectives.md, "NCCL's algorithms"): each channel an
+ * independent program (a CTA in NCCL), its steps driven by the data, not
+ * by a common clock.
  *
  * A step sends when what it forwards has arrived and its protocol's
  * per-step cost has passed (NCCL's per-step latency where the step runs,

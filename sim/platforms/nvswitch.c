@@ -1,4 +1,5 @@
-/* sim/platforms/nvswitch.c: GPU machines of today (README, "Topologies"):
+/* sim/platforms/nvswitch.c: GPU machines of today (docs/collectives.md,
+ * "Machines of today"):
  * G GPUs per machine on an NVSwitch (each GPU its NVLink, each way at
  * nvlink_bandwidth), K NICs per machine, GPU i reaching NIC i K / G
  * through PCIe (its own x16 link and the NIC's: GPUDirect RDMA, no host

@@ -435,8 +435,8 @@ fi
 # posted every bucket while the exchange still runs): every point skips
 # buckets, and gives the simulated times and bytes of fast_forward = off.
 # At SimGrid's default timing precision (1 ns) a skip changes which events
-# fall within a nanosecond of another and are taken together (README,
-# "Fast-forward"); at 1e-15 s the two runs agree.
+# fall within a nanosecond of another and are taken together
+# (docs/fast-forward.md); at 1e-15 s the two runs agree.
 cat >ffr.ini <<'EOF'
 [platform]
 topology = fat-tree
