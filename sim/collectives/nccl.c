@@ -478,8 +478,9 @@ struct nccl_run {
   struct geo g;
   struct nccl_model model;
   /* The links' own latency of a step inside a machine and across (a
-   * protocol's step cost is NCCL's per-step latency beyond it). */
-  double lat_hw[NCCL_HW_COUNT];
+   * protocol's step cost is NCCL's per-step latency beyond it), and
+   * their rates (a paced channel's share of them). */
+  double lat_hw[NCCL_HW_COUNT], link_Bps[NCCL_HW_COUNT];
   bool nvswitch; /* inside a machine over NVLink, else PCIe */
   /* NVLS: each machine's NVSwitch, per NVLS channel ([machine][q]), or
    * NULL. */
@@ -611,6 +612,10 @@ static struct nccl_run *run_of(struct sim *s) {
   r->lat_hw[NCCL_HW_NVLINK] = r->lat_hw[NCCL_HW_PCI] =
       nn.size > 0 ? nn.alpha_in : net;
   r->lat_hw[NCCL_HW_NET] = net;
+  r->link_Bps[NCCL_HW_NVLINK] = r->link_Bps[NCCL_HW_PCI] =
+      nn.size > 0 ? 1.0 / nn.beta_in : s->p->bandwidth_Bps;
+  r->link_Bps[NCCL_HW_NET] =
+      nn.size > 0 ? 1.0 / nn.beta : s->p->bandwidth_Bps;
   s->coll_run = r;
   return r;
 }
@@ -735,6 +740,14 @@ static uint64_t nvls_tree_chunk_bytes(int nc, int g, int nodes,
       {32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
   return shrink_chunk(nodes >= 4 ? 65536 : 128 << 10, bytes,
                       (double)nc * g, st, 4);
+}
+
+/* PL's links: the run's latencies and rates, inside a machine and across. */
+static void plan_links(struct nk_plan *pl, const struct nccl_run *r) {
+  for (int h = 0; h < NCCL_HW_COUNT; h++) {
+    pl->lat_hw[h] = r->lat_hw[h];
+    pl->link_Bps[h] = r->link_Bps[h];
+  }
 }
 
 /* The rings of the kernel: channel K over its share, in the node-aware
@@ -869,12 +882,7 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
                        .macro = r->g.nodes > 1 ? r->g.g : 1,
                        .window = NCCL_STEPS,
                        .hw = hop_of};
-  struct node_net nn = topology_node_net(p);
-  for (int h = 0; h < NCCL_HW_COUNT; h++)
-    pl.lat_hw[h] = r->lat_hw[h];
-  pl.link_Bps[NCCL_HW_NVLINK] = pl.link_Bps[NCCL_HW_PCI] =
-      nn.size > 0 ? 1.0 / nn.beta_in : p->bandwidth_Bps;
-  pl.link_Bps[NCCL_HW_NET] = nn.size > 0 ? 1.0 / nn.beta : p->bandwidth_Bps;
+  plan_links(&pl, r);
   /* A ring's Simple slices take two of its eight slots each. */
   if (ch.algo == NCCL_ALGO_RING && ch.proto == NCCL_PROTO_SIMPLE)
     pl.window = NCCL_STEPS / 2;
@@ -974,12 +982,7 @@ static void nccl_allgather(struct coll_call *c, struct msg *mine,
                        .slices = 1, .macro = 1, .window = NCCL_STEPS,
                        .hw = hop_of};
   pl.cost.chan_Bps *= merge;
-  struct node_net nn = topology_node_net(p);
-  for (int h = 0; h < NCCL_HW_COUNT; h++)
-    pl.lat_hw[h] = r->lat_hw[h];
-  pl.link_Bps[NCCL_HW_NVLINK] = pl.link_Bps[NCCL_HW_PCI] =
-      nn.size > 0 ? 1.0 / nn.beta_in : p->bandwidth_Bps;
-  pl.link_Bps[NCCL_HW_NET] = nn.size > 0 ? 1.0 / nn.beta : p->bandwidth_Bps;
+  plan_links(&pl, r);
   struct ring_chan rc[RING_CHANNELS_MAX];
   ring_chans(c, &r->g, pl.nc, rc);
   nccl_kernel_allgather(c, &pl, rc, r->g.p, mine, all);
