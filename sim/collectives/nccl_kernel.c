@@ -7,8 +7,10 @@
 #include "nccl_kernel.h"
 
 #include "../comm_rate.h"
+#include "../kff.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
@@ -59,11 +61,29 @@ struct nk {
   double *free_at;
   /* The spans: the first message sent and received. */
   double first_sent, first_posted;
-  /* Fast-forward: the call's record (NULL: none), and the program's part
+  /* Fast-forward: the call's side of it (kff.h), and the program's part
    * of its jump. */
-  struct kff *ff;
+  struct kff_host ff;
   void (*apply)(struct nk *k, int q, int periods);
 };
+
+/* The program's counters of stream Q moved PERIODS periods on by a jump,
+ * none past the receives already asked for. */
+static void nk_apply(struct kff_host *h, int q, int periods) {
+  struct nk *k = (struct nk *)(void *)((char *)h - offsetof(struct nk, ff));
+  k->apply(k, q, periods);
+  for (int j = 0; j < k->nin; j++)
+    xbt_assert(k->in[j].remaining >= k->in[j].posted,
+               "a jump past receives asked for");
+}
+
+/* K's NC streams ST joined to their call's fast-forward: PER events a
+ * period, REPS periods compared, TOTAL[q] events each. */
+static void nk_join(struct nk *k, struct kff_stream *st, int nc, int per,
+                    int reps, const long *total) {
+  k->ff = (struct kff_host){.c = k->c, .apply = nk_apply};
+  kff_join(&k->ff, k->p, NCCL_STEPS, st, nc, per, reps, total);
+}
 
 /* The rate at which a channel's CTA copies a message over HW (bytes/s
  * of wire; 0: not paced): its protocol's ceiling, else over NVLink (and
@@ -169,8 +189,6 @@ static void nk_loop(struct nk *k) {
   g_free(of);
 }
 
-static double kff_debt(const struct kff *f);
-
 /* The call: its launch, the loop, and the communication side's spans:
  * idle while its first message had not yet been posted when its own
  * first had (a peer not yet in the call), the rest transfer. */
@@ -183,7 +201,7 @@ static void nk_run(struct nk *k) {
   nk_loop(k);
   /* The time a fast-forward jump left out: every GPU's call ends that
    * much later than its loop. */
-  double debt = kff_debt(k->ff);
+  double debt = kff_debt(k->ff.ff);
   if (debt > 0)
     sg_actor_sleep_for(debt);
   double t1 = sim_now(), idle = 0;
@@ -237,289 +255,6 @@ static void nk_arm(struct nk *k, int t, double delay) {
 /* A step's protocol cost from the caller to rank B. */
 static double nk_step(const struct nk *k, int b) {
   return k->pl->cost.step_s[k->pl->hw(k->c->sim, k->c->rank, b)];
-}
-
-/* ---- fast-forward: one jump of the whole call ------------------------ */
-
-/* Every channel's program at every GPU is a stream of events (its sends:
- * each program says which), periodic once its pipeline is full. When
- * every stream of the call is periodic with one period d at once, the
- * call's state repeats itself every d, shifted by a period's counts
- * (chunks sent and received, credits): the call jumps, every stream's
- * counters S periods ahead at that instant, its pending timers and the
- * messages in flight left as they are, and every GPU pays the S d left
- * out at its call's end. Done at one instant for all, the jump leaves
- * the rest of the call exactly as it would have run, S d earlier; the
- * bytes of the skipped periods are each stream's last period's, S times.
- * (A stream's own jump at its own event would not: a pipeline always has
- * messages in flight, which would then arrive early.) */
-
-/* Periods compared, and their tolerance (relative). A stream's period
- * is PER events or a multiple of them up to KFF_MULT (flows that share a
- * link may alternate two patterns, a chunk's events repeating only every
- * other chunk), the call's the least common multiple of its streams'. */
-enum { KFF_DST = 4, KFF_MULT = 4 };
-#define KFF_TOLERANCE 1e-9
-
-struct kff;
-
-/* One channel's stream of events at one GPU. */
-struct kff_stream {
-  struct nk *k;
-  int q;
-  int per;       /* events a period */
-  long ev;       /* events so far, jumps included */
-  long total;    /* events it has in all */
-  int reps;      /* periods compared */
-  int hist;      /* per x KFF_MULT x reps + 1 */
-  double *t;     /* times of the last HIST events, by event mod HIST */
-  /* The same of its receives (the program's own choice of them, PER a
-   * period too): a pipeline filling its window sends at its timers'
-   * pace, periodic but not the steady regime; what it receives then is
-   * not yet periodic at that pace. */
-  long rx;
-  double *t_rx;
-  /* Wire bytes sent to each destination so far, and at each of the last
-   * HIST events. */
-  int dst[KFF_DST], ndst;
-  double cum[KFF_DST];
-  double *snap;  /* [HIST][KFF_DST] */
-  bool matched;  /* periodic, at the call's candidate period */
-};
-
-/* What else the jump moves: the NVSwitches' gathers (passive: they only
- * forward). */
-struct kff_passive {
-  void (*apply)(void *state, int periods);
-  void *state;
-};
-
-/* One call's record, shared by its GPUs. */
-struct kff {
-  uint64_t key;
-  int expect, n;       /* streams in all, registered */
-  int members, left;   /* GPUs in the call, and those that left it */
-  struct kff_stream **st;
-  GArray *passive;     /* struct kff_passive */
-  double cand;         /* the candidate period */
-  int cand_mult;       /* its events: cand_mult x each stream's PER */
-  int match;           /* streams periodic at it */
-  bool done;           /* jumped, or no longer may */
-  double debt;         /* the time jumped over */
-  int min_events;      /* events before a stream may vote */
-};
-
-static bool same_time(double a, double b) {
-  return fabs(a - b) <= KFF_TOLERANCE * fmax(fabs(a), fabs(b));
-}
-
-static double kff_debt(const struct kff *f) { return f ? f->debt : 0; }
-
-/* The call's record (created by its first GPU). */
-static struct kff *kff_of(struct nk *k, int streams, int per, int reps) {
-  struct sim *s = k->c->sim;
-  if (!s->nccl_ff)
-    s->nccl_ff = g_hash_table_new(g_int64_hash, g_int64_equal);
-  uint64_t key = k->c->w->nccl_calls;
-  struct kff *f = g_hash_table_lookup(s->nccl_ff, &key);
-  if (!f) {
-    f = g_new0(struct kff, 1);
-    f->key = key;
-    f->expect = streams * k->p;
-    f->members = k->p;
-    f->st = g_new0(struct kff_stream *, f->expect);
-    f->passive = g_array_new(FALSE, FALSE, sizeof(struct kff_passive));
-    f->min_events = per * (reps + 1) + NCCL_STEPS;
-    g_hash_table_insert(s->nccl_ff, &f->key, f);
-  }
-  return f;
-}
-
-/* Register K's NC streams (PER events a period, TOTAL[q] events each),
- * each periodic once its last REPS periods are: three, and for a
- * pipeline with a window, the window's periods too (all that is in
- * flight must belong to the regime, as fastforward.c asks its L + 1
- * steps). */
-static void kff_join(struct nk *k, struct kff_stream *st, int nc, int per,
-                     int reps, const long *total) {
-  struct coll_call *c = k->c;
-  k->ff = NULL;
-  for (int q = 0; q < nc; q++)
-    st[q] = (struct kff_stream){.k = k, .q = q};
-  if (!(c->sim->ff_ok && c->w && c->v->m == 0))
-    return;
-  struct kff *f = kff_of(k, nc, per, reps);
-  k->ff = f;
-  for (int q = 0; q < nc; q++) {
-    struct kff_stream *x = &st[q];
-    *x = (struct kff_stream){.k = k, .q = q, .per = per, .reps = reps,
-                             .total = total[q]};
-    x->hist = per * KFF_MULT * reps + 1;
-    x->t = g_new0(double, x->hist);
-    x->t_rx = g_new0(double, x->hist);
-    x->snap = g_new0(double, (size_t)x->hist * KFF_DST);
-    xbt_assert(f->n < f->expect, "NCCL call %lu: too many streams",
-               (unsigned long)f->key);
-    f->st[f->n++] = x;
-  }
-}
-
-/* K leaves its call (its streams freed; the record with the last). */
-static void kff_leave(struct nk *k, struct kff_stream *st, int nc) {
-  struct kff *f = k->ff;
-  if (!f)
-    return;
-  f->done = true; /* a stream gone: no jump after this */
-  for (int q = 0; q < nc; q++) {
-    g_free(st[q].t);
-    g_free(st[q].t_rx);
-    g_free(st[q].snap);
-  }
-  if (++f->left == f->members) {
-    g_hash_table_remove(k->c->sim->nccl_ff, &f->key);
-    g_free(f->st);
-    g_array_free(f->passive, TRUE);
-    g_free(f);
-  }
-}
-
-/* Stream X sent wire BYTES to DST. */
-static void kff_sent(struct kff_stream *x, int dst, double bytes) {
-  if (!x->k->ff)
-    return;
-  int i = 0;
-  while (i < x->ndst && x->dst[i] != dst)
-    i++;
-  xbt_assert(i < KFF_DST, "a channel sends to at most %d ranks", KFF_DST);
-  if (i == x->ndst) {
-    x->dst[x->ndst] = dst;
-    x->cum[x->ndst++] = 0;
-  }
-  x->cum[i] += bytes;
-}
-
-/* The jump: every stream PERIODS of the call's periods on (cand_mult of
- * its own each), the passive ones too; each stream's last such period's
- * bytes put on the links PERIODS more times. */
-static void kff_jump(struct kff *f, int periods) {
-  int mult = f->cand_mult;
-  for (int i = 0; i < f->n; i++) {
-    struct kff_stream *x = f->st[i];
-    struct coll_call *c = x->k->c;
-    long span = (long)mult * x->per;
-    long last = (x->ev - 1) % x->hist, first = (x->ev - 1 - span) % x->hist;
-    for (int j = 0; j < x->ndst; j++) {
-      double b = (x->snap[last * KFF_DST + j] -
-                  x->snap[first * KFF_DST + j]) *
-                 periods;
-      account_link_bytes(c->sim, c->w, c->rank, x->dst[j], b);
-      if (c->w)
-        c->w->wire_bytes += b;
-    }
-    x->ev += (long)periods * span;
-    x->rx += (long)periods * span;
-    x->k->apply(x->k, x->q, periods * mult);
-    for (int j = 0; j < x->k->nin; j++)
-      xbt_assert(x->k->in[j].remaining >= x->k->in[j].posted,
-                 "a jump past receives asked for");
-    if (c->rank == 0 && x->q == 0)
-      c->sim->ff_steps += (uint64_t)periods * (uint64_t)span;
-  }
-  for (guint i = 0; i < f->passive->len; i++) {
-    struct kff_passive *pa = &g_array_index(f->passive, struct kff_passive, i);
-    pa->apply(pa->state, periods * mult);
-  }
-  f->debt = periods * f->cand;
-  f->done = true;
-}
-
-/* The period of the last REPS periods of the series T (N events so far,
- * PER a period, HIST kept), or 0 when they differ. */
-static double series_period(const double *t, long n, int per, int reps,
-                            int hist) {
-  if (n <= (long)per * reps)
-    return 0;
-  double d = t[(n - 1) % hist] - t[(n - 1 - per) % hist];
-  for (int r = 1; r < reps && d > 0; r++) {
-    double dr = t[(n - 1 - (long)r * per) % hist] -
-                t[(n - 1 - (long)(r + 1) * per) % hist];
-    if (!same_time(dr, d))
-      return 0;
-  }
-  return d;
-}
-
-static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
-
-/* The least multiple M of X's PER (up to KFF_MULT) at which its events
- * and its receives are periodic with one period (*D), or 0. */
-static int stream_period(const struct kff_stream *x, double *d) {
-  for (int m = 1; m <= KFF_MULT; m++) {
-    double de = series_period(x->t, x->ev, m * x->per, x->reps, x->hist);
-    if (de > 0 && same_time(series_period(x->t_rx, x->rx, m * x->per,
-                                          x->reps, x->hist),
-                            de)) {
-      *d = de;
-      return m;
-    }
-  }
-  return 0;
-}
-
-/* Stream X received one of its counted messages now. */
-static void kff_rx(struct kff_stream *x) {
-  struct kff *f = x->k->ff;
-  if (!f || f->done)
-    return;
-  x->t_rx[x->rx++ % x->hist] = sim_now();
-}
-
-/* Stream X's event now: its time and bytes recorded, its vote, and the
- * jump when every stream agrees. */
-static void kff_event(struct kff_stream *x) {
-  struct kff *f = x->k->ff;
-  if (!f || f->done)
-    return;
-  long e = x->ev++ % x->hist;
-  x->t[e] = sim_now();
-  for (int j = 0; j < KFF_DST; j++)
-    x->snap[e * KFF_DST + j] = j < x->ndst ? x->cum[j] : 0;
-  double d = 0;
-  int m = x->ev >= f->min_events ? stream_period(x, &d) : 0;
-  bool now = false;
-  if (m && (f->match == 0 || (f->match == 1 && x->matched))) {
-    f->cand = d;
-    f->cand_mult = m;
-    now = true;
-  } else if (m && f->cand_mult % m == 0) {
-    now = same_time(d * (f->cand_mult / m), f->cand);
-  } else if (m) {
-    /* The call's period grows to both when they agree on the rate: every
-     * stream periodic at the candidate is at its multiples too. */
-    int l = f->cand_mult * m / gcd(f->cand_mult, m);
-    double dl = f->cand * (l / f->cand_mult);
-    if (l <= KFF_MULT && same_time(d * (l / m), dl)) {
-      f->cand = dl;
-      f->cand_mult = l;
-      now = true;
-    }
-  }
-  f->match += (int)now - (int)x->matched;
-  x->matched = now;
-  if (f->n < f->expect || f->match < f->expect)
-    return;
-  /* Periods left to every stream, a tail of two periods and two windows
-   * simulated after the jump (the drain, and no receive left asked for
-   * that nothing will answer). */
-  long periods = LONG_MAX;
-  for (int i = 0; i < f->n; i++) {
-    struct kff_stream *y = f->st[i];
-    long span = (long)f->cand_mult * y->per;
-    long left = (y->total - y->ev - 2L * span - 2L * NK_WINDOW) / span;
-    periods = left < periods ? left : periods;
-  }
-  if (periods >= 1)
-    kff_jump(f, (int)periods);
 }
 
 /* ---- rings ------------------------------------------------------------- */
@@ -657,13 +392,13 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
   }
   /* A ring's sends repeat machine by machine: its hops are a machine's
    * NVLinks then a network step. */
-  kff_join(&k, x.st, nc, pl->macro * sl, 3, total);
+  nk_join(&k, x.st, nc, pl->macro * sl, 3, total);
   if (c->w)
     c->w->nccl_calls++;
   for (int q = 0; q < nc; q++)
     ring_arm(&k, q);
   nk_run(&k);
-  kff_leave(&k, x.st, nc);
+  kff_leave(&k.ff, x.st, nc);
   g_free(total);
   g_free(x.r);
   g_free(x.st);
@@ -892,13 +627,13 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
                                      .remaining = t->m};
     }
   }
-  kff_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
+  nk_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
   if (c->w)
     c->w->nccl_calls++;
   for (int q = 0; q < nc; q++)
     tree_arm(&k, q);
   nk_run(&k);
-  kff_leave(&k, x.st, nc);
+  kff_leave(&k.ff, x.st, nc);
   g_free(total);
   g_free(x.t);
   g_free(x.st);
@@ -1356,16 +1091,15 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
                                      .remaining = t->m};
     }
   }
-  kff_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
+  nk_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
   /* The switch's gathers jump with the GPUs: the first GPU of the call
    * tells the call's record of them. */
-  if (k.ff) {
+  if (k.ff.ff) {
     for (int q = 0; q < nc; q++) {
       struct nk_switch *w = switches[q];
-      if (w->joined != k.ff->key) {
-        w->joined = k.ff->key;
-        struct kff_passive pa = {switch_apply, w};
-        g_array_append_val(k.ff->passive, pa);
+      if (w->joined != kff_key(k.ff.ff)) {
+        w->joined = kff_key(k.ff.ff);
+        kff_add_passive(k.ff.ff, switch_apply, w);
       }
     }
   }
@@ -1374,7 +1108,7 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
   for (int q = 0; q < nc; q++)
     nvls_arm(&k, q);
   nk_run(&k);
-  kff_leave(&k, x.st, nc);
+  kff_leave(&k.ff, x.st, nc);
   g_free(total);
   g_free(x.ch);
   g_free(x.st);
@@ -1510,13 +1244,13 @@ void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
                                    .bytes = own * pl->cost.wire / nc};
   }
   /* No fast-forward: p - 1 steps of messages whose sizes may differ. */
-  kff_join(&k, x.st, nc, 1, 3, (long[RING_CHANNELS_MAX]){0});
+  nk_join(&k, x.st, nc, 1, 3, (long[RING_CHANNELS_MAX]){0});
   if (c->w)
     c->w->nccl_calls++;
   for (int q = 0; q < nc; q++)
     gather_arm(&k, q);
   nk_run(&k);
-  kff_leave(&k, x.st, nc);
+  kff_leave(&k.ff, x.st, nc);
   for (int r = 0; r < p; r++)
     xbt_assert(all[r], "rank %d's message not gathered", r);
   g_free(x.g);

@@ -1,0 +1,89 @@
+/* sim/kff.h: fast-forward of one collective call whose GPUs run
+ * independent streams of events (NCCL's kernel, collectives/
+ * nccl_kernel.c): the caller declares its facts (a stream's event, what
+ * it sent where, what it received) and how its own counters move on a
+ * jump; this part finds the call's period and jumps (kff.c).
+ *
+ * Every channel's program at every GPU is a stream of events (its sends:
+ * each program says which), periodic once its pipeline is full. When
+ * every stream of the call is periodic with one period d at once, the
+ * call's state repeats itself every d, shifted by a period's counts
+ * (chunks sent and received, credits): the call jumps, every stream's
+ * counters S periods ahead at that instant, its pending timers and the
+ * messages in flight left as they are, and every GPU pays the S d left
+ * out at its call's end. Done at one instant for all, the jump leaves
+ * the rest of the call exactly as it would have run, S d earlier; the
+ * bytes of the skipped periods are each stream's last period's, S times.
+ * (A stream's own jump at its own event would not: a pipeline always has
+ * messages in flight, which would then arrive early.) */
+#ifndef GRADSIM_SIM_KFF_H
+#define GRADSIM_SIM_KFF_H
+
+#include "sim.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Destinations a stream sends to, at most. */
+enum { KFF_DST = 4 };
+
+struct kff;
+
+/* The caller's side of a call at one GPU: the call, its record (NULL:
+ * no fast-forward), and what moves stream Q's own counters PERIODS of
+ * its periods on. */
+struct kff_host {
+  struct coll_call *c;
+  struct kff *ff;
+  void (*apply)(struct kff_host *h, int q, int periods);
+};
+
+/* One channel's stream of events at one GPU. */
+struct kff_stream {
+  struct kff_host *h;
+  int q;
+  int per;       /* events a period */
+  long ev;       /* events so far, jumps included */
+  long total;    /* events it has in all */
+  int reps;      /* periods compared */
+  int hist;      /* per x KFF_MULT x reps + 1 */
+  double *t;     /* times of the last HIST events, by event mod HIST */
+  /* The same of its receives (the program's own choice of them, PER a
+   * period too): a pipeline filling its window sends at its timers'
+   * pace, periodic but not the steady regime; what it receives then is
+   * not yet periodic at that pace. */
+  long rx;
+  double *t_rx;
+  /* Wire bytes sent to each destination so far, and at each of the last
+   * HIST events. */
+  int dst[KFF_DST], ndst;
+  double cum[KFF_DST];
+  double *snap;  /* [HIST][KFF_DST] */
+  bool matched;  /* periodic, at the call's candidate period */
+};
+
+/* Register H's NC streams ST (PER events a period, TOTAL[q] events each;
+ * the call has MEMBERS GPUs, each with NC streams, and WINDOW messages in
+ * flight at most), each periodic once its last REPS periods are. Sets
+ * H->ff (NULL where the point may not fast-forward). */
+void kff_join(struct kff_host *h, int members, int window,
+              struct kff_stream *st, int nc, int per, int reps,
+              const long *total);
+/* H leaves its call (its streams freed; the record with the last). */
+void kff_leave(struct kff_host *h, struct kff_stream *st, int nc);
+/* Stream X sent wire BYTES to DST. */
+void kff_sent(struct kff_stream *x, int dst, double bytes);
+/* Stream X received one of its counted messages now. */
+void kff_rx(struct kff_stream *x);
+/* Stream X's event now; the jump, when every stream of the call agrees. */
+void kff_event(struct kff_stream *x);
+/* The time the call's jump left out (0: none), which every GPU pays at
+ * its call's end. */
+double kff_debt(const struct kff *f);
+/* The call's key (its number among the worker's calls). */
+uint64_t kff_key(const struct kff *f);
+/* STATE, which only forwards (an NVSwitch), moves with the call's jump. */
+void kff_add_passive(struct kff *f, void (*apply)(void *state, int periods),
+                     void *state);
+
+#endif
