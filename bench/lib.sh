@@ -20,3 +20,11 @@ build_smpi() {
   smpicc -O2 tests/parity/smpi_coll.c -o "$W/coll" 2>"$W/smpicc.log" ||
     { echo "smpicc failed:"; cat "$W/smpicc.log"; exit 1; }
 }
+# bench_start: G, the built gradsim (exit 2 when it is not built), and W,
+# a work directory removed when the script exits.
+bench_start() {
+  G=$PWD/build/gradsim
+  [ -x "$G" ] || { echo "build first: ./dev.sh build" >&2; exit 2; }
+  W=$(mktemp -d /tmp/gradsim-bench.XXXXXX)
+  trap 'rm -rf "$W"' EXIT
+}

@@ -26,10 +26,7 @@ set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 RUNS=${1:-3}
-G=$PWD/build/gradsim
-[ -x "$G" ] || { echo "build first: ./dev.sh build" >&2; exit 2; }
-W=$(mktemp -d /tmp/gradsim-bench.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+bench_start
 build_smpi
 
 # rel A B: |A - B| / |B|

@@ -15,10 +15,7 @@ set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 RUNS=${1:-5}
-G=$PWD/build/gradsim
-[ -x "$G" ] || { echo "build first: ./dev.sh build" >&2; exit 2; }
-W=$(mktemp -d /tmp/gradsim-bench.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+bench_start
 E=bench/ring1024.ini
 
 "$G" platform "$E" --out "$W/platform.xml"

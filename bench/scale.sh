@@ -25,10 +25,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-G=$PWD/build/gradsim
-[ -x "$G" ] || { echo "build first: ./dev.sh build" >&2; exit 2; }
-W=$(mktemp -d /tmp/gradsim-bench.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+bench_start
 E=bench/scale.ini
 
 printf '%-46s %9s %9s %12s %10s %10s\n' "generated fat tree, one exchange" "wall s" "RSS MB" "simulated s" "ff steps" "ff buckets"
