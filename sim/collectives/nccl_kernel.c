@@ -189,6 +189,20 @@ static void nk_loop(struct nk *k) {
   g_free(of);
 }
 
+/* K's TIMERS timers (none due) and free times, and room for INS streams
+ * of receives; nk_free gives them back. */
+static void nk_alloc(struct nk *k, int timers, int ins) {
+  k->at = g_new(double, timers);
+  k->free_at = g_new0(double, timers);
+  k->in = g_new0(struct nk_in, ins);
+}
+
+static void nk_free(struct nk *k) {
+  g_free(k->at);
+  g_free(k->free_at);
+  g_free(k->in);
+}
+
 /* The call: its launch, the loop, and the communication side's spans:
  * idle while its first message had not yet been posted when its own
  * first had (a peer not yet in the call), the rest transfer. */
@@ -370,9 +384,7 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
   struct nk_rings x = {g_new0(struct nk_ring, nc),
                        g_new0(struct kff_stream, nc)};
   k.st = &x;
-  k.at = g_new(double, nc);
-  k.free_at = g_new0(double, nc);
-  k.in = g_new0(struct nk_in, nc);
+  nk_alloc(&k, nc, nc);
   long *total = g_new(long, nc);
   for (int q = 0; q < nc; q++) {
     uint64_t n = ch[q].hi - ch[q].lo;
@@ -402,9 +414,7 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
   g_free(total);
   g_free(x.r);
   g_free(x.st);
-  g_free(k.at);
-  g_free(k.free_at);
-  g_free(k.in);
+  nk_free(&k);
 }
 
 /* ---- trees ------------------------------------------------------------- */
@@ -599,9 +609,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
   struct nk_trees x = {g_new0(struct nk_treech, nc),
                        g_new0(struct kff_stream, nc)};
   k.st = &x;
-  k.at = g_new(double, 2 * nc);
-  k.free_at = g_new0(double, 2 * nc);
-  k.in = g_new0(struct nk_in, 5 * nc);
+  nk_alloc(&k, 2 * nc, 5 * nc);
   long *total = g_new(long, nc);
   for (int q = 0; q < nc; q++) {
     uint64_t n = tree[q].hi - tree[q].lo;
@@ -637,9 +645,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
   g_free(total);
   g_free(x.t);
   g_free(x.st);
-  g_free(k.at);
-  g_free(k.free_at);
-  g_free(k.in);
+  nk_free(&k);
 }
 
 /* ---- NVLink SHARP ------------------------------------------------------ */
@@ -1052,9 +1058,7 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
                           .st = g_new0(struct kff_stream, nc), .g = g,
                           .local = c->rank % g, .sw = sw};
   k.st = &x;
-  k.at = g_new(double, 3 * nc);
-  k.free_at = g_new0(double, 3 * nc);
-  k.in = g_new0(struct nk_in, 7 * nc);
+  nk_alloc(&k, 3 * nc, 7 * nc);
   long *total = g_new(long, nc);
   uint64_t n = c->v->n;
   for (int q = 0; q < nc; q++) {
@@ -1112,9 +1116,7 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
   g_free(total);
   g_free(x.ch);
   g_free(x.st);
-  g_free(k.at);
-  g_free(k.free_at);
-  g_free(k.in);
+  nk_free(&k);
 }
 
 /* ---- NCCL's ring allgather of opaque messages ------------------------- */
@@ -1233,9 +1235,7 @@ void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
   struct nk_gathers x = {g_new0(struct nk_gather, nc),
                          g_new0(struct kff_stream, nc), all, me};
   k.st = &x;
-  k.at = g_new(double, nc);
-  k.free_at = g_new0(double, nc);
-  k.in = g_new0(struct nk_in, nc);
+  nk_alloc(&k, nc, nc);
   for (int q = 0; q < nc; q++) {
     x.g[q].ch = ch[q];
     k.at[q] = INFINITY;
@@ -1255,7 +1255,5 @@ void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
     xbt_assert(all[r], "rank %d's message not gathered", r);
   g_free(x.g);
   g_free(x.st);
-  g_free(k.at);
-  g_free(k.free_at);
-  g_free(k.in);
+  nk_free(&k);
 }
