@@ -225,6 +225,18 @@ static void nk_run(struct nk *k) {
   sim_span(c->w, t0 + idle, t1, ST_COMM);
 }
 
+/* K's call, its streams ST joined: counted among its worker's calls,
+ * each of its NC channels armed by ARM, run, and its streams left. */
+static void nk_go(struct nk *k, struct kff_stream *st, int nc,
+                  void (*arm)(struct nk *k, int q)) {
+  if (k->c->w)
+    k->c->w->nccl_calls++;
+  for (int q = 0; q < nc; q++)
+    arm(k, q);
+  nk_run(k);
+  kff_leave(&k->ff, st, nc);
+}
+
 /* A message of values [A, B) of the vector, its bytes the protocol's
  * wire bytes for TIME_VALUES values (payload none: every block at the
  * call's uniform size, so that a channel's steps repeat exactly). */
@@ -405,12 +417,7 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
   /* A ring's sends repeat machine by machine: its hops are a machine's
    * NVLinks then a network step. */
   nk_join(&k, x.st, nc, pl->macro * sl, 3, total);
-  if (c->w)
-    c->w->nccl_calls++;
-  for (int q = 0; q < nc; q++)
-    ring_arm(&k, q);
-  nk_run(&k);
-  kff_leave(&k.ff, x.st, nc);
+  nk_go(&k, x.st, nc, ring_arm);
   g_free(total);
   g_free(x.r);
   g_free(x.st);
@@ -636,12 +643,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
     }
   }
   nk_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
-  if (c->w)
-    c->w->nccl_calls++;
-  for (int q = 0; q < nc; q++)
-    tree_arm(&k, q);
-  nk_run(&k);
-  kff_leave(&k.ff, x.st, nc);
+  nk_go(&k, x.st, nc, tree_arm);
   g_free(total);
   g_free(x.t);
   g_free(x.st);
@@ -1107,12 +1109,7 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
       }
     }
   }
-  if (c->w)
-    c->w->nccl_calls++;
-  for (int q = 0; q < nc; q++)
-    nvls_arm(&k, q);
-  nk_run(&k);
-  kff_leave(&k.ff, x.st, nc);
+  nk_go(&k, x.st, nc, nvls_arm);
   g_free(total);
   g_free(x.ch);
   g_free(x.st);
@@ -1245,12 +1242,7 @@ void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
   }
   /* No fast-forward: p - 1 steps of messages whose sizes may differ. */
   nk_join(&k, x.st, nc, 1, 3, (long[RING_CHANNELS_MAX]){0});
-  if (c->w)
-    c->w->nccl_calls++;
-  for (int q = 0; q < nc; q++)
-    gather_arm(&k, q);
-  nk_run(&k);
-  kff_leave(&k.ff, x.st, nc);
+  nk_go(&k, x.st, nc, gather_arm);
   for (int r = 0; r < p; r++)
     xbt_assert(all[r], "rank %d's message not gathered", r);
   g_free(x.g);
