@@ -66,10 +66,7 @@ static int complete_subtree(struct coll_call *c, struct msg **have, int i,
 static void gather_rdb(struct coll_call *c, struct msg *mine,
                        struct msg **all) {
   int p = c->sim->nworkers, rank = c->rank;
-  for (int r = 0; r < p; r++)
-    all[r] = NULL;
-  mine->src = rank;
-  all[rank] = mine;
+  gather_start(c, p, mine, all);
   int last = 0;
   for (int mask = 1, i = 0; mask < p; mask <<= 1, i++) {
     int dst = rank ^ mask;

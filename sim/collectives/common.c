@@ -306,3 +306,11 @@ void default_allreduce(struct coll_call *c, const int *group, int g, int me,
   if (all)
     recur_leg_end(c->w);
 }
+
+void gather_start(const struct coll_call *c, int p, struct msg *mine,
+                  struct msg **all) {
+  for (int r = 0; r < p; r++)
+    all[r] = NULL;
+  mine->src = c->rank;
+  all[c->rank] = mine;
+}

@@ -66,6 +66,11 @@ void ring_allreduce(struct coll_call *c, const int *group, int g, int me,
 void default_allreduce(struct coll_call *c, const int *group, int g, int me,
                        uint64_t lo, uint64_t hi);
 
+/* An allgather's start at C's rank: ALL's P slots empty but the caller's
+ * own, MINE, marked as its. */
+void gather_start(const struct coll_call *c, int p, struct msg *mine,
+                  struct msg **all);
+
 /* Binomial-tree broadcast of V[lo, hi) over GROUP from GROUP[0]: ceil(lg
  * G) rounds. When CARRY is not NULL the root sends that message (a payload
  * encoded once, forwarded unchanged down the tree) and receivers decode

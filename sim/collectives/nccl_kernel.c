@@ -1221,11 +1221,8 @@ void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
                            const struct ring_chan *ch, int p,
                            struct msg *mine, struct msg **all) {
   int nc = pl->nc, me = c->rank;
-  for (int r = 0; r < p; r++)
-    all[r] = NULL;
+  gather_start(c, p, mine, all);
   double own = (double)mine->bytes;
-  mine->src = me;
-  all[me] = mine;
   if (p < 2)
     return;
   struct nk k = {.c = c, .pl = pl, .p = p, .prog = &gather_prog, .nt = nc};

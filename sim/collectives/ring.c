@@ -47,10 +47,7 @@ static void lr_worker(struct coll_call *c) {
 static void ring_gather(struct coll_call *c, struct msg *mine,
                         struct msg **all) {
   int p = c->sim->nworkers, me = c->rank;
-  for (int r = 0; r < p; r++)
-    all[r] = NULL;
-  mine->src = me;
-  all[me] = mine;
+  gather_start(c, p, mine, all);
   int right = (me + 1) % p, left = (me + p - 1) % p;
   for (int i = 1, j = me; i < p; i++) {
     struct msg *out = g_new0(struct msg, 1);
