@@ -53,10 +53,17 @@ static int num_in(const char *v, double lo, double hi, double *out,
 /* A fraction in [0, 1): persist, zeros, server_momentum. */
 static int fraction_below_one(const char *v, double *out, char *err,
                               size_t errlen) {
-  int rc = num_in(v, 0, 1, out, err, errlen);
-  if (!rc && *out == 1)
+  if (num_in(v, 0, 1, out, err, errlen) != 0 || *out == 1)
     return bad(err, errlen, "must be a number in [0, 1)");
-  return rc;
+  return 0;
+}
+
+/* A number in (0, HI]: one message for whichever side V falls off. */
+static int positive_in(const char *v, double hi, double *out, char *err,
+                       size_t errlen) {
+  if (num_in(v, 0, hi, out, err, errlen) != 0 || !(*out > 0))
+    return bad(err, errlen, "must be a number in (0, %g]", hi);
+  return 0;
 }
 
 static int boolean(const char *v, bool *out, char *err, size_t errlen) {
@@ -85,15 +92,27 @@ static int choice(const char *v, const char *const *names, int n, int *out,
   return -EINVAL;
 }
 
+/* Strict inputs (issue 38): a rate names its unit (a bare number would be
+ * bytes per second, never what a user meant) and lies between 1 kbps and
+ * 100 Tbps (from a slow serial line to beyond any link or memory bus
+ * built); a size names its unit unless it is 0; a time is 0 or more, in
+ * seconds when it names no unit (SimGrid's default). */
+#define RATE_MIN_BPS 125.0   /* 1 kbps */
+#define RATE_MAX_BPS 12.5e12 /* 100 Tbps */
+#define RATE_ALLOWED "a rate with its unit, 1kbps to 100Tbps (e.g. 10Gbps, 1.25GBps)"
+
 static int rate(const char *v, double *out, char *err, size_t errlen) {
   char msg[256];
-  if (units_bandwidth(v, out, msg, sizeof msg) != 0)
-    return bad(err, errlen, "is not a rate: expected e.g. 10Gbps, 1.25GBps");
+  double x;
+  if (units_bandwidth(v, &x, msg, sizeof msg) != 0 || !units_named(v) ||
+      x < RATE_MIN_BPS || x > RATE_MAX_BPS)
+    return bad(err, errlen, "must be " RATE_ALLOWED);
+  *out = x;
   return 0;
 }
 
 /* V: a rate into *OUT, or WORD, which stands for AS_WORD; anything else
- * "is not a rate (e.g. EXAMPLE) or WORD". */
+ * "must be WORD or a rate ... (e.g. EXAMPLE)". */
 static int rate_or(const char *v, const char *word, double as_word,
                    const char *example, double *out, char *err,
                    size_t errlen) {
@@ -102,14 +121,31 @@ static int rate_or(const char *v, const char *word, double as_word,
     return 0;
   }
   if (rate(v, out, err, errlen) != 0)
-    return bad(err, errlen, "is not a rate (e.g. %s) or %s", example, word);
+    return bad(err, errlen,
+               "must be %s or a rate with its unit, 1kbps to 100Tbps (e.g. "
+               "%s)",
+               word, example);
   return 0;
 }
 
 static int seconds(const char *v, double *out, char *err, size_t errlen) {
   char msg[256];
   if (units_time(v, out, msg, sizeof msg) != 0)
-    return bad(err, errlen, "is not a time: expected e.g. 5us, 1.5ms, 0");
+    return bad(err, errlen, "must be a time of 0 or more: seconds, or a "
+                            "number with a unit s, ms, us, ns (e.g. 5us, "
+                            "1.5ms, 0)");
+  return 0;
+}
+
+/* A size in bytes into *OUT: its unit named unless it is 0, at least LO
+ * and at most HI; 0, or -EINVAL (the caller says what is allowed). */
+static int size_in(const char *v, double lo, double hi, double *out) {
+  char msg[256];
+  double b;
+  if (units_size(v, &b, msg, sizeof msg) != 0 || (b != 0 && !units_named(v)) ||
+      !(b >= lo) || b > hi)
+    return -EINVAL;
+  *out = b;
   return 0;
 }
 
@@ -373,10 +409,7 @@ static int k_update(struct point *p, const char *v, char *e, size_t l) {
 }
 static int k_compute_scale(struct point *p, const char *v, char *e,
                            size_t l) {
-  int rc = num_in(v, 0, 1000, &p->compute_scale, e, l);
-  if (!rc && p->compute_scale == 0)
-    return bad(e, l, "must be a number in (0, 1000]");
-  return rc;
+  return positive_in(v, 1000, &p->compute_scale, e, l);
 }
 static int k_update_rate(struct point *p, const char *v, char *e,
                          size_t l) {
@@ -385,7 +418,7 @@ static int k_update_rate(struct point *p, const char *v, char *e,
     return 0;
   }
   if (rate(v, &p->update_Bps, e, l))
-    return bad(e, l, "is not a rate or `device`: expected e.g. 2GBps");
+    return bad(e, l, "must be device or " RATE_ALLOWED);
   return 0;
 }
 static int k_step_overhead(struct point *p, const char *v, char *e,
@@ -438,10 +471,9 @@ static int k_mfu(struct point *p, const char *v, char *e, size_t l) {
     p->mfu = 0;
     return 0;
   }
-  int rc = num_in(v, 0, 1, &p->mfu, e, l);
-  if (!rc && !(p->mfu > 0))
+  if (num_in(v, 0, 1, &p->mfu, e, l) != 0 || !(p->mfu > 0))
     return bad(e, l, "must be device or a fraction in (0, 1]");
-  return rc;
+  return 0;
 }
 static int k_algorithm(struct point *p, const char *v, char *e, size_t l) {
   (void)e;
@@ -606,19 +638,15 @@ static int k_implementation(struct point *p, const char *v, char *e,
   return rc;
 }
 static int k_tree_chunk(struct point *p, const char *v, char *e, size_t l) {
-  char msg[256];
   double b;
-  if (units_size(v, &b, msg, sizeof msg) != 0 || !(b >= 4) || b > 1e12 ||
-      b != floor(b))
-    return bad(e, l, "must be a size in bytes, 4 B to 1 TB (e.g. 512KiB)");
+  if (size_in(v, 4, 1e12, &b) != 0 || b != floor(b))
+    return bad(e, l, "must be a whole size with its unit, 4B to 1TB (e.g. "
+                     "512KiB)");
   p->tree_chunk = b;
   return 0;
 }
 static int k_csc_ratio(struct point *p, const char *v, char *e, size_t l) {
-  int rc = num_in(v, 0, 1, &p->csc_ratio, e, l);
-  if (!rc && p->csc_ratio == 0)
-    return bad(e, l, "must be a number in (0, 1]");
-  return rc;
+  return positive_in(v, 1, &p->csc_ratio, e, l);
 }
 static int k_fast_forward(struct point *p, const char *v, char *e,
                           size_t l) {
@@ -633,18 +661,18 @@ static int k_fast_forward(struct point *p, const char *v, char *e,
   return bad(e, l, "must be auto or off");
 }
 static int k_eager(struct point *p, const char *v, char *e, size_t l) {
-  char msg[256];
   double b;
-  if (units_size(v, &b, msg, sizeof msg) != 0 || !(b >= 0) || b > 1e15)
-    return bad(e, l, "must be a size in bytes (e.g. 64KiB, 65536, 0)");
+  if (size_in(v, 0, 1e15, &b) != 0)
+    return bad(e, l, "must be 0 or a size with its unit, up to 1PB (e.g. "
+                     "64KiB)");
   p->eager_bytes = b;
   return 0;
 }
 static int k_envelope(struct point *p, const char *v, char *e, size_t l) {
-  char msg[256];
   double b;
-  if (units_size(v, &b, msg, sizeof msg) != 0 || !(b >= 0) || b > 1e9)
-    return bad(e, l, "must be a size in bytes, 0 to 1GB (SMPI's is 16)");
+  if (size_in(v, 0, 1e9, &b) != 0)
+    return bad(e, l, "must be 0 or a size with its unit, up to 1GB (SMPI's "
+                     "is 16B)");
   p->envelope_bytes = b;
   return 0;
 }
@@ -740,9 +768,9 @@ static int k_fusion(struct point *p, const char *v, char *e, size_t l) {
     p->fusion_bytes = INFINITY;
     return 0;
   }
-  char msg[256];
-  if (units_size(v, &p->fusion_bytes, msg, sizeof msg) != 0)
-    return bad(e, l, "must be a size (e.g. 0, 25MB) or all");
+  if (size_in(v, 0, 1e15, &p->fusion_bytes) != 0)
+    return bad(e, l, "must be all, 0 or a size with its unit, up to 1PB "
+                     "(e.g. 25MB)");
   return 0;
 }
 static int k_fusion_cycle(struct point *p, const char *v, char *e,
@@ -765,16 +793,10 @@ static int k_dist(struct point *p, const char *v, char *e, size_t l) {
   return 0;
 }
 static int k_scale(struct point *p, const char *v, char *e, size_t l) {
-  int rc = num_in(v, 0, 1e30, &p->grad.scale, e, l);
-  if (!rc && p->grad.scale == 0)
-    return bad(e, l, "must be a positive number");
-  return rc;
+  return positive_in(v, 1e30, &p->grad.scale, e, l);
 }
 static int k_nu(struct point *p, const char *v, char *e, size_t l) {
-  int rc = num_in(v, 0, 1e9, &p->grad.nu, e, l);
-  if (!rc && p->grad.nu == 0)
-    return bad(e, l, "must be a positive number");
-  return rc;
+  return positive_in(v, 1e9, &p->grad.nu, e, l);
 }
 static int k_zeros(struct point *p, const char *v, char *e, size_t l) {
   return fraction_below_one(v, &p->grad.zeros, e, l);
@@ -788,10 +810,7 @@ static int k_persist(struct point *p, const char *v, char *e, size_t l) {
 }
 
 static int k_decay(struct point *p, const char *v, char *e, size_t l) {
-  int rc = num_in(v, 0, 1, &p->grad.decay, e, l);
-  if (!rc && p->grad.decay == 0)
-    return bad(e, l, "must be a number in (0, 1]");
-  return rc;
+  return positive_in(v, 1, &p->grad.decay, e, l);
 }
 static int k_seed(struct point *p, const char *v, char *e, size_t l) {
   char *end;
@@ -1327,6 +1346,45 @@ static char *expand(struct experiment *ex, const struct values *vals,
   return err;
 }
 
+/* The first key TEXT gives twice in one section (a section may be
+ * written in several pieces; GKeyFile would keep the last value
+ * silently): "PATH:LINE: [S] KEY is given twice (first on line N)", or
+ * NULL. A sweep is one line: key = a, b. */
+static char *duplicate_key(const char *path, const char *text) {
+  char **lines = g_strsplit(text, "\n", -1);
+  GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                           NULL);
+  char *section = g_strdup(""), *err = NULL;
+  for (int i = 0; lines[i] && !err; i++) {
+    char *l = g_strstrip(lines[i]);
+    if (!*l || *l == '#')
+      continue;
+    if (*l == '[') {
+      char *end = strchr(l, ']');
+      g_free(section);
+      section = g_strndup(l + 1, end ? (gsize)(end - l - 1) : strlen(l + 1));
+      continue;
+    }
+    char *eq = strchr(l, '=');
+    if (!eq)
+      continue; /* GKeyFile has refused such a line already */
+    char *key = g_strstrip(g_strndup(l, (gsize)(eq - l)));
+    char *id = g_strdup_printf("%s\n%s", section, key);
+    int first = GPOINTER_TO_INT(g_hash_table_lookup(seen, id));
+    if (first)
+      err = g_strdup_printf("%s:%d: [%s] %s is given twice (first on line "
+                            "%d); give it once (a sweep is one line: %s = "
+                            "a, b)",
+                            path, i + 1, section, key, first, key);
+    g_hash_table_insert(seen, id, GINT_TO_POINTER(i + 1));
+    g_free(key);
+  }
+  g_free(section);
+  g_hash_table_destroy(seen);
+  g_strfreev(lines);
+  return err;
+}
+
 /* The values of the file TEXT and SETS, every required key given;
  * NULL, or a message. */
 static char *gather(const char *path, const char *text, size_t len,
@@ -1338,7 +1396,9 @@ static char *gather(const char *path, const char *text, size_t len,
     err = g_strdup_printf("%s: %s", path, ge->message);
     g_error_free(ge);
   } else {
-    err = read_file(kf, path, text, vals);
+    err = duplicate_key(path, text);
+    if (!err)
+      err = read_file(kf, path, text, vals);
   }
   g_key_file_free(kf);
   for (char **s = sets; s && *s && !err; s++)

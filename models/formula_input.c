@@ -31,6 +31,13 @@ int formula_rate_parse(const char *text, double *s_per_byte, char *err,
                        size_t errlen) {
   double rate;
   int rc = units_bandwidth(text, &rate, err, errlen);
+  if (rc == 0 && !units_named(text)) {
+    /* A bare number would be bytes per second, never what was meant. */
+    snprintf(err, errlen, "bandwidth '%s' names no unit: expected e.g. "
+                          "10Gbps, 1.25GBps (bps = bits/s, Bps = bytes/s)",
+             text);
+    return -EINVAL;
+  }
   if (rc == 0)
     *s_per_byte = 1.0 / rate;
   return rc;

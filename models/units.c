@@ -136,6 +136,12 @@ int units_time_per_byte(const char *s, double *out, char *err,
   return 0;
 }
 
+bool units_named(const char *s) {
+  double v;
+  const char *u;
+  return number(s, &v, &u) == 0 && *u;
+}
+
 char *units_bytes_text(double bytes) {
   static const char *const units[] = {"bytes", "KB", "MB", "GB", "TB",
                                       "PB",    "EB", "ZB", "YB"};

@@ -8,6 +8,7 @@
 #ifndef GRADSIM_MODELS_UNITS_H
 #define GRADSIM_MODELS_UNITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Bandwidth in bytes per second. Units: Bps (bytes/s, the default when
@@ -28,6 +29,11 @@ int units_size(const char *s, double *bytes, char *err, size_t errlen);
 /* Seconds per byte, for gamma ("2.5e-10", or "2.5e-10s"). Must be >= 0. */
 int units_time_per_byte(const char *s, double *s_per_byte, char *err,
                         size_t errlen);
+
+/* Whether the quantity S names its unit ("10Gbps", "64MiB", "5us"), not
+ * only a number ("10"): what the experiment keys require of rates and
+ * sizes, whose unit-less default (bytes) is never what a user meant. */
+bool units_named(const char *s);
 
 /* BYTES as text in decimal units ("20.0 TB"), g_free'd by the caller. */
 char *units_bytes_text(double bytes);

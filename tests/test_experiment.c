@@ -258,7 +258,7 @@ Test(experiment, config_reads_back) {
       "[exchange]\ncodec = rgc:ratio=0.01,asq=1, q8\nalgorithm = ps\n"
       "placement = gpu\nreduce_rate = 2GBps\npayload = sampled\n"
       "sample = 1024\ncompress_min = 16\npull = direct\nwarmup_steps = 2\n"
-      "server_momentum = 0.9\neager_bytes = 64KiB\nenvelope_bytes = 58\n"
+      "server_momentum = 0.9\neager_bytes = 64KiB\nenvelope_bytes = 58B\n"
       "[training]\nmode = overlap\niterations = 5\nfusion_bytes = 1MB\n"
       "stragglers = 1:3\nstep_overhead = 1ms\n"
       "[gradients]\ndist = student\nscale = 1e-3\nnu = 4\nzeros = 0.25\n"
@@ -334,14 +334,24 @@ Test(experiment, config_reads_back) {
   g_free(text);
 }
 
-Test(experiment, line_of_repeated_key) {
-  /* GKeyFile keeps the last value of a repeated key, even in a repeated
-   * section: the message points at that line. */
+Test(experiment, repeated_key) {
+  /* GKeyFile would keep the last value of a repeated key, even in a
+   * repeated section: it is refused, naming both lines. */
   fails_with("[platform]\nnodes = 4\nnodes = 0\n[model]\nname = a\n", NULL,
-             "t.ini:3: [platform] nodes = 0:");
+             "t.ini:3: [platform] nodes is given twice (first on line 2)");
   fails_with("[platform]\nnodes = 4\n[model]\nname = a\n[platform]\n"
-             "nodes = 0\n",
-             NULL, "t.ini:6: [platform] nodes = 0:");
+             "# a comment\n  nodes=8\n",
+             NULL, "t.ini:7: [platform] nodes is given twice (first on line "
+                   "2)");
+  /* The same name in two sections is two keys (a reproduction's claims
+   * each have a kind). */
+  char *err = NULL;
+  struct experiment *e = load("[platform]\nnodes = 4\n[model]\nname = "
+                              "synthetic\n[reproduce.claim a]\nkind = check\n"
+                              "[reproduce.claim b]\nkind = check\n",
+                              NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err ? err : "?");
+  experiment_free(e);
 }
 
 /* The question a file asks, for plot titles: the first sentence of its
@@ -454,7 +464,8 @@ Test(experiment, nvswitch_bad_input) {
              NULL, "must be auto (one per NIC) or a whole number in 1..64");
   fails_with("[platform]\nnodes = 8\n[model]\nname = synthetic\n"
              "[exchange]\nreduce_rate = fast\n",
-             NULL, "is not a rate (e.g. 5GBps) or fused");
+             NULL, "must be fused or a rate with its unit, 1kbps to 100Tbps "
+                   "(e.g. 5GBps)");
 }
 
 /* The estimate of the one point of experiment TEXT. */
@@ -579,7 +590,7 @@ Test(experiment, ingress_only_on_the_star) {
              "ingress_bandwidth applies to the star topology, not to "
              "fat-tree");
   char *bad[] = {"platform.ingress_bandwidth=fast", NULL};
-  fails_with(BASE, bad, "or same");
+  fails_with(BASE, bad, "must be same or a rate");
 }
 
 /* host_stack is a limiter link of the <cluster> topologies whose
@@ -603,5 +614,5 @@ Test(experiment, host_stack_only_on_cluster_topologies) {
   fails_with("[platform]\nnodes = 8\n[model]\nname = synthetic\n", df,
              "not to dragonfly");
   char *bad[] = {"platform.host_stack=fast", NULL};
-  fails_with(BASE, bad, "or none");
+  fails_with(BASE, bad, "must be none or a rate");
 }

@@ -81,6 +81,8 @@ Test(formula_input, parameters_in_their_units) {
   cr_assert_eq(formula_rate_parse("10Gbps", &v, err, sizeof err), 0);
   cr_assert_float_eq(v, 8e-10, 1e-22);
   cr_assert_eq(formula_rate_parse("0", &v, err, sizeof err), -EINVAL);
+  cr_assert_eq(formula_rate_parse("1250000000", &v, err, sizeof err), -EINVAL);
+  cr_assert(strstr(err, "names no unit"), "%s", err);
 }
 
 Test(formula_input, evaluation_over_p) {

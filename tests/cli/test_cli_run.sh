@@ -826,8 +826,30 @@ if run_ok "update_rate sweep runs" run small.ini --set model.name=alexnet \
   check "update_rate = 1GBps times the update at 20 bytes a parameter" $? \
     "compute_s $c1 and $c2"
 fi
-bad "update rate" "is not a rate or \`device\`" run small.ini \
+bad "update rate" "must be device or a rate with its unit" run small.ini \
   --set model.update_rate=fast --out never
+
+# Strict inputs (issue 38): a rate and a size name their unit, a rate lies
+# in 1 kbps..100 Tbps, a time is not negative, a range's message is the
+# same from either side, and a key given twice names both lines.
+for v in 10 1bps 1e30Gbps 100.1Tbps; do
+  bad "bandwidth = $v" "bandwidth = $v: must be a rate with its unit, 1kbps to 100Tbps" \
+    run small.ini --set "platform.bandwidth=$v" --out never
+done
+bad "latency below 0" "latency = -1us: must be a time of 0 or more" \
+  run small.ini --set platform.latency=-1us --out never
+bad "eager size without a unit" "eager_bytes = 65536: must be 0 or a size with its unit" \
+  run small.ini --set exchange.eager_bytes=65536 --out never
+for v in 2 0; do
+  bad "mfu = $v" "mfu = $v: must be device or a fraction in (0, 1\]" \
+    run small.ini --set "model.mfu=$v" --out never
+done
+cp small.ini e.ini
+printf '[platform]\nlatency = 5us\n' >>e.ini
+first=$(grep -n '^latency' small.ini | cut -d: -f1)
+last=$(wc -l <e.ini)
+bad "a key given twice" "e.ini:$last: \[platform\] latency is given twice (first on line $first)" \
+  run e.ini --out never
 
 # [exchange] pull = direct: the aggregator sends the sum to every worker
 # itself, at once, through its link (TensorFlow's parameter server): on an
