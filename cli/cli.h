@@ -51,12 +51,21 @@ double cli_now(void);
  * WHERE otherwise. */
 gint64 cli_jobs(gint64 jobs, const char *where);
 
-/* A progress bar of a sweep's points on stderr, drawn when SHOW (stderr
- * is a terminal): the progress callback of struct sweep_opts. */
+/* A sweep's progress on stderr, the progress callback of struct
+ * sweep_opts: on a terminal (TERMINAL) a bar redrawn every second with
+ * the longest-running point's iterations, buckets, simulated time and
+ * wall time against its estimate; elsewhere a line a minute while points
+ * run. Nothing when QUIET. EST_WALL_S: each point's estimated wall time
+ * (config/estimate.h), or NULL. */
 struct cli_bar {
-  bool show;
+  bool terminal, quiet;
+  const double *est_wall_s;
+  bool drawn; /* a bar is on the terminal's last line */
 };
-void cli_bar_update(unsigned done, unsigned total, bool stopped, void *bar);
+struct sweep_progress;
+void cli_bar_update(const struct sweep_progress *sp, void *bar);
+/* The timer period struct sweep_opts wants for BAR (0: none). */
+double cli_bar_tick(const struct cli_bar *bar);
 
 struct sweep_report;
 /* A finished sweep's report: warnings and oracle notes on stderr, then,

@@ -34,7 +34,7 @@ int cli_merge(int argc, char **argv) {
   if (g_file_test(out, G_FILE_TEST_EXISTS) &&
       !g_file_test(out, G_FILE_TEST_IS_DIR))
     cli_bad_input("%s: %s exists and is not a directory", where, out);
-  struct sweep_opts o = {out, 1, false, do_plot, NULL, NULL};
+  struct sweep_opts o = {out, 1, false, do_plot, NULL, NULL, 0};
   struct sweep_report rep;
   char *err = NULL;
   int rc = sweep_merge((const char *const *)argv + 2, argc - 2, want, &o,

@@ -2,9 +2,11 @@
  * its points listed, or one of its points run. */
 #include "cli.h"
 
+#include "estimate.h"
 #include "experiment.h"
 #include "inputs.h"
 #include "sweep.h"
+#include "units.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +15,7 @@
 struct run_args {
   char **sets, *out;
   gint64 jobs, point;
-  gboolean plot, trace, quiet, list;
+  gboolean plot, trace, quiet, list, estimate;
 };
 
 /* The options, parsed into A (ARGV keeps the experiment file). */
@@ -35,6 +37,10 @@ static void parse(int *argc, char ***argv, struct run_args *a) {
       {"list-points", 'l', 0, G_OPTION_ARG_NONE, &a->list,
        "print the sweep's points (index, hash, swept values; tab-separated) "
        "and write nothing",
+       NULL},
+      {"estimate", 'e', 0, G_OPTION_ARG_NONE, &a->estimate,
+       "print each point's estimated wall time, memory and simulated "
+       "messages, and run nothing",
        NULL},
       {"point", 'i', 0, G_OPTION_ARG_INT64, &a->point,
        "run only point I (an index of --list-points) into DIR/points; "
@@ -65,6 +71,10 @@ static void validate(int argc, char **argv, struct run_args *a) {
   bool one = a->point != G_MININT64;
   if (a->list && one)
     cli_bad_input("%s: --list-points and --point exclude each other", where);
+  if (a->estimate && (a->list || one || a->plot || a->trace))
+    cli_bad_input("%s: --estimate runs nothing: not with --list-points, "
+                  "--point, --plot or --trace",
+                  where);
   if (one && a->plot)
     cli_bad_input("%s: --plot draws a whole sweep: not with --point (plot "
                   "the joined directories with gradsim merge --plot)",
@@ -88,16 +98,149 @@ static char *out_dir(const char *path, char *out) {
   return out;
 }
 
+/* Each point's estimate (config/estimate.h); the experiment has passed
+ * experiment_check, so every point's shape is known. */
+static struct estimate *estimates(const struct experiment *e) {
+  struct estimate *est = g_new0(struct estimate, e->points->len);
+  for (guint i = 0; i < e->points->len; i++) {
+    char *err = NULL;
+    if (estimate_point(g_ptr_array_index(e->points, i), &est[i], &err) != 0)
+      cli_bad_input("%s", err);
+  }
+  return est;
+}
+
+/* The swept values of point P, space-separated (g_free). */
+static char *swept_text(const struct experiment *e, const struct point *p) {
+  GString *s = g_string_new(NULL);
+  for (guint k = 0; k < e->swept->len; k++) {
+    const char *key = g_ptr_array_index(e->swept, k);
+    char *v = point_config_value(p, key);
+    g_string_append_printf(s, "%s%s=%s", k ? " " : "", strchr(key, '.') + 1,
+                           v);
+    g_free(v);
+  }
+  return g_string_free(s, FALSE);
+}
+
+/* One point's estimate as a line on stderr: "gradsim: point 3
+ * (nodes=8): about 4.2 s, 18.0 MB, 5.2e+05 messages". */
+static void estimate_line(const struct experiment *e, guint i,
+                          const struct estimate *est) {
+  char *sw = swept_text(e, g_ptr_array_index(e->points, i));
+  char *wall = estimate_duration_text(est->wall_s);
+  char *mem = units_bytes_text(est->memory_bytes);
+  fprintf(stderr, "gradsim:   point %u%s%s%s: about %s, %s, %.2g messages\n",
+          i, *sw ? " (" : "", sw, *sw ? ")" : "", wall, mem, est->messages);
+  g_free(sw);
+  g_free(wall);
+  g_free(mem);
+}
+
+/* The sum of the estimates of the points not done in OUT, its wall time
+ * at JOBS points at once (the longest point at least), and how many. */
+static double sweep_wall(const struct experiment *e, const struct estimate *est,
+                         const bool *done, unsigned jobs, double *sum,
+                         guint *todo) {
+  double longest = 0;
+  *sum = 0;
+  *todo = 0;
+  for (guint i = 0; i < e->points->len; i++)
+    if (!done[i]) {
+      *sum += est[i].wall_s;
+      longest = MAX(longest, est[i].wall_s);
+      (*todo)++;
+    }
+  return MAX(*sum / MIN(jobs, MAX(*todo, 1)), longest);
+}
+
+/* Which points of E are done in OUT. */
+static bool *points_done(const struct experiment *e, const char *out) {
+  bool *done = g_new0(bool, e->points->len);
+  for (guint i = 0; i < e->points->len; i++)
+    done[i] = sweep_point_done(out, g_ptr_array_index(e->points, i));
+  return done;
+}
+
+/* --estimate: every point's estimate on stdout, a row each (numbers a
+ * script can read), then the sweep's. */
+static void print_estimates(const struct experiment *e,
+                            const struct run_args *a, const char *out) {
+  struct estimate *est = estimates(e);
+  bool *done = points_done(e, out);
+  printf("# estimated wall time, peak memory and simulated messages of each "
+         "point (docs/performance.md, \"Estimates\")\n");
+  printf("%5s  %9s  %9s  %9s  %s\n", "point", "wall_s", "memory_MB",
+         "messages", "swept values");
+  for (guint i = 0; i < e->points->len; i++) {
+    char *sw = swept_text(e, g_ptr_array_index(e->points, i));
+    printf("%5u  %9.3g  %9.1f  %9.3g  %s%s\n", i, est[i].wall_s,
+           est[i].memory_bytes / 1e6, est[i].messages, sw,
+           done[i] ? " (done: kept)" : "");
+    g_free(sw);
+  }
+  double sum;
+  guint todo;
+  double wall = sweep_wall(e, est, done, (unsigned)a->jobs, &sum, &todo);
+  char *w = estimate_duration_text(wall), *ws = estimate_duration_text(sum);
+  printf("# %u of %u points to run: about %s with --jobs %" G_GINT64_FORMAT
+         " (%s of simulation)\n",
+         todo, e->points->len, w, a->jobs, ws);
+  g_free(w);
+  g_free(ws);
+  g_free(done);
+  g_free(est);
+}
+
+/* Before a sweep whose points to run are estimated at over NOTICE_S of
+ * wall time: each point's estimate on stderr (at most NOTICE_LINES). */
+enum { NOTICE_LINES = 20 };
+#define NOTICE_S 10.0
+static void notice(const struct experiment *e, const struct run_args *a,
+                   const struct estimate *est, const char *out) {
+  bool *done = points_done(e, out);
+  double sum;
+  guint todo;
+  double wall = sweep_wall(e, est, done, (unsigned)a->jobs, &sum, &todo);
+  if (wall > NOTICE_S) {
+    char *w = estimate_duration_text(wall);
+    fprintf(stderr, "gradsim: %u point%s to run, estimated at about %s with "
+                    "--jobs %" G_GINT64_FORMAT ":\n",
+            todo, todo == 1 ? "" : "s", w, a->jobs);
+    g_free(w);
+    guint shown = 0;
+    for (guint i = 0; i < e->points->len && shown < NOTICE_LINES; i++)
+      if (!done[i]) {
+        estimate_line(e, i, &est[i]);
+        shown++;
+      }
+    if (todo > shown)
+      fprintf(stderr, "gradsim: ... and %u more (--estimate lists them "
+                      "all)\n",
+              todo - shown);
+  }
+  g_free(done);
+}
+
 /* The whole sweep, then its report: warnings and oracle notes on stderr,
  * the summary table on stdout. */
 static void run_all(const struct experiment *e, const struct run_args *a,
                     const char *out) {
-  struct cli_bar bar = {isatty(2) && !a->quiet};
-  struct sweep_opts o = {out, (unsigned)a->jobs, a->trace, a->plot,
-                         cli_bar_update, &bar};
+  struct estimate *est = estimates(e);
+  double *est_wall = g_new(double, e->points->len);
+  for (guint i = 0; i < e->points->len; i++)
+    est_wall[i] = est[i].wall_s;
+  if (!a->quiet)
+    notice(e, a, est, out);
+  g_free(est);
+  struct cli_bar bar = {isatty(2), a->quiet, est_wall, false};
+  struct sweep_opts o = {out,           (unsigned)a->jobs, a->trace,
+                         a->plot,       cli_bar_update,    &bar,
+                         cli_bar_tick(&bar)};
   struct sweep_report rep;
   char *err = NULL;
   int rc = sweep_run(e, &o, &rep, &err);
+  g_free(est_wall);
   if (rc != 0)
     cli_exit(rc, "%s", err);
   cli_print_report(&rep, out, a->quiet);
@@ -108,7 +251,8 @@ static void run_all(const struct experiment *e, const struct run_args *a,
 static void run_one(const struct experiment *e, const struct run_args *a,
                     const char *out) {
   guint total = e->points->len, i = (guint)a->point;
-  struct sweep_opts o = {out, (unsigned)a->jobs, a->trace, false, NULL, NULL};
+  struct sweep_opts o = {out,  (unsigned)a->jobs, a->trace, false,
+                         NULL, NULL,              0};
   bool was_done = false;
   char *err = NULL;
   int rc = sweep_run_point(e, i, &o, &was_done, &err);
@@ -125,7 +269,8 @@ static void run_one(const struct experiment *e, const struct run_args *a,
 }
 
 int cli_run(int argc, char **argv) {
-  struct run_args a = {NULL, NULL, 0, G_MININT64, FALSE, FALSE, FALSE, FALSE};
+  struct run_args a = {NULL, NULL, 0,     G_MININT64, FALSE,
+                       FALSE, FALSE, FALSE, FALSE};
   parse(&argc, &argv, &a);
   validate(argc, argv, &a);
   char *err = NULL;
@@ -147,7 +292,9 @@ int cli_run(int argc, char **argv) {
     g_free(list);
   } else {
     char *out = out_dir(argv[1], a.out);
-    if (one)
+    if (a.estimate)
+      print_estimates(e, &a, out);
+    else if (one)
       run_one(e, &a, out);
     else
       run_all(e, &a, out);

@@ -1,6 +1,7 @@
 /* cli/util.c: helpers shared by the subcommands. */
 #include "cli.h"
 
+#include "estimate.h"
 #include "sweep.h"
 
 #include <errno.h>
@@ -105,20 +106,79 @@ gint64 cli_jobs(gint64 jobs, const char *where) {
   return jobs;
 }
 
-void cli_bar_update(unsigned done, unsigned total, bool stopped, void *bar) {
-  if (!((struct cli_bar *)bar)->show)
+/* What the point RUN has done, as text (g_free). */
+static char *running_text(const struct sweep_running *run,
+                          const double *est_wall_s) {
+  const struct run_progress *a = &run->at;
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "point %u: ", run->index);
+  if (a->iterations_total > 1)
+    g_string_append_printf(s, "iteration %" G_GINT64_FORMAT " of %"
+                              G_GINT64_FORMAT ", ",
+                           MIN(a->iterations + 1, a->iterations_total),
+                           a->iterations_total);
+  if (a->buckets_total > a->iterations_total)
+    g_string_append_printf(s, "%" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                              " buckets, ",
+                           a->buckets, a->buckets_total);
+  g_string_append_printf(s, "%.4g s simulated, %.3g messages, ", a->sim_s,
+                         a->messages);
+  char *wall = estimate_duration_text(run->wall_s);
+  g_string_append_printf(s, "%s running", wall);
+  g_free(wall);
+  /* What is left at the pace of the buckets so far (buckets that
+   * fast-forward skips go faster: an upper bound then), and what was
+   * estimated before the run. */
+  if (a->buckets > 0 && a->buckets < a->buckets_total && run->wall_s >= 1) {
+    char *left = estimate_duration_text(
+        run->wall_s * (double)(a->buckets_total - a->buckets) /
+        (double)a->buckets);
+    g_string_append_printf(s, ", %s left at this pace", left);
+    g_free(left);
+  }
+  if (est_wall_s && est_wall_s[run->index] >= 1) {
+    char *est = estimate_duration_text(est_wall_s[run->index]);
+    g_string_append_printf(s, " (estimated %s in all)", est);
+    g_free(est);
+  }
+  return g_string_free(s, FALSE);
+}
+
+double cli_bar_tick(const struct cli_bar *bar) {
+  return bar->quiet ? 0 : bar->terminal ? 1 : 60;
+}
+
+void cli_bar_update(const struct sweep_progress *sp, void *data) {
+  struct cli_bar *bar = data;
+  if (bar->quiet)
     return;
-  if (stopped) {
-    fprintf(stderr, "\n");
+  char *run = sp->nrunning ? running_text(&sp->running[0], bar->est_wall_s)
+                           : g_strdup("");
+  if (!bar->terminal) {
+    /* A line a minute while points run. */
+    if (sp->tick && sp->nrunning)
+      fprintf(stderr, "gradsim: %u of %u points done; %s%s\n", sp->done,
+              sp->total, run, sp->nrunning > 1 ? " (and others)" : "");
+    g_free(run);
     return;
   }
-  int width = 40, fill = total ? (int)((double)done / total * width) : width;
-  fprintf(stderr, "\r[%.*s%*s] %u/%u points", fill,
-          "########################################", width - fill, "", done,
-          total);
-  if (done == total)
+  if (sp->stopped) {
+    if (bar->drawn)
+      fprintf(stderr, "\n");
+    bar->drawn = false;
+    g_free(run);
+    return;
+  }
+  int width = 20;
+  int fill = sp->total ? (int)((double)sp->done / sp->total * width) : width;
+  fprintf(stderr, "\r[%.*s%*s] %u/%u points%s%s%s\033[K", fill,
+          "####################", width - fill, "", sp->done, sp->total,
+          *run ? "  " : "", run, sp->nrunning > 1 ? " +more" : "");
+  bar->drawn = sp->done != sp->total;
+  if (sp->done == sp->total)
     fprintf(stderr, "\n");
   fflush(stderr);
+  g_free(run);
 }
 
 void cli_print_report(const struct sweep_report *r, const char *out,

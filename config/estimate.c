@@ -1,5 +1,5 @@
-/* config/estimate.c: a point's memory and message count before it runs
- * (estimate.h). The constants were measured on the development machine
+/* config/estimate.c: a point's memory, messages and wall time before it
+ * runs (estimate.h). The constants were measured on the development machine
  * (peak RSS of one point's process, /usr/bin/time): 16384 against 4096
  * workers of a ring with payload none give 20.0 KB per worker; 2000
  * against 1 iteration of 256 workers 221 bytes per record; 4096 against 1
@@ -28,7 +28,9 @@ double estimate_physical_memory(void) {
                                : 16.0 * 1024 * 1024 * 1024;
 }
 
-static char *duration_text(double s) {
+char *estimate_duration_text(double s) {
+  if (s < 10)
+    return g_strdup_printf("%.1f s", s);
   if (s < 120)
     return g_strdup_printf("%.0f s", s);
   if (s < 7200)
@@ -64,7 +66,20 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
   out->messages =
       sh.exchanges * ((double)(sh.buckets - sh.full_buckets) * per_bucket +
                       (double)sh.full_buckets * per_full);
-  out->wall_s = out->messages * ESTIMATE_MESSAGE_S;
+  bool kernel = sh.kernel_messages >= 0;
+  if (kernel)
+    out->messages = sh.exchanges * workers * sh.kernel_messages;
+  double flows = workers * sh.streams;
+  out->message_s = kernel ? ESTIMATE_KERNEL_MESSAGE_S +
+                                flows * ESTIMATE_KERNEL_FLOW_S
+                          : ESTIMATE_MESSAGE_S + flows * ESTIMATE_FLOW_S;
+  /* Every held value is drawn once per host (gradgen's cache). */
+  out->wall_s = ESTIMATE_START_S + hosts * ESTIMATE_HOST_S +
+                sh.held_values * hosts * ESTIMATE_VALUE_S +
+                workers * sh.exchanges *
+                    (sh.payload_values * ESTIMATE_PAYLOAD_VALUE_S +
+                     sh.codec_values * ESTIMATE_CODEC_VALUE_S) +
+                out->messages * out->message_s;
   out->ff_blocker = sh.ff_blocker;
   out->pair_bytes = sh.pair_bytes;
   return 0;
@@ -83,7 +98,7 @@ int estimate_check(const struct point *p, struct estimate *out, char **err) {
   char *need = units_bytes_text(e.memory_bytes);
   char *lim = units_bytes_text(mem_limit);
   char *have = units_bytes_text(phys);
-  char *dur = duration_text(e.wall_s);
+  char *dur = estimate_duration_text(e.wall_s);
   char *parts[] = {units_bytes_text(e.hosts_bytes),
                    units_bytes_text(e.records_bytes),
                    units_bytes_text(e.values_bytes)};
@@ -107,7 +122,7 @@ int estimate_check(const struct point *p, struct estimate *out, char **err) {
         "%s at %.0f us each (and at least %s of memory); the limit is "
         "%.0e messages: reduce [platform] nodes, [training] iterations or "
         "[model] tensors%s%s%s",
-        e.messages, dur, ESTIMATE_MESSAGE_S * 1e6, need,
+        e.messages, dur, e.message_s * 1e6, need,
         ESTIMATE_MAX_MESSAGES,
         e.ff_blocker ? ", or let fast-forward skip repeated steps ("
                      : "",

@@ -1,15 +1,24 @@
 /* config/estimate.h: what simulating a point would cost, estimated from its
- * configuration before anything runs, so that sizes a machine cannot
- * simulate are refused with figures instead of exhausting it.
+ * configuration before anything runs, so that a long sweep says how long
+ * before it starts (gradsim run --estimate, and before a sweep of more
+ * than a few seconds) and sizes a machine cannot simulate are refused
+ * with figures instead of exhausting it.
  *
- * The figures are lower bounds built from measurements of this simulator
+ * Memory: lower bounds built from measurements of this simulator
  * (docs/performance.md): a process of about 15 MB, 20 KB per host
  * (SimGrid's actor and stack pages, records, mailboxes), 24 bytes per host
  * and bucket, 221 bytes per worker and iteration (its record and its row
  * of iterations.csv, 125 bytes of text), 4 bytes per held gradient value
- * and host (8 with an error-feedback codec, 20 with payload = full), and
- * about 8 us of wall time per simulated message (SimGrid's own cost per
- * communication). */
+ * and host (8 with an error-feedback codec, 20 with payload = full).
+ *
+ * Wall time: the process's start, each host's setup, the synthetic
+ * gradients drawn (held values and hosts), a codec's work on them, and
+ * the simulated messages, each at a cost that grows with the messages in
+ * flight at once (SimGrid's max-min solver shares every link among
+ * them); NCCL's kernel's messages (rate-bound, over longer routes) cost
+ * more. Fitted on the development machine to runs other than those
+ * bench/estimate.sh scores (docs/performance.md, "Estimates", gives the
+ * runs and the error). */
 #ifndef GRADSIM_CONFIG_ESTIMATE_H
 #define GRADSIM_CONFIG_ESTIMATE_H
 
@@ -19,11 +28,23 @@
 
 /* Memory per simulated host (worker or aggregator), bytes. */
 #define ESTIMATE_HOST_BYTES 20e3
-/* Wall time per simulated message, seconds. */
-#define ESTIMATE_MESSAGE_S 8e-6
+/* Wall time: a process's start; a host's setup; a drawn gradient value;
+ * a value carried by a message (copied, summed); a value through a codec
+ * (encoded and decoded: INCEPTIONN's). */
+#define ESTIMATE_START_S 0.03
+#define ESTIMATE_HOST_S 25e-6
+#define ESTIMATE_VALUE_S 17e-9
+#define ESTIMATE_PAYLOAD_VALUE_S 6e-9
+#define ESTIMATE_CODEC_VALUE_S 15e-9
+/* A message: BASE plus PER_FLOW for each message in flight at once
+ * (workers times their streams); NCCL's kernel's. */
+#define ESTIMATE_MESSAGE_S 2.5e-6
+#define ESTIMATE_FLOW_S 1.5e-9
+#define ESTIMATE_KERNEL_MESSAGE_S 2e-6
+#define ESTIMATE_KERNEL_FLOW_S 21.5e-9
 /* The limits: a point's memory at most this fraction of the machine's
- * physical memory, and at most this many simulated messages (about 22
- * hours at ESTIMATE_MESSAGE_S). */
+ * physical memory, and at most this many simulated messages (hours at
+ * the costs above). */
 #define ESTIMATE_MEMORY_FRACTION 0.6
 #define ESTIMATE_MAX_MESSAGES 1e10
 
@@ -34,7 +55,8 @@ struct estimate {
   double records_bytes; /*  the iteration records */
   double values_bytes; /*   the gradient values held */
   double messages;     /* simulated point-to-point messages */
-  double wall_s;       /* messages * ESTIMATE_MESSAGE_S */
+  double wall_s;       /* the wall time of the point's process */
+  double message_s;    /* of which each message */
   double rows_bytes;   /* its rows of iterations.csv */
   const char *ff_blocker; /* the key keeping fast-forward off, or NULL */
   double pair_bytes;   /* the collective's bytes per pair of workers */
@@ -44,6 +66,10 @@ struct estimate {
  * the model or the collective cannot be loaded (run_check() reports
  * those first). */
 int estimate_point(const struct point *p, struct estimate *out, char **err);
+
+/* S seconds as text for people ("4.2 s", "35 s", "12 minutes", "3
+ * hours"), g_free'd by the caller. */
+char *estimate_duration_text(double s);
 
 /* The machine's physical memory in bytes (sysconf), 16 GiB if unknown. */
 double estimate_physical_memory(void);

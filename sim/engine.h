@@ -242,6 +242,21 @@ int run_point(const struct point *p, const char *workdir, bool trace,
 
 void run_result_clear(struct run_result *r);
 
+/* What a running point has done, for a progress display in another
+ * process (sweep/ shares it with the point's process): the engine writes
+ * it as it goes. Counts of worker 0 (buckets and iterations fast-forward
+ * skips count as done); aligned doubles and 64-bit counts, each written
+ * whole, so that a reader sees each field old or new, never torn. */
+struct run_progress {
+  double sim_s;    /* the simulated clock at the last message */
+  double messages; /* point-to-point messages simulated so far */
+  int64_t buckets, buckets_total;     /* bucket exchanges of worker 0 */
+  int64_t iterations, iterations_total;
+};
+
+/* Where run_point() writes its progress (NULL, the default: nowhere). */
+void run_progress_to(struct run_progress *p);
+
 /* The shape of P's simulation, before it runs, for estimates of its
  * memory and time (config/estimate.c). */
 struct run_shape {
@@ -274,6 +289,18 @@ struct run_shape {
   int actors;         /* SimGrid actors: workers (two each when their
                        * schedule has a communication actor) and
                        * aggregators */
+  /* Messages every worker sends per exchange, all buckets, counted by
+   * the collective itself (NCCL's kernel: its channels' chunks and steps;
+   * with fast-forward where it applies), or < 0 where ROUNDS count
+   * them; and its messages in flight at once (at least 1). */
+  double kernel_messages;
+  double streams;
+  /* Values a worker's messages carry per exchange, all buckets (about
+   * twice the values held: a ring's reduce and gather legs, a push and a
+   * pull), or 0 with payload = none; of them, those a codec encodes and
+   * decodes on the way (a codec per hop, in a collective without
+   * aggregators), or 0. */
+  double payload_values, codec_values;
 };
 /* Whether ACTORS actors' stacks get a guard page each. SimGrid's guard
  * page splits the stack's heap mapping in two, and Linux allows a process

@@ -386,12 +386,27 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   struct bucket *b = buckets_of(m, fusion_of(p, coll), p->fusion_cycle_s,
                                 p->grad_bytes, &out->buckets);
   size_t slow = 0; /* buckets that a whole-block ring simulates in full */
+  out->kernel_messages = coll->messages ? 0 : -1;
+  out->streams = 1;
   for (size_t i = 0; i < out->buckets; i++) {
     out->held_values += (double)payload_held(p, b[i].n);
     slow += coll->ff_whole_blocks && b[i].n % (uint64_t)p->nodes != 0;
+    struct coll_messages cm;
+    if (out->kernel_messages >= 0 &&
+        coll->messages(p, b[i].n, p->grad_bytes, &cm)) {
+      out->kernel_messages += run_ff_allowed(p) ? cm.with_ff : cm.all;
+      out->streams = fmax(out->streams, cm.streams);
+    } else {
+      out->kernel_messages = -1;
+    }
   }
   g_free(b);
   model_free(m);
+  if (p->payload != PAYLOAD_NONE)
+    out->payload_values = 2 * out->held_values;
+  if (run_has_codec(p) && p->compression == COMPRESS_PER_HOP &&
+      !coll->aggregators)
+    out->codec_values = out->payload_values;
   out->exchanges = floor((double)p->iterations / p->local_steps) +
                    (p->iterations % p->local_steps != 0);
   out->rounds = rounds_of(coll, p->nodes);
@@ -742,6 +757,10 @@ static int finish(struct sim *s, const char *workdir, struct run_result *r,
  * otherwise optimized away). */
 static struct sim *volatile process_run;
 
+struct run_progress *sim_progress;
+
+void run_progress_to(struct run_progress *p) { sim_progress = p; }
+
 int run_point(const struct point *p, const char *workdir, bool trace,
               struct run_result *r, char **err) {
   memset(r, 0, sizeof *r);
@@ -773,6 +792,11 @@ int run_point(const struct point *p, const char *workdir, bool trace,
   s->aggr_hosts = ahosts; /* the run's, as the workers' hosts are */
   account_links_init(s);
   make_actors(s, whosts, ahosts);
+  if (sim_progress) {
+    sim_progress->iterations_total = p->iterations;
+    sim_progress->buckets_total = (int64_t)p->iterations *
+                                  (int64_t)s->nbuckets;
+  }
   simgrid_run();
   g_free(argv);
   g_ptr_array_free(args, TRUE);

@@ -241,6 +241,10 @@ sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
   }
   long size = wire >= 1 ? (long)wire : 1;
   account_link_bytes(s, c->w, m->src, dst, (double)size);
+  if (sim_progress) {
+    sim_progress->messages += 1;
+    sim_progress->sim_s = sim_now();
+  }
   /* Eager protocol (MPICH's, SMPI's send-is-detached-thresh): a message
    * below eager_bytes is detached; its sender goes on at once. */
   bool eager = (double)m->bytes < s->p->eager_bytes;
@@ -393,6 +397,10 @@ void sim_send_channel(struct coll_call *c, int dst, int chan, struct msg *m,
     s->aggr_wire_bytes += wire;
   long size = wire >= 1 ? (long)wire : 1;
   account_link_bytes(s, c->w, m->src, dst, (double)size);
+  if (sim_progress) {
+    sim_progress->messages += 1;
+    sim_progress->sim_s = sim_now();
+  }
   sim_put_async_rate(channel_mailbox(s, m->src, dst, chan), m, size,
                      rate_Bps, msg_clean);
 }

@@ -345,6 +345,11 @@ struct coll_call;
 
 double sim_now(void);
 
+/* Where this process's run reports its progress (engine.h,
+ * run_progress_to), or NULL: sim_send counts messages, the schedules
+ * worker 0's buckets and iterations. */
+extern struct run_progress *sim_progress;
+
 /* The mailbox for messages from SRC to DST (ranks: workers 0..P-1,
  * aggregators P..). */
 sg_mailbox_t sim_mailbox(struct sim *s, int src, int dst);
@@ -491,6 +496,14 @@ struct coll_call {
 void sim_batch_begin(struct coll_call *c);
 void sim_batch_end(struct coll_call *c);
 
+/* A collective's count of one worker's messages for one bucket (struct
+ * collective messages). */
+struct coll_messages {
+  double all;     /* without fast-forward */
+  double with_ff; /* with it (an estimate: fast-forward's own jumps) */
+  double streams; /* its messages in flight at once (channels) */
+};
+
 struct collective {
   const char *name;
   const char *description;
@@ -551,6 +564,11 @@ struct collective {
    * bucket's values (blocks of n/p: inceptionn's balanced ring); the
    * run's estimate then counts every step of the other buckets. */
   bool ff_whole_blocks;
+  /* What one worker sends for a bucket of N values of VALUE_BYTES
+   * each, for the run's estimate (run_shape); false where its formula's
+   * alphas count the messages; NULL: they always do. */
+  bool (*messages)(const struct point *p, uint64_t n, int value_bytes,
+                   struct coll_messages *out);
 };
 
 const struct collective *coll_find(const char *name);

@@ -104,7 +104,9 @@ static void test_hold(const struct point *p) {
 
 /* A stop (SIGTERM) ends the simulation at once but waits for the moves,
  * so that a point's files are all there or none. */
-void point_child(const char *out, const struct point *p, bool trace) {
+void point_child(const char *out, const struct point *p, bool trace,
+                 struct run_progress *progress) {
+  run_progress_to(progress);
   char *tmp = work_dir(out, p);
   g_mkdir_with_parents(tmp, 0755);
   struct run_result r;

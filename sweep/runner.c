@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -26,11 +28,19 @@
 
 /* The stopping signal, or 0: written by the handler only. */
 static volatile sig_atomic_t Stop_signal;
+/* The progress timer has fired since the last display. */
+static volatile sig_atomic_t Tick;
 
 static void on_stop(int sig) { Stop_signal = sig; }
 static void on_child(int sig) { (void)sig; }
+static void on_tick(int sig) {
+  (void)sig;
+  Tick = 1;
+}
 
-static const int CAUGHT[] = {SIGINT, SIGTERM, SIGCHLD};
+/* SIGALRM: the progress timer (an interval timer is not inherited by a
+ * child). */
+static const int CAUGHT[] = {SIGINT, SIGTERM, SIGCHLD, SIGALRM};
 
 struct catcher {
   sigset_t mask;      /* the mask before */
@@ -58,7 +68,9 @@ static void catch_signals(void) {
       continue;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = CAUGHT[i] == SIGCHLD ? on_child : on_stop;
+    sa.sa_handler = CAUGHT[i] == SIGCHLD   ? on_child
+                    : CAUGHT[i] == SIGALRM ? on_tick
+                                           : on_stop;
     sigemptyset(&sa.sa_mask);
     sigaction(CAUGHT[i], &sa, NULL);
   }
@@ -82,6 +94,7 @@ static void child_signals(void) {
   signal(SIGINT, SIG_IGN);
   signal(SIGTERM, SIG_DFL);
   sigaction(SIGCHLD, &c->old[2], NULL);
+  sigaction(SIGALRM, &c->old[3], NULL);
   sigprocmask(SIG_SETMASK, &c->mask, NULL);
 #ifdef __linux__
   prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -92,19 +105,62 @@ static void child_signals(void) {
 
 /* ---- running the points ------------------------------------------------ */
 
+/* A point's process: its point, its slot of the shared progress and
+ * when it started. */
+struct child {
+  struct point *p;
+  unsigned index, slot;
+  gint64 start_us;
+};
+
 struct runner {
   const struct experiment *e;
   const struct sweep_opts *o;
   guint total, done, next, last;
-  GHashTable *running; /* pid -> struct point * */
+  GHashTable *running; /* pid -> struct child * */
   char *failure;       /* the first failure's message */
   int fail_status;
   bool stopping;
+  /* One struct run_progress per job, in memory shared with the
+   * children (NULL without a display); which are taken. */
+  struct run_progress *shared;
+  bool *taken;
 };
 
-static void progress(const struct runner *r, bool stopped) {
-  if (r->o->progress)
-    r->o->progress(r->done, r->total, stopped, r->o->ctx);
+static gint by_start(gconstpointer a, gconstpointer b) {
+  const struct sweep_running *x = a, *y = b;
+  return x->wall_s > y->wall_s ? -1 : x->wall_s < y->wall_s;
+}
+
+static void progress(const struct runner *r, bool stopped, bool tick) {
+  if (!r->o->progress)
+    return;
+  GArray *run = g_array_new(FALSE, TRUE, sizeof(struct sweep_running));
+  if (r->running && r->shared) {
+    gint64 now = g_get_monotonic_time();
+    GHashTableIter it;
+    gpointer v;
+    g_hash_table_iter_init(&it, r->running);
+    while (g_hash_table_iter_next(&it, NULL, &v)) {
+      const struct child *c = v;
+      struct sweep_running x = {c->index, (double)(now - c->start_us) / 1e6,
+                                r->shared[c->slot]};
+      g_array_append_val(run, x);
+    }
+    g_array_sort(run, by_start);
+  }
+  struct sweep_progress sp = {r->done, r->total, stopped, tick, run->len,
+                              (const struct sweep_running *)run->data};
+  r->o->progress(&sp, r->o->ctx);
+  g_array_free(run, TRUE);
+}
+
+/* A free slot of the shared progress (there is one per job). */
+static unsigned free_slot(struct runner *r) {
+  unsigned i = 0;
+  while (r->shared && i + 1 < r->o->jobs && r->taken[i])
+    i++;
+  return i;
 }
 
 /* Start points until JOBS run or none is left; -1 with R->failure when
@@ -112,10 +168,15 @@ static void progress(const struct runner *r, bool stopped) {
 static int start_points(struct runner *r) {
   while (!r->stopping && !r->failure && r->next < r->last &&
          g_hash_table_size(r->running) < r->o->jobs) {
-    struct point *p = g_ptr_array_index(r->e->points, r->next++);
+    unsigned index = r->next++;
+    struct point *p = g_ptr_array_index(r->e->points, index);
     if (point_done(r->o->out, p))
       continue;
     point_clean(r->o->out, p); /* what a killed run left */
+    unsigned slot = free_slot(r);
+    struct run_progress *shared = r->shared ? &r->shared[slot] : NULL;
+    if (shared)
+      memset(shared, 0, sizeof *shared);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -125,9 +186,13 @@ static int start_points(struct runner *r) {
     }
     if (pid == 0) {
       child_signals();
-      point_child(r->o->out, p, r->o->trace);
+      point_child(r->o->out, p, r->o->trace, shared);
     }
-    g_hash_table_insert(r->running, GINT_TO_POINTER(pid), p);
+    struct child *c = g_new(struct child, 1);
+    *c = (struct child){p, index, slot, g_get_monotonic_time()};
+    if (r->shared)
+      r->taken[slot] = true;
+    g_hash_table_insert(r->running, GINT_TO_POINTER(pid), c);
   }
   return 0;
 }
@@ -139,7 +204,7 @@ static void reap(struct runner *r, struct point *p, int status) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     r->done++;
     if (!r->stopping)
-      progress(r, false);
+      progress(r, false, false);
     return;
   }
   char *errf = point_file(r->o->out, p, ".err");
@@ -192,31 +257,72 @@ static int wait_one(struct runner *r) {
     }
     return -1;
   }
-  struct point *p = g_hash_table_lookup(r->running, GINT_TO_POINTER(pid));
-  g_hash_table_remove(r->running, GINT_TO_POINTER(pid));
-  if (p)
-    reap(r, p, status);
+  struct child *c = g_hash_table_lookup(r->running, GINT_TO_POINTER(pid));
+  if (c) {
+    g_hash_table_steal(r->running, GINT_TO_POINTER(pid));
+    if (r->shared)
+      r->taken[c->slot] = false;
+    reap(r, c->p, status);
+    g_free(c);
+  }
   return 0;
+}
+
+/* The progress timer: every O->tick_s seconds while points run. */
+static void set_timer(double s) {
+  struct itimerval t = {{0, 0}, {0, 0}};
+  if (s > 0) {
+    t.it_value.tv_sec = (time_t)s;
+    t.it_value.tv_usec = (suseconds_t)((s - (double)(time_t)s) * 1e6);
+    if (!t.it_value.tv_sec && !t.it_value.tv_usec)
+      t.it_value.tv_usec = 1000;
+    t.it_interval = t.it_value;
+  }
+  setitimer(ITIMER_REAL, &t, NULL);
 }
 
 int runner_points(const struct experiment *e, const struct sweep_opts *o,
                   guint first, guint last, char **err) {
-  struct runner r = {e, o, last - first, 0, first, last, NULL, NULL, 0, false};
+  struct runner r = {e, o, last - first, 0, first, last, NULL, NULL, 0, false,
+                     NULL, NULL};
   for (guint i = first; i < last; i++)
     r.done += point_done(o->out, g_ptr_array_index(e->points, i));
-  progress(&r, false);
-  r.running = g_hash_table_new(g_direct_hash, g_direct_equal);
+  progress(&r, false, false);
+  r.running = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                    g_free);
+  size_t shared_bytes = o->jobs * sizeof(struct run_progress);
+  if (o->progress && o->tick_s > 0) {
+    void *m = mmap(NULL, shared_bytes, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) { /* without it, no progress within points */
+      r.shared = m;
+      r.taken = g_new0(bool, o->jobs);
+    }
+    Tick = 0;
+    set_timer(o->tick_s);
+  }
   for (;;) {
     if (Stop_signal && !r.stopping)
       stop_running(&r);
+    if (Tick && !r.stopping) {
+      Tick = 0;
+      progress(&r, false, true);
+    }
     if (start_points(&r) != 0 && !g_hash_table_size(r.running))
       break;
     if (!g_hash_table_size(r.running) || wait_one(&r) != 0)
       break;
   }
+  set_timer(0);
+  Tick = 0;
   g_hash_table_destroy(r.running);
+  r.running = NULL;
+  if (r.shared)
+    munmap(r.shared, shared_bytes);
+  g_free(r.taken);
+  r.shared = NULL;
   if (r.failure || r.stopping)
-    progress(&r, true);
+    progress(&r, true, false);
   if (r.failure) {
     *err = g_strdup_printf("%s: %s", e->path, r.failure);
     g_free(r.failure);
@@ -297,6 +403,10 @@ int sweep_run_points(const struct experiment *e, const struct sweep_opts *o,
   *err = NULL;
   int rc = prepare(e, o, err);
   return rc ? rc : run_range(e, o, 0, e->points->len, err);
+}
+
+bool sweep_point_done(const char *out, const struct point *p) {
+  return point_done(out, p);
 }
 
 char *sweep_list_points(const struct experiment *e) {

@@ -29,16 +29,35 @@
 
 enum { SWEEP_ENV_FAILURE = 1, SWEEP_BAD_INPUT = 2 };
 
+/* A point running, as a progress display sees it. */
+struct sweep_running {
+  unsigned index;         /* the point (an index of the experiment) */
+  double wall_s;          /* wall time since its process started */
+  struct run_progress at; /* what it has simulated so far (engine.h) */
+};
+
+/* A sweep's state for a progress display. */
+struct sweep_progress {
+  unsigned done, total; /* points */
+  bool stopped;         /* the sweep ends early (the last call) */
+  bool tick;            /* a call of the timer (every TICK_S), not of a
+                         * point's end */
+  unsigned nrunning;    /* the points running, in the order started */
+  const struct sweep_running *running;
+};
+
 struct sweep_opts {
   const char *out; /* the result directory (created if missing) */
   unsigned jobs;   /* points simulated at once, >= 1 */
   bool trace;      /* a Paje trace of each point: OUT/points/HASH.paje */
   bool plot;       /* OUT/plot and breakdown .png and .svg, by gnuplot */
-  /* Called in the calling process as points finish (DONE of TOTAL,
-   * first with the points already done), and once with STOPPED set when
-   * the sweep ends early; may be NULL. */
-  void (*progress)(unsigned done, unsigned total, bool stopped, void *ctx);
+  /* Called in the calling process as points finish (first with the
+   * points already done), every TICK_S seconds of wall time while points
+   * run (0: never), and once with STOPPED set when the sweep ends early;
+   * may be NULL. */
+  void (*progress)(const struct sweep_progress *sp, void *ctx);
   void *ctx;
+  double tick_s;
 };
 
 /* What a finished sweep has to say, for its caller to print. Strings are
@@ -66,6 +85,9 @@ int sweep_run_point(const struct experiment *e, unsigned index,
  * outputs (a later sweep_run() finds them done and joins them). */
 int sweep_run_points(const struct experiment *e, const struct sweep_opts *o,
                      char **err);
+
+/* Whether point P's results are in OUT (a sweep run there skips it). */
+bool sweep_point_done(const char *out, const struct point *p);
 
 /* One line per point: its index, hash and the swept keys as
  * section.key=value, tab-separated (g_free). */

@@ -50,10 +50,11 @@ void point_clean(const char *out, const struct point *p);
 /* The files of a point, the row last: its presence marks the point
  * done. */
 extern const char *const POINT_EXTS[5];
-/* In a child process: run P, write its files into OUT/points and _exit
- * with 0, 2 (bad input, message in OUT/points/HASH.err) or 1. */
+/* In a child process: run P, reporting its progress into PROGRESS (may
+ * be NULL), write its files into OUT/points and _exit with 0, 2 (bad
+ * input, message in OUT/points/HASH.err) or 1. */
 G_NORETURN void point_child(const char *out, const struct point *p,
-                            bool trace);
+                            bool trace, struct run_progress *progress);
 
 /* ---- manifest.c: OUT/points/ID.sweep ------------------------------------ */
 

@@ -1018,7 +1018,7 @@ static const char *csc_ini(const char *fusion, const char *extra) {
            "[platform]\nnodes = 4\nbandwidth = 1000Gbps\nlatency = 1ms\n"
            "ideal = true\n[model]\nname = synthetic\nparams = 960000\n"
            "tensors = 3\ncompute = 0.001\n[exchange]\nalgorithm = csc\n"
-           "chunk = 32000\ncsc_ratio = 0.1\nreduce_rate = 1000000GBps\n"
+           "chunk = 32000\ncsc_ratio = 0.1\nreduce_rate = fused\n"
            "%s[training]\niterations = 2\n"
            "fusion_bytes = %s\n",
            extra, fusion);
@@ -1834,4 +1834,61 @@ Test(platform, host_stack_shares_both_ways) {
   double tiny_hs = hs_exchange("torus", "ring", "1000Gbps", 8);
   cr_expect_float_eq(tiny_hs, tiny, 1e-9 * tiny, "torus: %g against %g",
                      tiny_hs, tiny);
+}
+
+/* ---- the run's estimate of its messages --------------------------------- */
+
+/* NCCL's kernel counts its own messages for the estimate (collective
+ * messages, run_shape): without fast-forward, what it plans is what the
+ * run sends, counted by the engine's progress (engine.h). A ring's and
+ * NVLS's count is exact; a tree's counts every rank's chunk up, down and
+ * a credit, which its root and leaves do not all send (within 10%), as
+ * NVLS's tree's edges between machines. */
+struct mcase {
+  char preset[16], algorithm[16], nccl_algo[16];
+  int nodes;
+  long params;
+  double tolerance; /* relative */
+};
+
+ParameterizedTestParameters(estimate, nccl_kernel_messages) {
+  static struct mcase cases[] = {
+      {"dgx-a100", "nccl", "auto", 8, 16777216, 0},
+      {"dgx-a100", "nccl-ring", "auto", 16, 1048576, 0},
+      {"dgx-a100", "nccl-tree", "auto", 16, 4194304, 0.1},
+      {"dgx-h100", "nccl", "nvls", 8, 4194304, 0},
+      {"dgx-h100", "nccl", "nvls-tree", 16, 4194304, 0.1},
+  };
+  return cr_make_param_array(struct mcase, cases, G_N_ELEMENTS(cases));
+}
+
+ParameterizedTest(struct mcase *c, estimate, nccl_kernel_messages) {
+  char *ini = g_strdup_printf(
+      "[platform]\npreset = %s\nnodes = %d\n[model]\nname = synthetic\n"
+      "params = %ld\ncompute = 1us\n[exchange]\nalgorithm = %s\n"
+      "nccl_algo = %s\npayload = none\nfast_forward = off\n"
+      "[training]\nmode = sync\niterations = 1\n",
+      c->preset, c->nodes, c->params, c->algorithm, c->nccl_algo);
+  char *err = NULL;
+  struct experiment *e = experiment_load_data("e.ini", ini, strlen(ini), NULL,
+                                              0, &err);
+  cr_assert_not_null(e, "%s", err ? err : "?");
+  const struct point *p = g_ptr_array_index(e->points, 0);
+  struct run_shape sh;
+  cr_assert_eq(run_shape(p, &sh, &err), 0, "%s", err ? err : "?");
+  cr_assert_geq(sh.kernel_messages, 0, "NCCL's kernel did not count");
+  double want = sh.kernel_messages * p->nodes * sh.exchanges;
+  struct run_progress pr = {0};
+  run_progress_to(&pr);
+  struct run_result r;
+  char *dir = g_dir_make_tmp("gstest-XXXXXX", NULL);
+  cr_assert_eq(run_point(p, dir, false, &r, &err), 0, "%s", err ? err : "?");
+  cr_expect_leq(fabs(pr.messages - want), c->tolerance * want,
+                "%s %s on %d %s: counted %g, the run sent %g", c->algorithm,
+                c->nccl_algo, c->nodes, c->preset, want, pr.messages);
+  cr_expect_eq(pr.buckets, pr.buckets_total);
+  cr_expect_eq(pr.iterations, 1);
+  run_result_clear(&r);
+  experiment_free(e);
+  g_free(ini);
 }

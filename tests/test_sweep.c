@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -183,29 +185,54 @@ static void copy_points(const char *from, const char *to) {
 }
 
 /* What the progress callback saw. RAISE_SIG: raised once the first point
- * is done. */
+ * is done. HOLD: a FIFO a held point waits at, opened and closed (the
+ * point released) on the first tick that shows the point's whole run
+ * simulated; TICKS, SEEN: the ticks, and that tick's view of the point. */
 struct progress {
   unsigned calls, first, last, total;
   bool stopped, backwards;
   int raise_sig;
+  const char *hold;
+  unsigned ticks;
+  bool released;
+  struct sweep_running seen;
 };
 
-static void record(unsigned done, unsigned total, bool stopped, void *ctx) {
+static void record(const struct sweep_progress *sp, void *ctx) {
   struct progress *p = ctx;
+  if (sp->tick) {
+    p->ticks++;
+    cr_assert_eq(sp->done, p->last, "a tick changed the points done");
+    const struct sweep_running *r = sp->nrunning ? &sp->running[0] : NULL;
+    /* Point 2, 4 workers in a ring: its run is over when worker 0 has
+     * done its iterations and every worker has sent its 2 (p - 1)
+     * messages a bucket. */
+    if (p->hold && !p->released && r && r->index == 2 &&
+        r->at.iterations_total > 0 &&
+        r->at.iterations == r->at.iterations_total &&
+        r->at.messages == (double)(2 * 3 * 4 * r->at.buckets_total)) {
+      p->seen = *r;
+      int fd = open(p->hold, O_WRONLY);
+      cr_assert_geq(fd, 0);
+      close(fd);
+      p->released = true;
+    }
+    return;
+  }
   if (p->calls++ == 0)
-    p->first = done;
-  else if (done < p->last)
+    p->first = sp->done;
+  else if (sp->done < p->last)
     p->backwards = true;
-  p->last = done;
-  p->total = total;
-  p->stopped |= stopped;
-  if (p->raise_sig && done == 1 && !stopped)
+  p->last = sp->done;
+  p->total = sp->total;
+  p->stopped |= sp->stopped;
+  if (p->raise_sig && sp->done == 1 && !sp->stopped)
     raise(p->raise_sig);
 }
 
 static struct sweep_opts opts(const char *out, unsigned jobs,
                               struct progress *pr) {
-  struct sweep_opts o = {out, jobs, false, false, pr ? record : NULL, pr};
+  struct sweep_opts o = {out, jobs, false, false, pr ? record : NULL, pr, 0};
   return o;
 }
 
@@ -607,6 +634,44 @@ static void stop_with(int sig) {
   g_free(hold);
   g_free(out);
   g_free(ref);
+  g_free(dir);
+}
+
+/* Progress within a point: a held point (simulated, its files not yet
+ * written) shows its whole run, counted by the engine in memory shared
+ * with the sweep, to the timer's calls (released only then: a count
+ * that never reaches the run's messages times the test out); released,
+ * the sweep ends as usual. */
+Test(sweep, progress_within_a_point, .timeout = 60) {
+  struct experiment *e = load(SWEEP, NULL);
+  char *dir = tmp_dir(), *hold = in(dir, "hold"), *out = in(dir, "out");
+  cr_assert_eq(g_mkdir(hold, 0755), 0);
+  char *fifo = in(hold, point(e, 2)->hash);
+  cr_assert_eq(mkfifo(fifo, 0600), 0, "%s", fifo);
+  cr_assert_eq(setenv("GRADSIM_TEST_HOLD", hold, 1), 0);
+  struct progress pr = {.hold = fifo};
+  struct sweep_opts o = opts(out, 1, &pr);
+  o.tick_s = 0.01;
+  struct sweep_report rep;
+  char *err = NULL;
+  int rc = sweep_run(e, &o, &rep, &err);
+  unsetenv("GRADSIM_TEST_HOLD");
+  cr_assert_eq(rc, 0, "%s", err ? err : "");
+  cr_expect(pr.released, "no tick saw point 2 simulated (%u ticks)",
+            pr.ticks);
+  cr_expect_eq(pr.seen.index, 2);
+  cr_expect_eq(pr.seen.at.iterations_total, 2);
+  cr_expect_eq(pr.seen.at.buckets, pr.seen.at.buckets_total);
+  cr_expect_gt(pr.seen.at.buckets_total, 0);
+  cr_expect_gt(pr.seen.at.sim_s, 0);
+  cr_expect_gt(pr.seen.wall_s, 0);
+  cr_expect_eq(pr.last, 4);
+  sweep_report_clear(&rep);
+  experiment_free(e);
+  rm_tree(dir);
+  g_free(fifo);
+  g_free(hold);
+  g_free(out);
   g_free(dir);
 }
 

@@ -68,15 +68,17 @@ struct geo {
   int nc;    /* channels */
 };
 
-static struct geo geo_of(const struct sim *s) {
-  struct node_net nn = topology_node_net(s->p);
-  struct geo g = {.p = s->nworkers};
-  g.g = nn.size > 0 ? nn.size : s->p->group > 0 ? s->p->group : 1;
+static struct geo geo_of_point(const struct point *p) {
+  struct node_net nn = topology_node_net(p);
+  struct geo g = {.p = p->nodes};
+  g.g = nn.size > 0 ? nn.size : p->group > 0 ? p->group : 1;
   g.nics = nn.size > 0 ? nn.nics : 1;
   g.nodes = g.p / g.g;
-  g.nc = s->p->channels > 0 ? s->p->channels : g.nodes > 1 ? g.nics : 1;
+  g.nc = p->channels > 0 ? p->channels : g.nodes > 1 ? g.nics : 1;
   return g;
 }
+
+static struct geo geo_of(const struct sim *s) { return geo_of_point(s->p); }
 
 static int nccl_check(const struct sim *s, char *err, size_t errlen) {
   struct geo g = geo_of(s);
@@ -688,13 +690,13 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
 
 /* A tree's chunk (calcCollChunking): the protocol's slot, LL128's halved
  * while the call is small for its depth. */
-static uint64_t tree_chunk_bytes(const struct nccl_run *r, enum nccl_proto p,
-                                 int nc, double bytes) {
+static uint64_t tree_chunk_bytes_of(const struct geo *g, enum nccl_proto p,
+                                    int nc, double bytes) {
   uint64_t chunk = nccl_proto_chunk(NCCL_ALGO_TREE, p);
   if (p == NCCL_PROTO_LL128) {
-    double ppn = (double)r->g.g;
+    double ppn = (double)g->g;
     int l = 0;
-    for (int x = r->g.nodes; x > 1; x >>= 1)
+    for (int x = g->nodes; x > 1; x >>= 1)
       l++;
     double steps = 1 + l + 0.1 * ppn;
     while (floor(bytes / (nc * (double)chunk)) < steps * 64 / ppn &&
@@ -904,7 +906,8 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
                      r->switches + (size_t)node * nq,
                      ch.algo == NCCL_ALGO_NVLS_TREE ? t : NULL);
   } else if (ch.algo == NCCL_ALGO_TREE) {
-    pl.chunk = merge * tree_chunk_bytes(r, ch.proto, ch.nchannels, bytes) /
+    pl.chunk = merge * tree_chunk_bytes_of(&r->g, ch.proto, ch.nchannels,
+                                           bytes) /
                (uint64_t)vb;
     struct nk_tree t[RING_CHANNELS_MAX];
     tree_chans(c, &r->g, pl.nc, t);
@@ -996,23 +999,35 @@ static void nccl_tree_worker(struct coll_call *c) {
   nccl_call(c, NCCL_ALGO_TREE);
 }
 
+/* P's machines (their channels NCCL's default where auto) and the
+ * tuner's model of them: 0; -1 with ERR when the device has no compute
+ * capability; 1 when the machines do not divide the workers (nccl_check
+ * says so); 2 when NCCL's model has nothing for them. */
+static int point_model(const struct point *p, struct geo *g,
+                       struct nccl_model *m, char *err, size_t errlen) {
+  int cc = device_cc(p, err, errlen);
+  if (!cc)
+    return -1;
+  *g = geo_of_point(p);
+  if (p->nodes % g->g)
+    return 1;
+  bool nvswitch = on_nvswitch(p);
+  if (p->channels == 0)
+    g->nc = default_channels(p, g, nvswitch);
+  struct nccl_comm comm = comm_of(p, g, nvswitch, cc);
+  return nccl_model_init(m, &comm) != 0 ? 2 : 0;
+}
+
 /* Before anything runs: the device's compute capability is known, and a
  * forced algorithm and protocol exist here (as NCCL refuses NCCL_ALGO
  * and NCCL_PROTO it cannot honour). FORCE: the collective's own. */
 static int check_forced(const struct point *p, enum nccl_algo force,
                         char *err, size_t errlen) {
-  int cc = device_cc(p, err, errlen);
-  if (!cc)
-    return -1;
-  struct node_net nn = topology_node_net(p);
-  struct geo g = {.p = p->nodes};
-  g.g = nn.size > 0 ? nn.size : p->group > 0 ? p->group : 1;
-  g.nics = nn.size > 0 ? nn.nics : 1;
-  if (p->nodes % g.g)
-    return 0; /* nccl_check says so */
-  g.nodes = p->nodes / g.g;
-  g.nc = p->channels > 0 ? p->channels
-                         : default_channels(p, &g, on_nvswitch(p));
+  struct geo g;
+  struct nccl_model m;
+  int rc = point_model(p, &g, &m, err, errlen);
+  if (rc == -1 || rc == 1)
+    return rc < 0 ? -1 : 0; /* nccl_check says when machines do not fit */
   if (force != NCCL_ALGO_AUTO && p->nccl_algo != NCCL_ALGO_AUTO &&
       p->nccl_algo != force) {
     snprintf(err, errlen,
@@ -1022,12 +1037,9 @@ static int check_forced(const struct point *p, enum nccl_algo force,
     return -1;
   }
   enum nccl_algo fa = force != NCCL_ALGO_AUTO ? force : p->nccl_algo;
-  struct nccl_comm comm = comm_of(p, &g, on_nvswitch(p), cc);
-  struct nccl_model m;
   struct nccl_choice ch;
-  if (nccl_model_init(&m, &comm) != 0 ||
-      nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 1 << 20, fa, p->nccl_proto,
-                        &ch) != 0) {
+  if (rc == 2 || nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 1 << 20, fa,
+                                   p->nccl_proto, &ch) != 0) {
     snprintf(err, errlen,
              "[exchange] nccl_algo = %s with nccl_proto = %s: no such "
              "algorithm and protocol here (NVLS needs [platform] nvls = "
@@ -1052,6 +1064,99 @@ static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
   return check_forced(p, NCCL_ALGO_TREE, err, errlen);
 }
 
+/* What one rank of NCCL's kernel sends for a call of N values of VB
+ * bytes, FORCE the algorithm asked for (the estimate's count, struct
+ * collective messages): as nccl_call plans the call from the tuner's
+ * choice, each channel's chunks through its steps (a ring's 2 (p - 1)
+ * steps a loop, each in its slices; a tree's or NVLS's chunk up and
+ * down, with a tree's credit back); false where the lockstep rings and
+ * trees of a codec per hop run it. */
+/* With fast-forward (kff.h) a stream's events before its jump and after
+ * it: KFF_EST_PERIODS of the periods it compares, KFF_EST_SETTLE more
+ * (its pipeline's filling and draining). Fitted to the messages counted
+ * in runs of NCCL's rings, trees and NVLS on one and two A100 and H100
+ * machines and on 32 (bench/estimate.sh): within a factor of 2.5. */
+#define KFF_EST_PERIODS 1.5
+#define KFF_EST_SETTLE 30
+
+static bool kernel_messages(const struct point *p, uint64_t n, int vb,
+                            enum nccl_algo force, struct coll_messages *out) {
+  if (run_has_codec(p) && p->compression == COMPRESS_PER_HOP)
+    return false;
+  struct geo g;
+  struct nccl_model m;
+  char e[256];
+  double bytes = (double)n * vb;
+  struct nccl_choice ch;
+  if (point_model(p, &g, &m, e, sizeof e) != 0 ||
+      nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, bytes,
+                        force != NCCL_ALGO_AUTO ? force : p->nccl_algo,
+                        p->nccl_proto, &ch) != 0)
+    return false;
+  int kinds = alike_kinds(&g, ch.algo);
+  int merge = ch.nchannels / kinds;
+  if (merge < 1 || ch.nchannels % kinds)
+    merge = 1;
+  double nc = ch.nchannels / merge, per_chan = ceil((double)n / nc), chunk;
+  /* A stream's events (a channel's messages at one rank) and its period
+   * (nk_join): a ring's period a macro step of slices, compared over 3;
+   * a tree's a chunk (up, down and a credit) and NVLS's a chunk it
+   * heads, over NCCL_STEPS + 2. */
+  double events, per, reps;
+  if (ch.algo == NCCL_ALGO_RING) {
+    chunk = (double)(merge * nccl_proto_chunk(NCCL_ALGO_RING, ch.proto) /
+                     (uint64_t)vb);
+    double loops = ceil(per_chan / (g.p * chunk));
+    int slices = ch.proto == NCCL_PROTO_SIMPLE ? NCCL_RING_CHUNKSTEPS / 2 : 1;
+    events = loops * 2.0 * (g.p - 1) * slices;
+    per = (g.nodes > 1 ? g.g : 1) * slices;
+    reps = 3;
+  } else if (ch.algo == NCCL_ALGO_TREE) {
+    chunk = (double)(merge * tree_chunk_bytes_of(&g, ch.proto, ch.nchannels,
+                                                 bytes) /
+                     (uint64_t)vb);
+    events = ceil(per_chan / fmax(chunk, 1)) * 3.0;
+    per = 3;
+    reps = NCCL_STEPS + 2;
+  } else {
+    /* NVLS: each of a machine's G GPUs heads a G-th of the chunks, four
+     * messages each through the switch (counted as the run counts them);
+     * NVLS's tree adds its edges between machines, about two more. */
+    chunk = (double)(merge *
+                     (ch.algo == NCCL_ALGO_NVLS
+                          ? nvls_chunk_bytes(ch.nchannels, g.g, bytes)
+                          : nvls_tree_chunk_bytes(ch.nchannels, g.g, g.nodes,
+                                                  bytes)) /
+                     (uint64_t)vb);
+    per = ch.algo == NCCL_ALGO_NVLS ? 4 : 6;
+    events = ceil(ceil(per_chan / fmax(chunk, 1)) / g.g) * per;
+    reps = NCCL_STEPS + 2;
+  }
+  out->all = nc * events;
+  out->with_ff = nc * fmin(events, KFF_EST_PERIODS * per * reps +
+                                       KFF_EST_SETTLE);
+  /* A tree over three machines or more never became periodic as a whole
+   * in the runs measured (bench/nccl_scale.sh's 4 GiB over 8 machines
+   * skipped nothing): counted whole. */
+  if (ch.algo == NCCL_ALGO_TREE && g.nodes > 2)
+    out->with_ff = out->all;
+  out->streams = nc;
+  return true;
+}
+
+static bool nccl_messages(const struct point *p, uint64_t n, int vb,
+                          struct coll_messages *out) {
+  return kernel_messages(p, n, vb, NCCL_ALGO_AUTO, out);
+}
+static bool nccl_ring_messages(const struct point *p, uint64_t n, int vb,
+                               struct coll_messages *out) {
+  return kernel_messages(p, n, vb, NCCL_ALGO_RING, out);
+}
+static bool nccl_tree_messages(const struct point *p, uint64_t n, int vb,
+                               struct coll_messages *out) {
+  return kernel_messages(p, n, vb, NCCL_ALGO_TREE, out);
+}
+
 /* Recurrence compares the states of ring legs in lockstep; NCCL's
  * kernel has none, so it applies only to a codec per hop. */
 static bool nccl_recurs(const struct point *p) {
@@ -1071,6 +1176,7 @@ const struct collective coll_nccl_ring = {
     .allgather = nccl_allgather,
     .worker = nccl_ring_worker,
     .formula_params = nccl_formula,
+    .messages = nccl_ring_messages,
 };
 
 const struct collective coll_nccl_tree = {
@@ -1085,6 +1191,7 @@ const struct collective coll_nccl_tree = {
     .allgather = nccl_allgather,
     .worker = nccl_tree_worker,
     .formula_params = nccl_formula,
+    .messages = nccl_tree_messages,
 };
 
 const struct collective coll_nccl_rail = {
@@ -1110,4 +1217,5 @@ const struct collective coll_nccl = {
     .allgather = nccl_allgather,
     .worker = nccl_worker,
     .formula_params = nccl_formula,
+    .messages = nccl_messages,
 };

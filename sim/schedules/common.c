@@ -155,6 +155,17 @@ static size_t exchange_next(struct wstate *ws, size_t b, int it,
   return 1 + recur_skip(ws->w, b, it);
 }
 
+/* Worker W has exchanged the first DONE buckets of iteration IT (the
+ * progress display's counts: worker 0's). */
+static void progress(const struct worker *w, int it, size_t done) {
+  if (!sim_progress || w->rank != 0)
+    return;
+  size_t n = w->sim->nbuckets;
+  sim_progress->buckets = (int64_t)it * (int64_t)n + (int64_t)done;
+  if (done == n)
+    sim_progress->iterations = it + 1;
+}
+
 /* The exchange of iteration IT is complete on WS's worker. */
 static void exchange_done(struct wstate *ws, int it) {
   struct worker *w = ws->w;
@@ -163,6 +174,7 @@ static void exchange_done(struct wstate *ws, int it) {
   r->exchange_start = w->first_send;
   r->exchange_end = sim_now();
   r->wire_bytes = w->wire_bytes;
+  progress(w, it, w->sim->nbuckets);
 }
 
 void schedule_exchange_all(struct wstate *ws, int it) {
@@ -171,10 +183,13 @@ void schedule_exchange_all(struct wstate *ws, int it) {
   w->wire_bytes = 0;
   recur_backward(w);
   size_t n = w->sim->nbuckets;
-  for (size_t b = 0; b < n;)
+  for (size_t b = 0; b < n;) {
     b += exchange_next(ws, b, it, n);
+    progress(w, it, b);
+  }
   exchange_done(ws, it);
 }
+
 
 void schedule_compute(struct wstate *ws, double seconds, struct iter_rec *r) {
   struct worker *w = ws->w;
@@ -223,6 +238,7 @@ void schedule_comm_actor(int argc, char **argv) {
         g_free(skipped);
       }
       j->bucket += done - 1;
+      progress(w, j->iteration, j->bucket + 1);
       if (j->bucket == last)
         exchange_done(ws, j->iteration);
     }

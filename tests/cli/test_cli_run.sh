@@ -757,7 +757,7 @@ bad "missing hostfile" "no such file" run small.ini \
   --set platform.hosts=nope.hosts --out never
 bad "torus dimensions" "4x4" run small.ini --set platform.topology=torus \
   --set platform.torus_dims=4x0 --out never
-bad "eager threshold" "size in bytes" run small.ini \
+bad "eager threshold" "must be 0 or a size with its unit" run small.ini \
   --set exchange.eager_bytes=-1 --out never
 bad "warm-up with decaying gradients" "decay = 1" run small.ini \
   --set exchange.warmup_steps=10 --set gradients.decay=0.9 --out never

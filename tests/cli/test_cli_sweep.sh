@@ -268,6 +268,21 @@ if run_ok "--list-points" run quick.ini --list-points --out never; then
     "$(cat "$L/out")"
 fi
 
+# ---- --estimate ---------------------------------------------------------------------
+# A row per point (index, wall_s, memory_MB, messages, swept values) and
+# the total, points done in --out marked; nothing written, nothing run.
+if run_ok "--estimate" run quick.ini --estimate --out never; then
+  check "--estimate writes nothing" "$([ ! -e never ]; echo $?)"
+  check "--estimate: a row per point, numbers where numbers go" \
+    "$(awk '!/^#/ && $1 != "point" { n++; if ($1 != n - 1 || !($2 > 0) || !($3 > 10) || !($4 >= 1)) bad = 1 }
+        END { exit bad || n != 16 }' "$L/out"; echo $?)" "$(head -4 "$L/out")"
+  check "--estimate: the sweep's total" \
+    "$(grep -q '^# 16 of 16 points to run: about' "$L/out"; echo $?)" "$(tail -1 "$L/out")"
+  run_ok "--estimate on a finished sweep" run quick.ini --estimate --out q1 &&
+    check "--estimate marks the points done" \
+      "$([ "$(grep -c '(done: kept)' "$L/out")" = 16 ] &&
+        grep -q '^# 0 of 16 points to run' "$L/out"; echo $?)" "$(tail -2 "$L/out")"
+fi
 # ---- --point, and a sweep split across machines ---------------------------------
 if run_ok "--point 5" run quick.ini --point 5 --out one; then
   h=$(sed -n 6p "$L/list1" | cut -f2)
@@ -341,6 +356,9 @@ bad() { # NAME EXPECT-IN-MESSAGE ARGS...
       "$(err_head)"
   fi
 }
+for o in --point=0 --list-points --plot --trace; do
+  bad "--estimate with $o" "--estimate runs nothing" run quick.ini --estimate "$o"
+done
 bad "a billion workers: the memory they need" "TB of memory" \
   run slow.ini --out never --set platform.nodes=1000000000
 bad "10^15 parameters: the memory they need" "PB of float32" \

@@ -92,10 +92,10 @@ name = synthetic
 tensors = 1
 compute = 0.000001
 [exchange]
-reduce_rate = 1000000000GBps
+reduce_rate = fused
 payload = none
-envelope_bytes = 16
-eager_bytes = 65536
+envelope_bytes = 16B
+eager_bytes = 64KiB
 [training]
 iterations = 1
 INI
