@@ -1,8 +1,8 @@
 /* sweep/plot.c: --plot (gnuplot) and the summary table of a sweep.
  *
- * plot.png/svg: the exchange time of each series (a combination of the
- * swept keys after the first) against the first swept key, with the
- * collective's formula; breakdown.png/svg: each point's iteration split
+ * plot.png/svg: the iteration and exchange time of each series (a
+ * combination of the swept keys after the first) against the first swept
+ * key, with the collective's formula; breakdown.png/svg: each point's iteration split
  * (runs.csv split_compute_s ... split_idle_s) as stacked bars, one group
  * per series. Both are titled by what they show and the question of the
  * experiment's opening comment, with axes and legends in words. */
@@ -508,21 +508,38 @@ static char *plot_data(const struct series *sr, const GPtrArray *rows) {
   return g_string_free(dat, FALSE);
 }
 
-static bool has_formula(const GPtrArray *rows) {
+/* The collectives whose formula the rows have, comma-separated, or NULL
+ * when none has one (g_free). */
+static char *formula_algorithms(const GPtrArray *rows) {
+  GString *s = NULL;
+  GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
   for (guint i = 0; i < rows->len; i++) {
     const GPtrArray *f = g_ptr_array_index(rows, i);
-    if (*(const char *)g_ptr_array_index(f, COL_FORMULA))
-      return true;
+    char *a = g_ptr_array_index(f, COL_ALGORITHM);
+    if (!*(const char *)g_ptr_array_index(f, COL_FORMULA) ||
+        g_hash_table_contains(seen, a))
+      continue;
+    g_hash_table_add(seen, a);
+    if (!s)
+      s = g_string_new(a);
+    else
+      g_string_append_printf(s, ", %s", a);
   }
-  return false;
+  g_hash_table_destroy(seen);
+  return s ? g_string_free(s, FALSE) : NULL;
 }
 
-/* The plot command: with one series its iteration and exchange times,
- * with several each one's exchange time; the formula dotted beside, its
- * points small crosses. Times in units of PER_S a second. */
+/* The plot command: each series' iteration time (what a user pays) and
+ * its exchange's (with one series in two colours, with several in the
+ * series' colour, the exchange dashed); the formula of its collective
+ * dotted beside (FORMULA: their names; NULL: none), its points small
+ * crosses. Times in units of PER_S a second. */
 static void plot_lines(GString *s, const struct series *sr, const char *dir,
-                       bool formula, double per_s) {
+                       const char *formula, double per_s) {
   const char *xt = sr->numeric ? "" : ":xtic(2)";
+  char *ftitle = formula ? g_strdup_printf("analytic formula, no codec (%s)",
+                                           formula)
+                         : NULL;
   g_string_append(s, "plot ");
   if (sr->labels->len == 1) {
     g_string_append_printf(
@@ -532,23 +549,29 @@ static void plot_lines(GString *s, const struct series *sr, const char *dir,
         "using 1:($3*%g) with linespoints lw 2 pt 5 ps 1.2 lc rgb '%s' "
         "title 'gradient exchange'",
         dir, per_s, xt, COLORS[0], dir, per_s, COLORS[1]);
-    if (formula)
+    if (formula) {
       g_string_append_printf(s,
                              ", \\\n  '%s/plot.dat' index 0 using "
                              "1:($10*%g) with linespoints lw 1.5 dt 3 pt "
-                             "2 ps 0.8 lc rgb '%s' title 'gradient "
-                             "exchange, analytic formula'",
+                             "2 ps 0.8 lc rgb '%s' title ",
                              dir, per_s, COLORS[1]);
+      gp_quote(s, ftitle);
+    }
   } else {
     for (guint k = 0; k < sr->labels->len; k++) {
       const char *c = COLORS[sr->color[k] % G_N_ELEMENTS(COLORS)];
       g_string_append_printf(s,
-                             "%s'%s/plot.dat' index %u using 1:($3*%g)%s "
+                             "%s'%s/plot.dat' index %u using 1:($4*%g)%s "
                              "with linespoints ",
                              k ? ", \\\n  " : "", dir, k, per_s, xt);
       series_style(s, sr, k);
       g_string_append(s, " title ");
       gp_quote(s, g_ptr_array_index(sr->labels, k));
+      g_string_append_printf(s,
+                             ", \\\n  '%s/plot.dat' index %u using "
+                             "1:($3*%g) with linespoints lw 1.2 dt 2 pt 1 "
+                             "ps 0.6 lc rgb '%s' notitle",
+                             dir, k, per_s, c);
       if (formula)
         g_string_append_printf(s,
                                ", \\\n  '%s/plot.dat' index %u using "
@@ -556,34 +579,36 @@ static void plot_lines(GString *s, const struct series *sr, const char *dir,
                                "pt 2 ps 0.8 lc rgb '%s' notitle",
                                dir, k, per_s, c);
     }
-    if (formula)
+    g_string_append(s, ", \\\n  NaN with lines lw 2 lc rgb '#444444' title "
+                       "'iteration (markers)', \\\n  NaN with lines lw 1.2 "
+                       "dt 2 lc rgb '#444444' title 'gradient exchange'");
+    if (formula) {
       g_string_append(s, ", \\\n  NaN with linespoints lw 1.5 dt 3 pt 2 ps "
-                         "0.8 lc rgb '#444444' title 'analytic formula (no "
-                         "codec)'");
+                         "0.8 lc rgb '#444444' title ");
+      gp_quote(s, ftitle);
+    }
   }
   g_string_append(s, "\n");
+  g_free(ftitle);
 }
 
 /* plot.gp: a PNG and an SVG of the same plot. */
 static char *plot_script(const struct series *sr, const struct experiment *e,
                          const GPtrArray *rows, const char *dir) {
-  bool single = sr->labels->len == 1, formula = has_formula(rows);
-  /* What is plotted: exchange and formula, and with one series the
-   * iteration too. */
+  char *formula = formula_algorithms(rows);
+  /* What is plotted: iteration, exchange and formula. */
   static const int ycols[] = {COL_EXCHANGE, COL_FORMULA, COL_ITERATION};
   double lo, hi;
-  value_range(rows, ycols, single ? 3 : 2, &lo, &hi);
+  value_range(rows, ycols, 3, &lo, &hi);
   struct time_unit u = time_unit(hi);
-  char *title = plot_title(single ? "Iteration and gradient exchange time"
-                                  : "Gradient exchange time per iteration",
-                           sr);
+  char *title = plot_title("Iteration and gradient exchange time", sr);
   GString *s = g_string_new(NULL);
   for (int t = 0; t < 2; t++) {
     gp_head(s, t, dir, "plot", title, e->question, 0);
     g_string_append_printf(s,
-                           "set ylabel '%s time per iteration (%s)'\n"
+                           "set ylabel 'simulated time per iteration (%s)'\n"
                            "set xlabel ",
-                           single ? "simulated" : "gradient exchange", u.name);
+                           u.name);
     gp_quote(s, sr->xaxis);
     g_string_append(s, " noenhanced\nset datafile missing 'NaN'\n");
     if (hi > 10 * lo)
@@ -594,6 +619,7 @@ static char *plot_script(const struct series *sr, const struct experiment *e,
     plot_lines(s, sr, dir, formula, u.per_s);
     g_string_append(s, "reset\n");
   }
+  g_free(formula);
   g_free(title);
   return g_string_free(s, FALSE);
 }

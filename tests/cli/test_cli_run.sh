@@ -666,6 +666,12 @@ if command -v gnuplot >/dev/null 2>&1; then
     check "plot.gp: log x for workers 2, 4, 8; the legend outside the data" \
       "$(grep -q '^set logscale x 2' p1/plot.gp &&
         grep -q '^set key outside' p1/plot.gp; echo $?)"
+    # What the user pays: each series' iteration (plot.dat's 4th column),
+    # the exchange beside it, the formulas named by their collectives.
+    check "plot.gp: each series' iteration and exchange, the formulas' collectives named" \
+      "$([ "$(grep -c 'using 1:(\$4\*' p1/plot.gp)" = 4 ] &&
+        [ "$(grep -c 'using 1:(\$3\*' p1/plot.gp)" = 4 ] &&
+        grep -q 'analytic formula, no codec (ring, rabenseifner)' p1/plot.gp; echo $?)"
     # Exchange times at 1 to 100 Gb/s span more than a decade: log y.
     if run_ok "--plot of a wide sweep" run small.ini --out p2 --plot --quiet \
       --set platform.bandwidth=1Gbps,10Gbps,100Gbps \
@@ -685,6 +691,17 @@ fi
 if run_ok "--trace" run small.ini --out t1 --trace --quiet; then
   check "--trace writes a Paje trace" \
     "$(ls t1/points/*.paje >/dev/null 2>&1 && grep -q PajeDefineContainerType t1/points/*.paje; echo $?)"
+fi
+
+# The formulas time an exchange alone: runs.csv compares them only in
+# mode sync, where the exchange runs alone.
+if run_ok "a ring overlapped with backward" run small.ini --out ov --quiet \
+  --set training.mode=sync,overlap; then
+  check "formula_exchange_s and formula_rel_err only where the exchange runs alone" \
+    "$([ -n "$(csv_get ov/runs.csv 1 formula_rel_err)" ] &&
+      [ -z "$(csv_get ov/runs.csv 2 formula_exchange_s)" ] &&
+      [ -z "$(csv_get ov/runs.csv 2 formula_rel_err)" ]; echo $?)" \
+    "$(cut -d, -f1,12,26,27 ov/runs.csv)"
 fi
 
 # ---- the shipped experiments load --------------------------------------------
