@@ -2,7 +2,7 @@
  * (run_result of engine.h): the critical-path breakdown per iteration,
  * iterations.csv and links.csv rows, the analytic formula beside the
  * simulation. */
-#include "sim.h"
+#include "ffwd/ffwd.h"
 
 #include <simgrid/engine.h>
 #include <simgrid/link.h>
@@ -177,8 +177,12 @@ void account_routes_replay(struct worker *w, int level, int times) {
 }
 
 /* The analytic model of the collective, summed over the buckets, on the
- * point's network: NAN where none applies (a codec, another topology). */
+ * point's network: NAN where none applies (a codec, another topology, an
+ * exchange overlapped with computation or pipelined, which is not what a
+ * formula times). */
 static double formula_of(const struct sim *s) {
+  if (!s->schedule->exchange_alone)
+    return NAN;
   const char *name = NULL;
   if (topology_flat(s->p))
     name = s->p->pull_direct && s->coll->formula_direct

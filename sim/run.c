@@ -6,6 +6,7 @@
 #include "engine.h"
 
 #include "codec_cost.h"
+#include "ffwd/ffwd.h"
 #include "platform.h"
 #include "sim.h"
 

@@ -89,14 +89,9 @@ char *results_row(const struct point *p, const struct run_result *r) {
   csv_num(s, r->reduce_s);
   csv_num(s, r->idle_s);
   csv_num(s, r->wire_bytes);
-  /* The formulas time an exchange alone: against exchange_s only where
-   * the exchange runs alone (mode sync); overlapped with backward or
-   * pipelined, its window is not what they time (exposed_comm_s is what
-   * the iteration pays there). */
-  double formula = p->mode == MODE_SYNC ? r->formula_s : NAN;
-  csv_num(s, formula);
-  csv_num(s, isfinite(formula) && formula > 0
-                 ? fabs(r->exchange_s - formula) / formula
+  csv_num(s, r->formula_s);
+  csv_num(s, isfinite(r->formula_s) && r->formula_s > 0
+                 ? fabs(r->exchange_s - r->formula_s) / r->formula_s
                  : NAN);
   g_string_append_printf(s, ",%s,%" G_GUINT64_FORMAT, r->oracle,
                          r->ff_steps);

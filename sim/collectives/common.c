@@ -1,5 +1,6 @@
 /* sim/collectives/common.c: ring phases and the binomial broadcast. */
 #include "common.h"
+#include "../ffwd/ffwd.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>

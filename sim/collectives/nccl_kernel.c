@@ -7,7 +7,7 @@
 #include "nccl_kernel.h"
 
 #include "../comm_rate.h"
-#include "../kff.h"
+#include "../ffwd/kff.h"
 
 #include <limits.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * exchanging buckets through the collective, the job queue between a
  * worker's compute and communication actors, the aggregators' actor
  * (sim.h). */
-#include "../sim.h"
+#include "../ffwd/ffwd.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/semaphore.h>

@@ -2,7 +2,7 @@
  * has produced its tensors (layer-wise overlap, GradientFlow seeds/003
  * Fig. 12; lazy allreduce when fusion_bytes groups them, Fig. 15); the
  * next update waits for all. */
-#include "../sim.h"
+#include "../ffwd/ffwd.h"
 
 /* Once backward has produced layer L's tensors (layers from the last;
  * PRODUCED: the tensors produced before, updated): the buckets from NEXT

@@ -1,6 +1,6 @@
 /* sim/schedules/sync.c: update, forward, backward, then the exchange of
  * every bucket (Pipe-SGD seeds/001 Eq. 2). */
-#include "../sim.h"
+#include "../ffwd/ffwd.h"
 
 #include <simgrid/actor.h>
 
@@ -79,4 +79,5 @@ const struct schedule schedule_sync = {
                    "bucket (Pipe-SGD Eq. 2)",
     .worker = sync_worker,
     .comm_actor = false,
+    .exchange_alone = true,
 };

@@ -1,4 +1,4 @@
-/* sim/kff.c: fast-forward of a call's independent streams (kff.h). */
+/* sim/ffwd/kff.c: fast-forward of a call's independent streams (kff.h). */
 #include "kff.h"
 
 #include <glib.h>

@@ -1,5 +1,5 @@
-/* sim/fastforward.c: steps simulated once and replayed (sim.h,
- * "fast-forward"; docs/fast-forward.md states the conditions).
+/* sim/ffwd/fastforward.c: steps simulated once and replayed (ffwd.h,
+ * "steps"; docs/fast-forward.md states the conditions).
  *
  * A sequence of steps that every member of a group runs in order (the
  * p - 1 steps of a ring leg, the iterations of a synchronous run) is
@@ -24,7 +24,7 @@
  * in one thread); a sequence is found by the number of sequences its
  * member entered before (every member enters the same ones in the same
  * order), and freed when its last member leaves. */
-#include "sim.h"
+#include "ffwd.h"
 
 #include <simgrid/actor.h>
 

@@ -1,4 +1,4 @@
-/* sim/kff.h: fast-forward of one collective call whose GPUs run
+/* sim/ffwd/kff.h: fast-forward of one collective call whose GPUs run
  * independent streams of events (NCCL's kernel, collectives/
  * nccl_kernel.c): the caller declares its facts (a stream's event, what
  * it sent where, what it received) and how its own counters move on a
@@ -19,7 +19,7 @@
 #ifndef GRADSIM_SIM_KFF_H
 #define GRADSIM_SIM_KFF_H
 
-#include "sim.h"
+#include "../sim.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* sim/recur.c: fast-forward by recurrence (sim.h, "recurrence"; the
+/* sim/ffwd/recur.c: fast-forward by recurrence (ffwd.h, "recurrence"; the
  * docs/fast-forward.md states the conditions).
  *
  * When every worker sleeps through the skipped steps of the same ring
@@ -60,7 +60,7 @@
  * (all simulated, or repeated in turn: recorded by every worker) are what
  * the simulation gives, and a skip from inside a run leaves the run (its
  * later periods are simulated, or skipped by recurrence). */
-#include "sim.h"
+#include "ffwd.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/semaphore.h>
