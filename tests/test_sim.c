@@ -1904,7 +1904,13 @@ ParameterizedTest(struct mcase *c, estimate, nccl_kernel_messages) {
                 c->nccl_algo, c->nodes, c->preset, want, pr.messages);
   cr_expect_eq(pr.buckets, pr.buckets_total);
   cr_expect_eq(pr.iterations, 1);
+  run_progress_to(NULL);
   run_result_clear(&r);
+  char *xml = g_build_filename(dir, "platform.xml", NULL);
+  g_unlink(xml);
+  g_rmdir(dir);
+  g_free(xml);
+  g_free(dir);
   experiment_free(e);
   g_free(ini);
 }

@@ -1,54 +1,19 @@
 /* sim/collectives/common.c: ring phases and the binomial broadcast. */
 #include "common.h"
-#include "../ffwd/ffwd.h"
+#include "../ffwd/steps.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <xbt/asserts.h>
 
-/* Fast-forward of ring legs (fastforward.c): a leg over all workers with
- * equal blocks on every channel, in a run where fast-forward is allowed
- * (payload none, no packets or NIC engines, the sync or overlap
- * schedule: see run.c), moves the same bytes between the same neighbours
- * in every step with nothing else in flight; once its steps are
- * periodic, the rest are skipped. */
-static bool ff_ring_join(struct coll_call *c, struct ff_cursor *ff, int g,
-                         const struct ring_chan *ch, int nc, int steps) {
-  bool eligible = c->sim->ff_ok && c->w && g == c->sim->nworkers;
-  for (int k = 0; k < nc && eligible; k++)
-    eligible = (ch[k].hi - ch[k].lo) % (uint64_t)g == 0 &&
-               ch[k].hi - ch[k].lo == ch[0].hi - ch[0].lo;
-  /* Only eligible legs are counted: every worker enters the same ones in
-   * the same order, so that their counts name the same leg. */
-  uint64_t key = eligible ? FF_KEY_LEGS + ++c->w->ff_legs : 0;
-  /* The whole leg repeated from an earlier one (recur.c). */
-  if (eligible && recur_leg_begin(c->w, c->bucket)) {
-    ff->on = false;
-    return true;
-  }
-  ff_join(c->sim, ff, key, g, steps, eligible);
-  return false;
-}
-
-/* Skip FF->skip steps shaped like the last simulated one: its
- * accounting, bytes and a sleep of their length. */
-static void ff_ring_replay(struct coll_call *c, const struct ff_cursor *ff) {
-  recur_checkpoint(c->w, c->bucket, ff, ff_all_skipping(ff));
-  ff_replay(c->w, ff, FF_LEVEL_STEP);
-  if (c->rank == 0)
-    c->sim->ff_steps += (uint64_t)ff->skip;
-}
-
-/* At the start of step STEP: the steps skipped from it (0: none; the
- * sequence's rest, or up to its tail: ff_keep_tail). */
-static int ff_ring_step(struct coll_call *c, struct ff_cursor *ff, int step) {
-  if (ff_step(ff, step)) {
-    ff_ring_replay(c, ff);
-    return ff->skip;
-  }
-  if (ff->on)
-    ff_mark(c->w, ff, FF_LEVEL_STEP);
-  return 0;
+/* Whether NC channels' blocks over G members make a uniform run of
+ * steps (steps.h): equal on every channel, and G dividing them. */
+static bool uniform_blocks(const struct ring_chan *ch, int nc, int g) {
+  bool uniform = true;
+  for (int k = 0; k < nc && uniform; k++)
+    uniform = (ch[k].hi - ch[k].lo) % (uint64_t)g == 0 &&
+              ch[k].hi - ch[k].lo == ch[0].hi - ch[0].lo;
+  return uniform;
 }
 
 /* One step of NC rings at once: OUT[k] to channel k's next member, the
@@ -71,16 +36,16 @@ static void rings_step(struct coll_call *c, const struct ring_chan *ch,
     sim_wait_send(c, comms[k]);
 }
 
-/* The reduce-scatter's steps 1 .. G - 1, numbered alike in FF's
- * sequence: the sequence's step to go on from (G: the allgather's first;
- * later: fast-forward skipped into the allgather). */
+/* The reduce-scatter's steps 1 .. G - 1, numbered alike in ST's run:
+ * the run's step to go on from (G: the allgather's first; later:
+ * fast-forward skipped into the allgather). */
 static int reduce_scatter_steps(struct coll_call *c,
                                 const struct ring_chan *ch, int nc, int g,
-                                struct ff_cursor *ff) {
+                                struct steps *st) {
   struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
   int s = 1;
   for (; s < g; s++) {
-    int skipped = ff_ring_step(c, ff, s);
+    int skipped = steps_at(c, st, s);
     if (skipped) {
       s += skipped - 1;
       continue;
@@ -109,17 +74,17 @@ static int reduce_scatter_steps(struct coll_call *c,
 }
 
 /* The allgather's steps FROM .. 2G - 2 (G: all of them), numbered from
- * FIRST for step G in FF's sequence. */
+ * FIRST for step G in ST's run. */
 static void allgather_steps(struct coll_call *c, const struct ring_chan *ch,
                             int nc, int g, enum ring_codec mode,
-                            struct ff_cursor *ff, int first, int from) {
+                            struct steps *st, int first, int from) {
   /* RING_ENCODE_ONCE: what each channel passes on. After a skip into the
    * tail, the last simulated step's: as many bytes as the skipped one's
    * (payload none: run.c). */
   struct msg *carry[RING_CHANNELS_MAX] = {NULL};
   struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
   for (int s = from; s <= 2 * g - 2; s++) {
-    int skipped = ff_ring_step(c, ff, s - g + first);
+    int skipped = steps_at(c, st, s - g + first);
     if (skipped) {
       s += skipped - 1;
       continue;
@@ -153,30 +118,25 @@ static void allgather_steps(struct coll_call *c, const struct ring_chan *ch,
     msg_free(carry[k]);
 }
 
-static void ff_ring_leave(struct coll_call *c, struct ff_cursor *ff) {
-  ff_leave(c->w, ff, FF_LEVEL_STEP);
-  recur_leg_end(c->w);
-}
-
 void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
                           int nc, int g) {
-  struct ff_cursor ff;
-  if (ff_ring_join(c, &ff, g, ch, nc, g - 1))
+  struct steps st;
+  if (steps_begin(c, &st, g, g - 1, uniform_blocks(ch, nc, g)))
     return;
-  reduce_scatter_steps(c, ch, nc, g, &ff);
-  ff_ring_leave(c, &ff);
+  reduce_scatter_steps(c, ch, nc, g, &st);
+  steps_end(c, &st);
 }
 
-/* The allgather; TAIL: what follows shares its links (ff_keep_tail). */
+/* The allgather; TAIL: what follows shares its links (steps_keep_tail). */
 static void allgather_leg(struct coll_call *c, const struct ring_chan *ch,
                           int nc, int g, enum ring_codec mode, bool tail) {
-  struct ff_cursor ff;
-  if (ff_ring_join(c, &ff, g, ch, nc, g - 1))
+  struct steps st;
+  if (steps_begin(c, &st, g, g - 1, uniform_blocks(ch, nc, g)))
     return;
   if (tail)
-    ff_keep_tail(&ff);
-  allgather_steps(c, ch, nc, g, mode, &ff, 1, g);
-  ff_ring_leave(c, &ff);
+    steps_keep_tail(&st);
+  allgather_steps(c, ch, nc, g, mode, &st, 1, g);
+  steps_end(c, &st);
 }
 
 void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
@@ -201,14 +161,14 @@ void rings_allreduce(struct coll_call *c, const struct ring_chan *ch, int nc,
     allgather_leg(c, ch, nc, g, mode, tail);
     return;
   }
-  struct ff_cursor ff;
-  if (ff_ring_join(c, &ff, g, ch, nc, 2 * (g - 1)))
+  struct steps st;
+  if (steps_begin(c, &st, g, 2 * (g - 1), uniform_blocks(ch, nc, g)))
     return;
   if (tail)
-    ff_keep_tail(&ff);
-  int next = reduce_scatter_steps(c, ch, nc, g, &ff);
-  allgather_steps(c, ch, nc, g, mode, &ff, g, next);
-  ff_ring_leave(c, &ff);
+    steps_keep_tail(&st);
+  int next = reduce_scatter_steps(c, ch, nc, g, &st);
+  allgather_steps(c, ch, nc, g, mode, &st, g, next);
+  steps_end(c, &st);
 }
 
 /* One ring over GROUP (ME my index): its channel. */
@@ -294,18 +254,17 @@ void default_allreduce(struct coll_call *c, const int *group, int g, int me,
   if (g < 2 || hi <= lo)
     return;
   linear_reduce(c, group, g, me, lo, hi);
-  /* Over every worker: a checkpoint of recurrence, and the broadcast a
-   * leg it may repeat (recur.c). */
-  bool all = c->w && group == c->sim->ranks && g == c->sim->nworkers;
-  if (all && recur_gather(c->w, c->bucket, me == 0))
+  /* Over every worker, the broadcast may repeat an earlier one
+   * (steps.h). */
+  bool world = group == c->sim->ranks && g == c->sim->nworkers;
+  if (steps_gather(c, world, me == 0))
     return;
   struct msg *carry = me == 0 && !sim_plain(c)
                           ? sim_pack(c, c->v, lo, hi, NULL)
                           : NULL;
   tree_broadcast(c, group, g, me, lo, hi, carry);
   msg_free(carry);
-  if (all)
-    recur_leg_end(c->w);
+  steps_gather_end(c, world);
 }
 
 void gather_start(const struct coll_call *c, int p, struct msg *mine,

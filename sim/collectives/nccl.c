@@ -1064,6 +1064,15 @@ static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
   return check_forced(p, NCCL_ALGO_TREE, err, errlen);
 }
 
+/* With fast-forward (ffwd/kff.h) a stream's events before its jump and
+ * after it: KFF_EST_PERIODS of the periods it compares, KFF_EST_SETTLE
+ * more (its pipeline's filling and draining). Fitted to the messages
+ * counted in runs of nccl-tests' 512 MiB points (rings, trees and NVLS
+ * on one and two A100 and H100 machines) and of BERT-large over 32 DGX
+ * A100 machines: within a factor of 2.5 of each. */
+#define KFF_EST_PERIODS 1.5
+#define KFF_EST_SETTLE 30
+
 /* What one rank of NCCL's kernel sends for a call of N values of VB
  * bytes, FORCE the algorithm asked for (the estimate's count, struct
  * collective messages): as nccl_call plans the call from the tuner's
@@ -1071,13 +1080,6 @@ static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
  * steps a loop, each in its slices; a tree's or NVLS's chunk up and
  * down, with a tree's credit back); false where the lockstep rings and
  * trees of a codec per hop run it. */
-/* With fast-forward (kff.h) a stream's events before its jump and after
- * it: KFF_EST_PERIODS of the periods it compares, KFF_EST_SETTLE more
- * (its pipeline's filling and draining). Fitted to the messages counted
- * in runs of NCCL's rings, trees and NVLS on one and two A100 and H100
- * machines and on 32 (bench/estimate.sh): within a factor of 2.5. */
-#define KFF_EST_PERIODS 1.5
-#define KFF_EST_SETTLE 30
 
 static bool kernel_messages(const struct point *p, uint64_t n, int vb,
                             enum nccl_algo force, struct coll_messages *out) {
