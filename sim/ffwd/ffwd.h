@@ -3,10 +3,10 @@
  * are periodic and then skipped (fastforward.c), runs of alike buckets,
  * and recurrence, which repeats what followed an earlier checkpoint
  * (recur.c). NCCL's kernel, whose channels are independent streams, has
- * its own interface: kff.h; the ring phases of the collectives know only
- * the steps contract, steps.h. The schedules, which join runs of buckets
- * and iterations, and the run that sets fast-forward up include this
- * header. */
+ * its own interface: kff.h; the ring phases of the collectives and the
+ * schedules know only the steps contract, steps.h. The contract's
+ * implementation (steps.c), accounting and the run that sets fast-forward
+ * up include this header. */
 #ifndef GRADSIM_SIM_FFWD_H
 #define GRADSIM_SIM_FFWD_H
 

@@ -1,5 +1,5 @@
-/* sim/ffwd/steps.h: the steps contract, all a collective knows of
- * fast-forward. A collective declares a run of steps every member of a
+/* sim/ffwd/steps.h: the steps contract, all a collective or a schedule
+ * knows of fast-forward. A collective declares a run of steps every member of a
  * group takes in the same order, and whether the run is uniform (the same
  * bytes between the same neighbours in every step: its own fact), then
  * asks at each step whether to take it. Fast-forward decides (its
@@ -48,5 +48,29 @@ void steps_end(struct coll_call *c, struct steps *st);
  * returns at once); else the caller broadcasts, then steps_gather_end(). */
 bool steps_gather(struct coll_call *c, bool world, bool root);
 void steps_gather_end(struct coll_call *c, bool world);
+
+/* ---- the schedules' side: iterations and buckets --------------------
+ * A schedule states when W's backward begins (every bucket it will post
+ * counted from then), wraps each bucket's exchange in
+ * steps_bucket_begin() and steps_bucket_end(), and each iteration in
+ * steps_iteration(); what fast-forward skips there (runs of alike
+ * buckets, buckets that repeat an earlier checkpoint, whole iterations)
+ * it accounts for and sleeps through. */
+
+/* W's backward begins now (in sync, after it every bucket is posted). */
+void steps_backward(struct worker *w);
+/* Before bucket B of iteration IT (the buckets before POSTED posted by
+ * the compute side): how many buckets from B were skipped (0: exchange
+ * B, then steps_bucket_end()). */
+size_t steps_bucket_begin(struct worker *w, size_t b, int it, size_t posted);
+/* After exchanging bucket B of IT: the buckets done, B and those after it
+ * that were skipped. */
+size_t steps_bucket_end(struct worker *w, size_t b, int it);
+/* W begins its iterations; at the start of iteration IT (from 0): true
+ * when the rest were skipped (their records filled, slept through: the
+ * caller stops); W is done with them. */
+void steps_iterations_begin(struct worker *w, struct steps *st);
+bool steps_iteration(struct worker *w, struct steps *st, int it);
+void steps_iterations_end(struct worker *w, struct steps *st);
 
 #endif

@@ -2,7 +2,7 @@
  * exchanging buckets through the collective, the job queue between a
  * worker's compute and communication actors, the aggregators' actor
  * (sim.h). */
-#include "../ffwd/ffwd.h"
+#include "../ffwd/steps.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/semaphore.h>
@@ -50,109 +50,15 @@ static void exchange_one(struct wstate *ws, size_t b, int it) {
   payload_check(ws, b, it);
 }
 
-/* ---- fast-forward of periodic runs of buckets (sim.h, struct ff_run) ----
- * A worker exchanges an iteration's buckets in order; in a run of
- * identical periods (a model's identical layers: Llama-2-7B's 32 decoder
- * layers are 224 buckets of 25 MB, 7 a layer), each period is a
- * fast-forward step (fastforward.c): simulated until every worker's
- * periods are periodic, then the rest of the run is skipped, each worker
- * repeating its own last period (its spans, bytes and links) once per
- * period left, and sleeping as long. Compute and communication share
- * nothing but the jobs (compute holds the GPU, the reduce runs on the
- * host's CPU), so in overlap a worker votes for the skip only when its
- * communication waits on no job it cannot foresee: backward has posted
- * the whole run, or posts it periodically (ff_run.compute_period) as
- * often as the worker's periods go; either way the periods left are the
- * last one shifted, as fastforward.c argues for ring steps. */
-
-static const struct ff_run *run_of(const struct sim *s, size_t b,
-                                   size_t *index) {
-  for (size_t r = 0; r < s->nff_runs; r++) {
-    const struct ff_run *run = &s->ff_runs[r];
-    if (b >= run->first &&
-        b < run->first + (size_t)run->steps * run->period) {
-      *index = r;
-      return run;
-    }
-  }
-  return NULL;
-}
-
-/* FF->skip periods of WS's run repeated from the last simulated one. */
-static void bucket_replay(struct wstate *ws, const struct ff_cursor *ff,
-                          size_t buckets) {
-  struct worker *w = ws->w;
-  ff_replay(w, ff, FF_LEVEL_BUCKETS);
-  if (w->rank == 0)
-    w->sim->ff_buckets += buckets;
-}
-
-/* Before bucket B of iteration IT, the buckets before POSTED posted by
- * the compute side: how many buckets from B fast-forward skipped (0:
- * exchange B). */
-static size_t bucket_ff(struct wstate *ws, size_t b, int it, size_t posted) {
-  struct worker *w = ws->w;
-  struct sim *s = w->sim;
-  size_t r;
-  const struct ff_run *run = run_of(s, b, &r);
-  if (!run)
-    return 0;
-  size_t end = run->first + (size_t)run->steps * run->period;
-  if (b == run->first) {
-    w->bff_run = r;
-    ff_join(s, &w->bff, FF_KEY_BUCKETS + (uint64_t)it * s->nff_runs + r,
-            s->nworkers, run->steps, true);
-  }
-  if ((b - run->first) % run->period != 0 || !w->bff.on)
-    return 0;
-  int step = (int)((b - run->first) / run->period) + 1;
-  /* The rest repeats the last period when nothing waits on compute any
-   * more (the run posted), or when compute posts the run periodically as
-   * often as the member's periods go (compute-bound: both sides shift
-   * by the same period). */
-  double last = w->bff.seen ? sim_now() - w->bff.t[0] : 0;
-  bool ready = posted >= end ||
-               (run->compute_period > 0 &&
-                fabs(last - run->compute_period) <= 1e-9 * last);
-  /* The run's last period is simulated, not skipped: what follows the
-   * run (another bucket, the iteration's end, compute's next job) is not
-   * what followed the periods before, and it shapes that period's tail
-   * (a slow worker's last messages share links with a fast one's next
-   * bucket in every period but the last). */
-  if (ff_step_if(&w->bff, step, ready) && w->bff.skip > 1) {
-    w->bff.skip--;
-    size_t skipped = (size_t)w->bff.skip * run->period;
-    bucket_replay(ws, &w->bff, skipped);
-    ff_leave(w, &w->bff, FF_LEVEL_BUCKETS);
-    return skipped;
-  }
-  ff_mark(w, &w->bff, FF_LEVEL_BUCKETS);
-  return 0;
-}
-
-/* After bucket B: the end of its run, simulated to the last. */
-static void bucket_ff_after(struct wstate *ws, size_t b) {
-  struct worker *w = ws->w;
-  struct sim *s = w->sim;
-  if (!w->bff.on)
-    return;
-  const struct ff_run *run = &s->ff_runs[w->bff_run];
-  if (b + 1 == run->first + (size_t)run->steps * run->period)
-    ff_leave(w, &w->bff, FF_LEVEL_BUCKETS);
-}
-
 /* Bucket B of iteration IT exchanged, or the rest of its periodic run
  * skipped (the buckets before POSTED are posted): the buckets done. */
 static size_t exchange_next(struct wstate *ws, size_t b, int it,
                             size_t posted) {
-  size_t skipped = bucket_ff(ws, b, it, posted);
+  size_t skipped = steps_bucket_begin(ws->w, b, it, posted);
   if (skipped)
     return skipped;
-  recur_begin(ws->w, b, it);
   exchange_one(ws, b, it);
-  bucket_ff_after(ws, b);
-  recur_end(ws->w, b, it);
-  return 1 + recur_skip(ws->w, b, it);
+  return steps_bucket_end(ws->w, b, it);
 }
 
 /* Worker W has exchanged the first DONE buckets of iteration IT (the
@@ -181,7 +87,7 @@ void schedule_exchange_all(struct wstate *ws, int it) {
   struct worker *w = ws->w;
   w->first_send = -1;
   w->wire_bytes = 0;
-  recur_backward(w);
+  steps_backward(w);
   size_t n = w->sim->nbuckets;
   for (size_t b = 0; b < n;) {
     b += exchange_next(ws, b, it, n);
@@ -226,7 +132,7 @@ void schedule_comm_actor(int argc, char **argv) {
       size_t done = exchange_next(ws, j->bucket, j->iteration,
                                   posted < last + 1 ? posted : last + 1);
       /* The jobs of the buckets skipped: posted (bucket_ff), or posted
-       * by the time the skip ended (recur_skip: each skipped bucket began
+       * by the time the skip ended (recurrence: each skipped bucket began
        * no earlier than its post). */
       for (size_t k = 1; k < done; k++) {
         sg_sem_acquire(ws->job_sem);

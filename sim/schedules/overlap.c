@@ -2,7 +2,7 @@
  * has produced its tensors (layer-wise overlap, GradientFlow seeds/003
  * Fig. 12; lazy allreduce when fusion_bytes groups them, Fig. 15); the
  * next update waits for all. */
-#include "../ffwd/ffwd.h"
+#include "../ffwd/steps.h"
 
 /* Once backward has produced layer L's tensors (layers from the last;
  * PRODUCED: the tensors produced before, updated): the buckets from NEXT
@@ -43,7 +43,7 @@ static void backward(struct wstate *ws, int it, bool send, double share,
   size_t next = 0, produced = 0; /* buckets posted; tensors produced */
   bool merge = !sim_gpu_shared(s);
   double t = 0;
-  recur_backward(ws->w);
+  steps_backward(ws->w);
   for (size_t l = m->nlayers; l-- > 0;) {
     t += share * m->layers[l].backward_s;
     size_t done = complete_after(s, l, next, &produced);
