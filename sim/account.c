@@ -125,32 +125,6 @@ static void pair_ranks(gconstpointer key, int *src, int *dst) {
   *dst = (int)(guint32)k;
 }
 
-static void add_bytes(GHashTable *t, gpointer key, double bytes) {
-  double *b = g_hash_table_lookup(t, key);
-  if (!b) {
-    b = g_new0(double, 1);
-    g_hash_table_insert(t, key, b);
-  }
-  *b += bytes;
-}
-
-/* Routes are asked of SimGrid once a pair, at the end (link_rows): a
- * route costs more than the message's own bookkeeping. */
-void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
-                        double bytes) {
-  account_pair_bytes(s, w, sim_pair_key(src, dst), bytes);
-}
-
-void account_pair_bytes(struct sim *s, struct worker *w, gpointer key,
-                        double bytes) {
-  add_bytes(s->pair_bytes, key, bytes);
-  if (w)
-    recur_route(w, key, bytes);
-  for (int lv = 0; w && lv < FF_LEVELS; lv++)
-    if (w->ff_recording[lv])
-      add_bytes(w->ff_routes[lv], key, bytes);
-}
-
 void account_routes_mark(struct worker *w, int level) {
   if (!w->ff_routes[level])
     w->ff_routes[level] =
@@ -170,7 +144,7 @@ void account_routes_replay(struct worker *w, int level, int times) {
   w->ff_recording[level] = false;
   for (GList *k = keys; k; k = k->next) {
     double b = *(double *)g_hash_table_lookup(w->ff_routes[level], k->data);
-    account_pair_bytes(w->sim, w, k->data, b * times);
+    sim_pair_bytes(w->sim, w, k->data, b * times);
   }
   w->ff_recording[level] = rec;
   g_list_free(keys);

@@ -24,16 +24,6 @@
 
 #include <string.h>
 
-struct codec_shape *linear_shapes(const struct sim *s, size_t b, size_t *k) {
-  const struct bucket *bk = &s->buckets[b];
-  struct codec_shape *sh = g_new(struct codec_shape, bk->count ? bk->count : 1);
-  for (size_t i = 0; i < bk->count; i++)
-    model_tensor_matrix(&s->model->tensors[bk->first + i], &sh[i].rows,
-                        &sh[i].cols);
-  *k = bk->count;
-  return sh;
-}
-
 /* The lengths of bucket B's two rounds' messages. */
 static void round_lengths(const struct sim *s, size_t b, uint64_t len[2]) {
   size_t k;

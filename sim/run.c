@@ -23,18 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
-XBT_LOG_NEW_CATEGORY(gradsim, "gradsim");
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(gs_run, gradsim, "runs");
 
 /* ---- configuration checks -------------------------------------------- */
-
-struct model_opts point_model_opts(const struct point *p) {
-  return (struct model_opts){.device = p->device,
-                             .precision = p->precision,
-                             .batch = p->batch,
-                             .tokens = p->seq_len,
-                             .mfu = p->mfu};
-}
 
 static struct model *load_model(const struct point *p, char **err) {
   struct model *m;
@@ -238,35 +229,6 @@ int run_check(const struct point *p, char **err) {
   model_free(m);
   codec_free(c);
   return rc;
-}
-
-/* Fast-forward (fastforward.c) is allowed when every step of a sequence
- * can be the same as the last: no data (payload none: sizes do not depend
- * on values), no per-packet or NIC-engine state that the skipped steps
- * would have to update, and a schedule whose other actor puts no traffic
- * on the network between steps (sync, overlap; not pipe, whose
- * communication side runs exchanges of several iterations). The one
- * statement of those conditions: what keeps fast-forward from P (the key
- * and value, for the estimate's message), or NULL when it applies. */
-static const char *ff_blocker(const struct point *p) {
-  if (!p->fast_forward)
-    return "[exchange] fast_forward = off";
-  if (p->payload != PAYLOAD_NONE)
-    return p->payload == PAYLOAD_FULL ? "[exchange] payload = full"
-                                      : "[exchange] payload = sampled";
-  if (p->mode == MODE_PIPE)
-    return "[training] mode = pipe";
-  if (p->placement == PLACE_NIC)
-    return "[exchange] placement = nic";
-  if (p->framing.packets)
-    return "[nic] framing = packets";
-  return NULL;
-}
-
-bool run_ff_allowed(const struct point *p) { return !ff_blocker(p); }
-
-bool run_has_codec(const struct point *p) {
-  return strcmp(p->codec, "none") != 0;
 }
 
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
@@ -758,8 +720,6 @@ static int finish(struct sim *s, const char *workdir, struct run_result *r,
  * otherwise optimized away). */
 static struct sim *volatile process_run;
 
-struct run_progress *sim_progress;
-
 void run_progress_to(struct run_progress *p) { sim_progress = p; }
 
 int run_point(const struct point *p, const char *workdir, bool trace,
@@ -789,7 +749,12 @@ int run_point(const struct point *p, const char *workdir, bool trace,
   make_workers(s, whosts, oracle);
   recur_init(s);
   make_aggregators(s, oracle);
-  payload_warm_up(s);
+  /* The error-feedback streams warmed up, a linear codec's by its rounds
+   * (linear.c), any other's by its encodes (payload.c). */
+  if (s->linear)
+    linear_warm_up(s);
+  else
+    payload_warm_up(s);
   s->aggr_hosts = ahosts; /* the run's, as the workers' hosts are */
   account_links_init(s);
   make_actors(s, whosts, ahosts);

@@ -19,9 +19,69 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The engine's log category, every file's parent (here, in the lowest
+ * file that logs, so that nothing below it names a file above). */
+XBT_LOG_NEW_CATEGORY(gradsim, "gradsim");
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(gs_sim, gradsim, "simulation primitives");
 
+struct run_progress *sim_progress;
+
 double sim_now(void) { return simgrid_get_clock(); }
+
+/* ---- facts of a point the whole engine asks -------------------------- */
+
+struct model_opts point_model_opts(const struct point *p) {
+  return (struct model_opts){.device = p->device,
+                             .precision = p->precision,
+                             .batch = p->batch,
+                             .tokens = p->seq_len,
+                             .mfu = p->mfu};
+}
+
+bool run_has_codec(const struct point *p) {
+  return strcmp(p->codec, "none") != 0;
+}
+
+/* ---- the bytes of each pair of ranks (account.c reads them) ----------- */
+
+static void add_bytes(GHashTable *t, gpointer key, double bytes) {
+  double *b = g_hash_table_lookup(t, key);
+  if (!b) {
+    b = g_new0(double, 1);
+    g_hash_table_insert(t, key, b);
+  }
+  *b += bytes;
+}
+
+/* Routes are asked of SimGrid once a pair, at the end (account.c,
+ * link_rows): a route costs more than the message's own bookkeeping. */
+void sim_link_bytes(struct sim *s, struct worker *w, int src, int dst,
+                    double bytes) {
+  sim_pair_bytes(s, w, sim_pair_key(src, dst), bytes);
+}
+
+void sim_pair_bytes(struct sim *s, struct worker *w, gpointer key,
+                    double bytes) {
+  add_bytes(s->pair_bytes, key, bytes);
+  /* Recurrence's records of the bucket's routes (recur.c). */
+  if (w && w->recur_routes) {
+    struct recur_route rt = {key, bytes};
+    g_array_append_val(w->recur_routes, rt);
+  }
+  for (int lv = 0; w && lv < FF_LEVELS; lv++)
+    if (w->ff_recording[lv])
+      add_bytes(w->ff_routes[lv], key, bytes);
+}
+
+struct codec_shape *linear_shapes(const struct sim *s, size_t b, size_t *k) {
+  const struct bucket *bk = &s->buckets[b];
+  struct codec_shape *sh = g_new(struct codec_shape, bk->count ? bk->count : 1);
+  for (size_t i = 0; i < bk->count; i++)
+    model_tensor_matrix(&s->model->tensors[bk->first + i], &sh[i].rows,
+                        &sh[i].cols);
+  *k = bk->count;
+  return sh;
+}
 
 void msg_free(struct msg *m) {
   if (!m)
@@ -240,7 +300,7 @@ sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
     s->aggr_wire_bytes += wire;
   }
   long size = wire >= 1 ? (long)wire : 1;
-  account_link_bytes(s, c->w, m->src, dst, (double)size);
+  sim_link_bytes(s, c->w, m->src, dst, (double)size);
   if (sim_progress) {
     sim_progress->messages += 1;
     sim_progress->sim_s = sim_now();
@@ -396,7 +456,7 @@ void sim_send_channel(struct coll_call *c, int dst, int chan, struct msg *m,
   else
     s->aggr_wire_bytes += wire;
   long size = wire >= 1 ? (long)wire : 1;
-  account_link_bytes(s, c->w, m->src, dst, (double)size);
+  sim_link_bytes(s, c->w, m->src, dst, (double)size);
   if (sim_progress) {
     sim_progress->messages += 1;
     sim_progress->sim_s = sim_now();

@@ -124,6 +124,13 @@ struct ff_cursor {
  * an iteration. */
 enum { FF_LEVEL_STEP, FF_LEVEL_BUCKETS, FF_LEVEL_ITERATION, FF_LEVELS };
 
+/* Bytes to one route, consolidated per bucket (recurrence's records:
+ * struct worker recur_routes). */
+struct recur_route {
+  gpointer key;
+  double bytes;
+};
+
 struct worker {
   int rank;
   struct sim *sim;
@@ -345,6 +352,15 @@ struct coll_call;
 
 double sim_now(void);
 
+/* BYTES from rank SRC to rank DST: counted for every link of their route
+ * (account.c asks SimGrid for the routes at the end), and in worker W's
+ * records (fast-forward and recurrence; W may be NULL). */
+void sim_link_bytes(struct sim *s, struct worker *w, int src, int dst,
+                    double bytes);
+/* The same for the pair KEY (sim_pair_key). */
+void sim_pair_bytes(struct sim *s, struct worker *w, gpointer key,
+                    double bytes);
+
 /* Where this process's run reports its progress (engine.h,
  * run_progress_to), or NULL: sim_send counts messages, the schedules
  * worker 0's buckets and iterations. */
@@ -434,6 +450,31 @@ struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
                          int src);
 
 /* ---- data through codecs -------------------------------------------- */
+
+/* ---- the oracle's ledger (ledger.c) ------------------------------------ */
+
+/* The oracle's ledger (struct vec): M (its EXACT, OFFSET and BOUND copied
+ * from the values it was packed from) just encoded from X, by a stream
+ * whose residual was RB before and is RA after (NULL: none; S NULL: sent
+ * raw, no codec): the encode's unsent part joins its offset and its error
+ * bound its bound, and both are what its decode is held to. */
+void payload_ledger_encode(const struct sim *s, struct msg *m,
+                           const float *x, const float *rb, const float *ra);
+/* After M was decoded by C's caller into V's values [A, A + M->m) (ADD:
+ * added to BEFORE, the values they held): each decoded value checked
+ * against what was encoded (a decoder's error is caught where it
+ * happens, whatever follows), the ledger copied or added, with the
+ * rounding of the sum. */
+void payload_ledger_unpack(struct coll_call *c, struct vec *v, size_t a,
+                           const struct msg *m, bool add,
+                           const float *before);
+/* A collective added ADDED on purpose into V's value J (already in
+ * V->x[J]): known to the ledger, with the sum's rounding. */
+void payload_ledger_add(struct vec *v, size_t j, double added);
+
+/* The shapes of bucket B's tensors (g_free), K of them: what a linear
+ * codec (codec.h, "linear compressors") sees of them. */
+struct codec_shape *linear_shapes(const struct sim *s, size_t b, size_t *k);
 
 /* Build a message carrying V[lo, hi) (a range of values of V), encoded
  * with the simulation's codec (a fresh, stateless stream) or with STATE
@@ -579,9 +620,6 @@ const struct collective *coll_at(size_t i);
 char *coll_names(void);
 
 
-/* Whether P's run may fast-forward at all (run.c: [exchange]
- * fast_forward, payload none, no NIC or packets, not pipe). */
-bool run_ff_allowed(const struct point *p);
 /* P compresses: its [exchange] codec is not "none" (the key's one
  * spelling of no codec). */
 bool run_has_codec(const struct point *p);
@@ -666,8 +704,6 @@ void schedule_aggregator_actor(int argc, char **argv);
  * round 0 on the worker's gradient, the collective's allreduce of its
  * factors, round 1, the allreduce of the second factors, the finish; and
  * an aggregator's part of both allreduces. */
-/* The shapes of bucket B's tensors (g_free), K of them. */
-struct codec_shape *linear_shapes(const struct sim *s, size_t b, size_t *k);
 void linear_exchange(struct wstate *ws, size_t b, int it);
 void linear_aggregate(struct astate *as, size_t b);
 /* [exchange] warmup_steps for a linear codec: every worker's stream
@@ -700,23 +736,8 @@ void payload_init_truth(struct sim *s, bool oracle);
  * plus what local steps kept), added to the exact sum. */
 void payload_prepare(struct wstate *ws, size_t b, int it);
 /* The error-feedback codec streams after [exchange] warmup_steps untimed
- * steps (payload.c). */
+ * steps (payload.c; a linear codec's: linear_warm_up). */
 void payload_warm_up(struct sim *s);
-/* The oracle's ledger (struct vec): M (its EXACT, OFFSET and BOUND copied
- * from the values it was packed from) just encoded from X, by a stream
- * whose residual was RB before and is RA after (NULL: none; S NULL: sent
- * raw, no codec): the encode's unsent part joins its offset and its error
- * bound its bound, and both are what its decode is held to. */
-void payload_ledger_encode(const struct sim *s, struct msg *m,
-                           const float *x, const float *rb, const float *ra);
-/* After M was decoded by C's caller into V's values [A, A + M->m) (ADD:
- * added to BEFORE, the values they held): each decoded value checked
- * against what was encoded (a decoder's error is caught where it
- * happens, whatever follows), the ledger copied or added, with the
- * rounding of the sum. */
-void payload_ledger_unpack(struct coll_call *c, struct vec *v, size_t a,
-                           const struct msg *m, bool add,
-                           const float *before);
 /* The oracle for a linear codec's exchange (linear.c): each worker's
  * factors of round R (0 or 1) in FV->x, their shadow set and added to the
  * round's exact sum; after the round's allreduce, FV checked against it;
@@ -731,9 +752,6 @@ void payload_lin_check(struct wstate *ws, size_t b, int it, int round,
 void payload_lin_keep(struct wstate *ws, size_t b, int it, const float *rb);
 /* (RB is NULL for a codec without a residual.) */
 void payload_lin_settle(struct wstate *ws, size_t b, int it);
-/* A collective added ADDED on purpose into V's value J (already in
- * V->x[J]): known to the ledger, with the sum's rounding. */
-void payload_ledger_add(struct vec *v, size_t j, double added);
 /* A local step without exchange: keep iteration IT's gradient. */
 void payload_accumulate(struct wstate *ws, int it);
 /* After bucket B's exchange at IT: the dataflow and the codec's error
@@ -756,13 +774,6 @@ void account_prune(struct worker *w, double t);
  * SimGrid's link-load plugin, whose every update sums all flows on a
  * link (O(p^2) when p flows share one). */
 void account_links_init(struct sim *s);
-/* BYTES from rank SRC to rank DST: on every link of their route (at the
- * end), and in worker W's records (fast-forward; W may be NULL). */
-void account_link_bytes(struct sim *s, struct worker *w, int src, int dst,
-                        double bytes);
-/* The same for the pair KEY (sim_pair_key). */
-void account_pair_bytes(struct sim *s, struct worker *w, gpointer key,
-                        double bytes);
 /* Worker W (re)starts recording its routes' bytes at LEVEL; stops. */
 void account_routes_mark(struct worker *w, int level);
 void account_routes_unmark(struct worker *w, int level);

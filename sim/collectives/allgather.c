@@ -13,74 +13,11 @@
  * ranks holds with the partner subtree; when p is not a power of two the
  * ranks whose partner does not exist get the partner subtree's messages
  * from those of their own subtree that did, down a binomial tree (plain
- * sends). It is the collective's allgather (struct collective), which rdb
- * and rabenseifner lend too ([exchange] compression = per-bucket). */
+ * sends): gather_rdb, in common.c, which rdb and rabenseifner lend too as
+ * their allgather ([exchange] compression = per-bucket). */
 #include "common.h"
 
 #include <xbt/asserts.h>
-
-/* A bundle of the messages HAVE[A, B) that are present: references, its
- * size their sum. */
-static struct msg *bundle(struct msg **have, int a, int b) {
-  struct msg *m = g_new0(struct msg, 1);
-  m->refs = 1;
-  for (int i = a; i < b; i++)
-    if (have[i])
-      msg_bundle_add(m, have[i]);
-  return m;
-}
-
-/* The messages IN carries into HAVE (by their origin: parts keep it, a
- * bundle's own src being set by sim_send); how many. */
-static int take(struct msg *in, struct msg **have) {
-  int k = (int)in->nparts;
-  for (size_t i = 0; i < in->nparts; i++) {
-    struct msg *part = in->parts[i];
-    xbt_assert(!have[part->src], "rank %d's message gathered twice", part->src);
-    have[part->src] = msg_ref(part);
-  }
-  msg_free(in);
-  return k;
-}
-
-/* Binomial completion of step I (mask 2^I) for a subtree whose partner
- * subtree is cut short by p: DONE of its ranks hold the partner's LAST
- * messages from OFFSET; the others get them (SMPI's tree_root, k and
- * num_procs_completed). Returns the count last received. */
-static int complete_subtree(struct coll_call *c, struct msg **have, int i,
-                            int mask, int done, int offset, int last) {
-  int rank = c->rank;
-  int k = i;
-  for (int tmp = mask >> 1; tmp; tmp >>= 1, k--) {
-    int dst = rank ^ tmp;
-    int root = rank >> k << k;
-    if (dst > rank && rank < root + done && dst >= root + done) {
-      sim_wait_send(c, sim_send(c, dst, bundle(have, offset, offset + last)));
-    } else if (dst < rank && dst < root + done && rank >= root + done) {
-      last = take(sim_recv(c, dst), have);
-    }
-  }
-  return last;
-}
-
-static void gather_rdb(struct coll_call *c, struct msg *mine,
-                       struct msg **all) {
-  int p = c->sim->nworkers, rank = c->rank;
-  gather_start(c, p, mine, all);
-  int last = 0;
-  for (int mask = 1, i = 0; mask < p; mask <<= 1, i++) {
-    int dst = rank ^ mask;
-    int dst_root = dst >> i << i, my_root = rank >> i << i;
-    /* What the caller's subtree holds (ranks past p are none). */
-    int held_end = my_root + mask < p ? my_root + mask : p;
-    if (dst < p)
-      last = take(sim_sendrecv(c, dst, bundle(all, my_root, held_end), dst),
-                  all);
-    if (dst_root + mask > p)
-      last = complete_subtree(c, all, i, mask, p - my_root - mask,
-                              my_root + mask, last);
-  }
-}
 
 extern const struct collective coll_rabenseifner;
 

@@ -70,6 +70,11 @@ void default_allreduce(struct coll_call *c, const int *group, int g, int me,
  * own, MINE, marked as its. */
 void gather_start(const struct coll_call *c, int p, struct msg *mine,
                   struct msg **all);
+/* MPICH's recursive-doubling allgather (MPIR_Allgather_intra_recursive_
+ * doubling, as SMPI's allgather__rdb runs it), any p: MINE to every
+ * worker, ALL[r] worker r's message (references the caller frees);
+ * allgather-rdb's gather, and rdb's and rabenseifner's allgather. */
+void gather_rdb(struct coll_call *c, struct msg *mine, struct msg **all);
 
 /* Binomial-tree broadcast of V[lo, hi) over GROUP from GROUP[0]: ceil(lg
  * G) rounds. When CARRY is not NULL the root sends that message (a payload

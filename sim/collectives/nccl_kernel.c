@@ -797,7 +797,7 @@ static void nvls_apply(struct nk *k, int q, int periods) {
       k->in[i].remaining -= periods;
   double part = (double)t->cv / x->g * sim_value_bytes(k->c) * k->pl->cost.wire;
   double back = (part + part * x->g + 2 * s->p->envelope_bytes) * periods;
-  account_link_bytes(s, NULL, x->sw, k->c->rank, back);
+  sim_link_bytes(s, NULL, x->sw, k->c->rank, back);
   s->aggr_wire_bytes += back;
 }
 

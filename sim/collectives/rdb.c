@@ -179,15 +179,6 @@ static void rabenseifner_worker(struct coll_call *c) {
   fold_out(c, &f);
 }
 
-/* Their allgather ([exchange] compression = per-bucket with a codec that
- * does not sum) is MPICH's recursive doubling, allgather-rdb's
- * (allgather.c), any p. */
-extern const struct collective coll_allgather;
-
-static void rdb_allgather(struct coll_call *c, struct msg *mine,
-                          struct msg **all) {
-  coll_allgather.allgather(c, mine, all);
-}
 
 const struct collective coll_rdb = {
     .name = "rdb",
@@ -195,7 +186,9 @@ const struct collective coll_rdb = {
                    "baseline; non-powers of two folded",
     .formula = "rdb",
     .worker = rdb_worker,
-    .allgather = rdb_allgather,
+    /* [exchange] compression = per-bucket with a codec that does not
+     * sum: MPICH's recursive doubling, allgather-rdb's (common.c). */
+    .allgather = gather_rdb,
 };
 
 const struct collective coll_rabenseifner = {
@@ -206,5 +199,5 @@ const struct collective coll_rabenseifner = {
                    "folded",
     .formula = "rabenseifner",
     .worker = rabenseifner_worker,
-    .allgather = rdb_allgather,
+    .allgather = gather_rdb,
 };

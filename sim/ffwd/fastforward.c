@@ -31,6 +31,31 @@
 #include <math.h>
 #include <string.h>
 
+/* Fast-forward is allowed when every step of a sequence can be the same
+ * as the last: no data (payload none: sizes do not depend on values), no
+ * per-packet or NIC-engine state that the skipped steps would have to
+ * update, and a schedule whose other actor puts no traffic on the
+ * network between steps (sync, overlap; not pipe, whose communication
+ * side runs exchanges of several iterations). The one statement of those
+ * conditions: what keeps fast-forward from P (the key and value, for the
+ * estimate's message), or NULL when it applies. */
+const char *ff_blocker(const struct point *p) {
+  if (!p->fast_forward)
+    return "[exchange] fast_forward = off";
+  if (p->payload != PAYLOAD_NONE)
+    return p->payload == PAYLOAD_FULL ? "[exchange] payload = full"
+                                      : "[exchange] payload = sampled";
+  if (p->mode == MODE_PIPE)
+    return "[training] mode = pipe";
+  if (p->placement == PLACE_NIC)
+    return "[exchange] placement = nic";
+  if (p->framing.packets)
+    return "[nic] framing = packets";
+  return NULL;
+}
+
+bool run_ff_allowed(const struct point *p) { return !ff_blocker(p); }
+
 /* Step lengths compared, and their tolerance (relative to the step). */
 enum { FF_INTERVALS = 3 };
 #define FF_TOLERANCE 1e-9

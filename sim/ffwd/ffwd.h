@@ -16,6 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What keeps fast-forward from P's run (the key and value, for the
+ * estimate's message: [exchange] fast_forward = off, a payload, a NIC
+ * engine or packets, mode = pipe), or NULL where it applies; whether it
+ * applies (fastforward.c: the one statement of those conditions). */
+const char *ff_blocker(const struct point *p);
+bool run_ff_allowed(const struct point *p);
+
 /* ---- steps (fastforward.c) -------------------------------------------------
  * A sequence of steps every member of a group runs in order, simulated
  * until it is periodic and then skipped (see fastforward.c). A member
@@ -120,8 +127,6 @@ bool recur_gather(struct worker *w, size_t b, bool root);
 /* After W ended bucket B of IT: the buckets after it skipped (each
  * repeated from W's records, and slept through), or 0. */
 size_t recur_skip(struct worker *w, size_t b, int it);
-/* W's message put BYTES on the route KEY (sim_pair_key). */
-void recur_route(struct worker *w, gpointer key, double bytes);
 /* W enters a ring leg over all workers in bucket B (its ff_legs counted
  * already): true when the leg was repeated from an earlier one instead
  * (the caller returns at once); else it is recorded until

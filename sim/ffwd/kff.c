@@ -150,7 +150,7 @@ static void kff_jump(struct kff *f, int periods) {
       double b = (x->snap[last * KFF_DST + j] -
                   x->snap[first * KFF_DST + j]) *
                  periods;
-      account_link_bytes(c->sim, c->w, c->rank, x->dst[j], b);
+      sim_link_bytes(c->sim, c->w, c->rank, x->dst[j], b);
       if (c->w)
         c->w->wire_bytes += b;
     }

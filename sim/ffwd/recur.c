@@ -101,12 +101,6 @@ struct recur_leg {
   guint routes0, routes1, from;
 };
 
-/* Bytes to one route, consolidated per bucket. */
-struct recur_route {
-  gpointer key;
-  double bytes;
-};
-
 /* A checkpoint: bucket B of iteration IT at its LEG-th ring leg; each
  * worker wakes at BASE + OFF[rank]; D the leg's step; TAIL: the leg's
  * last steps are simulated after it (ff_keep_tail). Or, GATHER, at the
@@ -235,13 +229,6 @@ static void note_slack(struct worker *w, size_t b, int it, double t) {
   /* After buckets a run skipped (no record): as if it waited. */
   s->recur->slack[i] =
       fmin(s->recur->slack[i], isnan(t) ? -INFINITY : t - w->backward_t);
-}
-
-void recur_route(struct worker *w, gpointer key, double bytes) {
-  if (w->recur_routes) {
-    struct recur_route rt = {key, bytes};
-    g_array_append_val(w->recur_routes, rt);
-  }
 }
 
 void recur_begin(struct worker *w, size_t b, int it) {
@@ -710,7 +697,7 @@ static void repeat_between(struct worker *w, const struct recur_state *a,
   w->wire_bytes += b->wire - a->wire;
   for (guint i = from; i < to; i++) {
     struct recur_route rt = g_array_index(routes, struct recur_route, i);
-    account_pair_bytes(s, w, rt.key, rt.bytes);
+    sim_pair_bytes(s, w, rt.key, rt.bytes);
   }
   if (w->rank == 0)
     s->ff_steps += b->ff_steps - a->ff_steps;
