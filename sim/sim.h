@@ -449,8 +449,6 @@ void sim_got_channel(struct coll_call *c, const struct msg *m);
 struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
                          int src);
 
-/* ---- data through codecs -------------------------------------------- */
-
 /* ---- the oracle's ledger (ledger.c) ------------------------------------ */
 
 /* The oracle's ledger (struct vec): M (its EXACT, OFFSET and BOUND copied
@@ -471,6 +469,8 @@ void payload_ledger_unpack(struct coll_call *c, struct vec *v, size_t a,
 /* A collective added ADDED on purpose into V's value J (already in
  * V->x[J]): known to the ledger, with the sum's rounding. */
 void payload_ledger_add(struct vec *v, size_t j, double added);
+
+/* ---- data through codecs -------------------------------------------- */
 
 /* The shapes of bucket B's tensors (g_free), K of them: what a linear
  * codec (codec.h, "linear compressors") sees of them. */
@@ -679,8 +679,8 @@ struct schedule {
   bool exchange_alone;
   /* With a communication actor: the compute time before each bucket's
    * job is posted, from the previous one's (from backward's start for
-   * the first), into GAP[nbuckets] (bucket fast-forward: sim.h, struct
-   * ff_run); NULL: not known. */
+   * the first), into GAP[nbuckets] (bucket fast-forward: ffwd/ffwd.h,
+   * struct ff_run); NULL: not known. */
   void (*post_gaps)(const struct sim *s, double *gap);
 };
 const struct schedule *schedule_of(enum mode mode);

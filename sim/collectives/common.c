@@ -80,7 +80,7 @@ static void allgather_steps(struct coll_call *c, const struct ring_chan *ch,
                             struct steps *st, int first, int from) {
   /* RING_ENCODE_ONCE: what each channel passes on. After a skip into the
    * tail, the last simulated step's: as many bytes as the skipped one's
-   * (payload none: run.c). */
+   * (payload none: ff_blocker, ffwd/fastforward.c). */
   struct msg *carry[RING_CHANNELS_MAX] = {NULL};
   struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
   for (int s = from; s <= 2 * g - 2; s++) {

@@ -7,9 +7,9 @@
 #include <math.h>
 #include <simgrid/actor.h>
 
-/* A run is fast-forward's when fast-forward is allowed in this run (the
- * conditions of run.c: payload none, no packets or NIC engines, the sync
- * or overlap schedule), a worker runs it over all workers and it is
+/* A run is fast-forward's when fast-forward is allowed in this run
+ * (ff_blocker, fastforward.c: payload none, no packets or NIC engines,
+ * the sync or overlap schedule), a worker runs it over all workers and it is
  * uniform: it moves the same bytes between the same neighbours in every
  * step with nothing else in flight, so that once its steps are periodic
  * the rest are skipped. */
