@@ -40,7 +40,7 @@ static void pipe_worker(struct wstate *ws) {
 
 const struct schedule schedule_pipe = {
     .description = "Pipe-SGD Algorithm 1: iteration t waits for the "
-                   "aggregated gradient of t - k + 1 only",
+                   "aggregated gradient of t - k only",
     .worker = pipe_worker,
     .comm_actor = true,
 };
