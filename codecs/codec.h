@@ -1,8 +1,8 @@
 /* codecs/codec.h: gradient codecs, the public contract.
  *
- * Freestanding C11 (the C standard library and errno values only: no
- * SimGrid, no GLib), so that the codecs can be fuzzed, benchmarked and
- * reused outside the simulator.
+ * Freestanding C11 (the C standard library and errno values, and GSL's
+ * CBLAS for PowerSGD's matrix products: no SimGrid, no GLib), so that the
+ * codecs can be fuzzed, benchmarked and reused outside the simulator.
  *
  * A codec is named by a spec string "name[:key=value,...]" and parsed once
  * into an immutable codec_t, which may be shared by any number of streams.

@@ -61,7 +61,8 @@ struct codec_ops {
   size_t (*bound)(const codec_t *c, size_t n);
   /* Largest N the codec accepts (index fields). 0 means SIZE_MAX. */
   size_t max_n;
-  /* Length of the per-stream float buffer (0: stateless). */
+  /* Each stream keeps a residual of n floats (error feedback; false:
+   * stateless). */
   bool has_residual;
   bool lossless;
 

@@ -47,8 +47,7 @@
  * and its wire bytes, each channel at most its protocol's rate. A codec
  * on every hop ([exchange] compression = per-hop with a codec) is no
  * NCCL: those calls run the rings and trees below in lockstep, a step of
- * every channel at once, as gradsim ran them before NCCL's protocols
- * were modelled. nccl-rail is gradsim's, in lockstep. */
+ * every channel at once. nccl-rail is gradsim's, in lockstep. */
 #include "common.h"
 #include "nccl_kernel.h"
 
