@@ -7,6 +7,7 @@
 
 #include "codec_cost.h"
 #include "ffwd/ffwd.h"
+#include "ffwd/kff.h"
 #include "platform.h"
 #include "sim.h"
 
@@ -349,6 +350,8 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   struct bucket *b = buckets_of(m, fusion_of(p, coll), p->fusion_cycle_s,
                                 p->grad_bytes, &out->buckets);
   size_t slow = 0; /* buckets that a whole-block ring simulates in full */
+  out->ff_blocker = ff_blocker(p);
+  out->fast_forward = !out->ff_blocker;
   out->kernel_messages = coll->messages ? 0 : -1;
   out->streams = 1;
   for (size_t i = 0; i < out->buckets; i++) {
@@ -357,7 +360,10 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
     struct coll_messages cm;
     if (out->kernel_messages >= 0 &&
         coll->messages(p, b[i].n, p->grad_bytes, &cm)) {
-      out->kernel_messages += run_ff_allowed(p) ? cm.with_ff : cm.all;
+      double events = out->fast_forward ? kff_events(cm.events, cm.period,
+                                                     cm.reps, cm.settles)
+                                          : cm.events;
+      out->kernel_messages += cm.streams * events;
       out->streams = fmax(out->streams, cm.streams);
     } else {
       out->kernel_messages = -1;
@@ -375,9 +381,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->rounds = rounds_of(coll, p->nodes);
   out->actors = actors_of(p, coll);
   out->pair_bytes = coll->pair_bytes;
-  out->fast_forward = run_ff_allowed(p);
   out->bucket_bytes = ff_buckets_allowed(p, coll) ? recur_bucket_bytes() : 0;
-  out->ff_blocker = ff_blocker(p);
   out->full_rounds = out->rounds;
   out->full_buckets = out->fast_forward ? slow : out->buckets;
   if (out->fast_forward && slow)

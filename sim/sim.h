@@ -537,12 +537,16 @@ struct coll_call {
 void sim_batch_begin(struct coll_call *c);
 void sim_batch_end(struct coll_call *c);
 
-/* A collective's count of one worker's messages for one bucket (struct
- * collective messages). */
+/* A collective's account of one worker's messages for one bucket (struct
+ * collective messages), as the streams of kff.h declare them: STREAMS
+ * streams (its messages in flight at once) of EVENTS messages each,
+ * periodic by PERIOD events once REPS periods repeat, unless it never
+ * SETTLES into one period. What fast-forward skips of them is its own
+ * estimate (kff_events). */
 struct coll_messages {
-  double all;     /* without fast-forward */
-  double with_ff; /* with it (an estimate: fast-forward's own jumps) */
-  double streams; /* its messages in flight at once (channels) */
+  double streams, events, period;
+  int reps;
+  bool settles;
 };
 
 struct collective {

@@ -37,8 +37,8 @@ static void rings_step(struct coll_call *c, const struct ring_chan *ch,
 }
 
 /* The reduce-scatter's steps 1 .. G - 1, numbered alike in ST's run:
- * the run's step to go on from (G: the allgather's first; later:
- * fast-forward skipped into the allgather). */
+ * the run's step to go on from (G: the allgather's first; later: steps
+ * jumped over into the allgather). */
 static int reduce_scatter_steps(struct coll_call *c,
                                 const struct ring_chan *ch, int nc, int g,
                                 struct steps *st) {
@@ -78,9 +78,9 @@ static int reduce_scatter_steps(struct coll_call *c,
 static void allgather_steps(struct coll_call *c, const struct ring_chan *ch,
                             int nc, int g, enum ring_codec mode,
                             struct steps *st, int first, int from) {
-  /* RING_ENCODE_ONCE: what each channel passes on. After a skip into the
-   * tail, the last simulated step's: as many bytes as the skipped one's
-   * (payload none: ff_blocker, ffwd/fastforward.c). */
+  /* RING_ENCODE_ONCE: what each channel passes on. After steps jumped
+   * over (steps_at), the last step taken's: as many bytes as theirs (the
+   * contract jumps only over steps alike). */
   struct msg *carry[RING_CHANNELS_MAX] = {NULL};
   struct msg *out[RING_CHANNELS_MAX], *in[RING_CHANNELS_MAX];
   for (int s = from; s <= 2 * g - 2; s++) {
@@ -147,9 +147,9 @@ void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
 /* An allgather step is then a reduce-scatter step less its sum: the same
  * blocks, with no codec the same bytes, between the same neighbours. When
  * the sum takes no time ([exchange] reduce_rate = fused), the two are
- * alike, and the legs are one sequence of 2(G - 1) alike steps: the
- * allgather goes on in the reduce-scatter's periodic regime, and a
- * fast-forward decided in the reduce-scatter skips the allgather too. */
+ * alike, and the legs are one run of 2(G - 1) uniform steps (steps.h):
+ * the allgather goes on in the reduce-scatter's periodic regime, and a
+ * jump decided in the reduce-scatter goes over the allgather too. */
 static bool legs_alike(const struct coll_call *c) {
   return sim_plain(c) && c->sim->gamma == 0;
 }

@@ -1063,15 +1063,6 @@ static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
   return check_forced(p, NCCL_ALGO_TREE, err, errlen);
 }
 
-/* With fast-forward (ffwd/kff.h) a stream's events before its jump and
- * after it: KFF_EST_PERIODS of the periods it compares, KFF_EST_SETTLE
- * more (its pipeline's filling and draining). Fitted to the messages
- * counted in runs of nccl-tests' 512 MiB points (rings, trees and NVLS
- * on one and two A100 and H100 machines) and of BERT-large over 32 DGX
- * A100 machines: within a factor of 2.5 of each. */
-#define KFF_EST_PERIODS 1.5
-#define KFF_EST_SETTLE 30
-
 /* What one rank of NCCL's kernel sends for a call of N values of VB
  * bytes, FORCE the algorithm asked for (the estimate's count, struct
  * collective messages): as nccl_call plans the call from the tuner's
@@ -1103,7 +1094,8 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
    * (nk_join): a ring's period a macro step of slices, compared over 3;
    * a tree's a chunk (up, down and a credit) and NVLS's a chunk it
    * heads, over NCCL_STEPS + 2. */
-  double events, per, reps;
+  double events, per;
+  int reps;
   if (ch.algo == NCCL_ALGO_RING) {
     chunk = (double)(merge * nccl_proto_chunk(NCCL_ALGO_RING, ch.proto) /
                      (uint64_t)vb);
@@ -1133,15 +1125,12 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
     events = ceil(ceil(per_chan / fmax(chunk, 1)) / g.g) * per;
     reps = NCCL_STEPS + 2;
   }
-  out->all = nc * events;
-  out->with_ff = nc * fmin(events, KFF_EST_PERIODS * per * reps +
-                                       KFF_EST_SETTLE);
-  /* A tree over three machines or more never became periodic as a whole
-   * in the runs measured (bench/nccl_scale.sh's 4 GiB over 8 machines
-   * skipped nothing): counted whole. */
-  if (ch.algo == NCCL_ALGO_TREE && g.nodes > 2)
-    out->with_ff = out->all;
-  out->streams = nc;
+  /* A tree over three machines or more never settled into one period
+   * in the runs measured (bench/nccl_scale.sh's 4 GiB over 8 machines). */
+  *out = (struct coll_messages){.streams = nc, .events = events,
+                                .period = per, .reps = reps,
+                                .settles = !(ch.algo == NCCL_ALGO_TREE &&
+                                             g.nodes > 2)};
   return true;
 }
 

@@ -61,7 +61,8 @@ void steps_gather_end(struct coll_call *c, bool world);
 void steps_backward(struct worker *w);
 /* Before bucket B of iteration IT (the buckets before POSTED posted by
  * the compute side): how many buckets from B were skipped (0: exchange
- * B, then steps_bucket_end()). */
+ * B, then steps_bucket_end()). Every bucket skipped, there or after
+ * steps_bucket_end(), was posted by the time the skip ended. */
 size_t steps_bucket_begin(struct worker *w, size_t b, int it, size_t posted);
 /* After exchanging bucket B of IT: the buckets done, B and those after it
  * that were skipped. */

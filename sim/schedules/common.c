@@ -131,15 +131,14 @@ void schedule_comm_actor(int argc, char **argv) {
       size_t posted = j->bucket + 1 + g_queue_get_length(ws->jobs);
       size_t done = exchange_next(ws, j->bucket, j->iteration,
                                   posted < last + 1 ? posted : last + 1);
-      /* The jobs of the buckets skipped: posted (bucket_ff), or posted
-       * by the time the skip ended (recurrence: each skipped bucket began
-       * no earlier than its post). */
+      /* The jobs of the buckets the steps contract skipped, each posted
+       * by the time the skip ended (steps_bucket_begin, steps_bucket_end). */
       for (size_t k = 1; k < done; k++) {
         sg_sem_acquire(ws->job_sem);
         struct job *skipped = g_queue_pop_head(ws->jobs);
         xbt_assert(skipped->bucket == j->bucket + k &&
                        skipped->iteration == j->iteration,
-                   "bucket fast-forward: job %zu of iteration %d, not %zu",
+                   "skipped buckets: job %zu of iteration %d, not %zu",
                    skipped->bucket, skipped->iteration, j->bucket + k);
         g_free(skipped);
       }
