@@ -99,7 +99,8 @@ static int choice(const char *v, const char *const *names, int n, int *out,
  * seconds when it names no unit (SimGrid's default). */
 #define RATE_MIN_BPS 125.0   /* 1 kbps */
 #define RATE_MAX_BPS 12.5e12 /* 100 Tbps */
-#define RATE_ALLOWED "a rate with its unit, 1kbps to 100Tbps (e.g. 10Gbps, 1.25GBps)"
+#define RATE_WORDS "a rate with its unit, 1kbps to 100Tbps"
+#define RATE_ALLOWED RATE_WORDS " (e.g. 10Gbps, 1.25GBps)"
 
 static int rate(const char *v, double *out, char *err, size_t errlen) {
   char msg[256];
@@ -121,10 +122,8 @@ static int rate_or(const char *v, const char *word, double as_word,
     return 0;
   }
   if (rate(v, out, err, errlen) != 0)
-    return bad(err, errlen,
-               "must be %s or a rate with its unit, 1kbps to 100Tbps (e.g. "
-               "%s)",
-               word, example);
+    return bad(err, errlen, "must be %s or " RATE_WORDS " (e.g. %s)", word,
+               example);
   return 0;
 }
 
@@ -413,13 +412,7 @@ static int k_compute_scale(struct point *p, const char *v, char *e,
 }
 static int k_update_rate(struct point *p, const char *v, char *e,
                          size_t l) {
-  if (!strcmp(v, "device")) {
-    p->update_Bps = 0;
-    return 0;
-  }
-  if (rate(v, &p->update_Bps, e, l))
-    return bad(e, l, "must be device or " RATE_ALLOWED);
-  return 0;
+  return rate_or(v, "device", 0, "2GBps", &p->update_Bps, e, l);
 }
 static int k_step_overhead(struct point *p, const char *v, char *e,
                            size_t l) {
@@ -967,31 +960,57 @@ GPtrArray *experiment_split_values(const char *key, const char *value) {
   return out;
 }
 
+/* Each "KEY = value" line of the key file TEXT, in order, to FN with its
+ * line (from 1) and the section it is in (blank and # lines skipped);
+ * FN returns false to stop. */
+typedef bool (*key_line_fn)(int line, const char *section, const char *key,
+                            void *ctx);
+static void key_lines(const char *text, key_line_fn fn, void *ctx) {
+  char **lines = g_strsplit(text, "\n", -1);
+  char *section = g_strdup("");
+  bool go = true;
+  for (int i = 0; lines[i] && go; i++) {
+    char *l = g_strstrip(lines[i]);
+    if (!*l || *l == '#')
+      continue;
+    if (*l == '[') {
+      char *end = strchr(l, ']');
+      g_free(section);
+      section = g_strndup(l + 1, end ? (gsize)(end - l - 1) : strlen(l + 1));
+      continue;
+    }
+    char *eq = strchr(l, '=');
+    if (!eq)
+      continue; /* GKeyFile has refused such a line already */
+    char *key = g_strstrip(g_strndup(l, (gsize)(eq - l)));
+    go = fn(i + 1, section, key, ctx);
+    g_free(key);
+  }
+  g_free(section);
+  g_strfreev(lines);
+}
+
+struct line_of {
+  const char *section, *name;
+  int found;
+};
+
+static bool line_of_key(int line, const char *section, const char *key,
+                        void *ctx) {
+  struct line_of *x = ctx;
+  if (!strcmp(section, x->section) && !strcmp(key, x->name))
+    x->found = line;
+  return true;
+}
+
 /* The line of "NAME =" in SECTION of TEXT, for messages (0: unknown):
  * the last one, as GKeyFile keeps the last of repeated keys (also across
  * repeated sections). */
 static int line_of(const char *text, const char *section, const char *name) {
-  if (!text)
-    return 0;
-  char **lines = g_strsplit(text, "\n", -1);
-  int found = 0;
-  bool in = false;
-  for (int i = 0; lines[i]; i++) {
-    char *l = g_strstrip(lines[i]);
-    if (l[0] == '[') {
-      char *end = strchr(l, ']');
-      in = end && (size_t)(end - l - 1) == strlen(section) &&
-           !strncmp(l + 1, section, strlen(section));
-    } else if (in && !strncmp(l, name, strlen(name))) {
-      const char *r = l + strlen(name);
-      while (*r == ' ' || *r == '\t')
-        r++;
-      if (*r == '=')
-        found = i + 1;
-    }
-  }
-  g_strfreev(lines);
-  return found;
+  struct line_of x = {section, name, 0};
+  if (text)
+    key_lines(text, line_of_key, &x);
+  return x.found;
 }
 
 void point_free(struct point *p) {
@@ -1346,43 +1365,37 @@ static char *expand(struct experiment *ex, const struct values *vals,
   return err;
 }
 
+struct duplicate {
+  const char *path;
+  GHashTable *seen; /* "section\nkey" -> its first line */
+  char *err;
+};
+
+static bool duplicate_of(int line, const char *section, const char *key,
+                         void *ctx) {
+  struct duplicate *d = ctx;
+  char *id = g_strdup_printf("%s\n%s", section, key);
+  int first = GPOINTER_TO_INT(g_hash_table_lookup(d->seen, id));
+  if (first)
+    d->err = g_strdup_printf("%s:%d: [%s] %s is given twice (first on line "
+                             "%d); give it once (a sweep is one line: %s = "
+                             "a, b)",
+                             d->path, line, section, key, first, key);
+  g_hash_table_insert(d->seen, id, GINT_TO_POINTER(line));
+  return !first;
+}
+
 /* The first key TEXT gives twice in one section (a section may be
  * written in several pieces; GKeyFile would keep the last value
  * silently): "PATH:LINE: [S] KEY is given twice (first on line N)", or
  * NULL. A sweep is one line: key = a, b. */
 static char *duplicate_key(const char *path, const char *text) {
-  char **lines = g_strsplit(text, "\n", -1);
-  GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                           NULL);
-  char *section = g_strdup(""), *err = NULL;
-  for (int i = 0; lines[i] && !err; i++) {
-    char *l = g_strstrip(lines[i]);
-    if (!*l || *l == '#')
-      continue;
-    if (*l == '[') {
-      char *end = strchr(l, ']');
-      g_free(section);
-      section = g_strndup(l + 1, end ? (gsize)(end - l - 1) : strlen(l + 1));
-      continue;
-    }
-    char *eq = strchr(l, '=');
-    if (!eq)
-      continue; /* GKeyFile has refused such a line already */
-    char *key = g_strstrip(g_strndup(l, (gsize)(eq - l)));
-    char *id = g_strdup_printf("%s\n%s", section, key);
-    int first = GPOINTER_TO_INT(g_hash_table_lookup(seen, id));
-    if (first)
-      err = g_strdup_printf("%s:%d: [%s] %s is given twice (first on line "
-                            "%d); give it once (a sweep is one line: %s = "
-                            "a, b)",
-                            path, i + 1, section, key, first, key);
-    g_hash_table_insert(seen, id, GINT_TO_POINTER(i + 1));
-    g_free(key);
-  }
-  g_free(section);
-  g_hash_table_destroy(seen);
-  g_strfreev(lines);
-  return err;
+  struct duplicate d = {path, g_hash_table_new_full(g_str_hash, g_str_equal,
+                                                    g_free, NULL),
+                        NULL};
+  key_lines(text, duplicate_of, &d);
+  g_hash_table_destroy(d.seen);
+  return d.err;
 }
 
 /* The values of the file TEXT and SETS, every required key given;
