@@ -55,11 +55,12 @@ gint64 cli_jobs(gint64 jobs, const char *where);
  * sweep_opts: on a terminal (TERMINAL) a bar redrawn every second with
  * the longest-running point's iterations, buckets, simulated time and
  * wall time against its estimate; elsewhere a line a minute while points
- * run. Nothing when QUIET. EST_WALL_S: each point's estimated wall time
- * (config/estimate.h), or NULL. */
+ * run. Nothing when QUIET. EST: each point's estimate (config/estimate.h),
+ * or NULL. */
+struct estimate;
 struct cli_bar {
   bool terminal, quiet;
-  const double *est_wall_s;
+  const struct estimate *est;
   bool drawn; /* a bar is on the terminal's last line */
 };
 struct sweep_progress;

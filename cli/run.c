@@ -98,18 +98,6 @@ static char *out_dir(const char *path, char *out) {
   return out;
 }
 
-/* Each point's estimate (config/estimate.h); the experiment has passed
- * experiment_check, so every point's shape is known. */
-static struct estimate *estimates(const struct experiment *e) {
-  struct estimate *est = g_new0(struct estimate, e->points->len);
-  for (guint i = 0; i < e->points->len; i++) {
-    char *err = NULL;
-    if (estimate_point(g_ptr_array_index(e->points, i), &est[i], &err) != 0)
-      cli_bad_input("%s", err);
-  }
-  return est;
-}
-
 /* The swept values of point P, space-separated (g_free). */
 static char *swept_text(const struct experiment *e, const struct point *p) {
   GString *s = g_string_new(NULL);
@@ -165,8 +153,8 @@ static bool *points_done(const struct experiment *e, const char *out) {
 /* --estimate: every point's estimate on stdout, a row each (numbers a
  * script can read), then the sweep's. */
 static void print_estimates(const struct experiment *e,
-                            const struct run_args *a, const char *out) {
-  struct estimate *est = estimates(e);
+                            const struct run_args *a,
+                            const struct estimate *est, const char *out) {
   bool *done = points_done(e, out);
   printf("# estimated wall time, peak memory and simulated messages of each "
          "point (docs/performance.md, \"Estimates\")\n");
@@ -189,7 +177,6 @@ static void print_estimates(const struct experiment *e,
   g_free(w);
   g_free(ws);
   g_free(done);
-  g_free(est);
 }
 
 /* Before a sweep whose points to run are estimated at over NOTICE_S of
@@ -225,22 +212,16 @@ static void notice(const struct experiment *e, const struct run_args *a,
 /* The whole sweep, then its report: warnings and oracle notes on stderr,
  * the summary table on stdout. */
 static void run_all(const struct experiment *e, const struct run_args *a,
-                    const char *out) {
-  struct estimate *est = estimates(e);
-  double *est_wall = g_new(double, e->points->len);
-  for (guint i = 0; i < e->points->len; i++)
-    est_wall[i] = est[i].wall_s;
+                    const struct estimate *est, const char *out) {
   if (!a->quiet)
     notice(e, a, est, out);
-  g_free(est);
-  struct cli_bar bar = {isatty(2), a->quiet, est_wall, false};
+  struct cli_bar bar = {isatty(2), a->quiet, est, false};
   struct sweep_opts o = {out,           (unsigned)a->jobs, a->trace,
                          a->plot,       cli_bar_update,    &bar,
                          cli_bar_tick(&bar)};
   struct sweep_report rep;
   char *err = NULL;
   int rc = sweep_run(e, &o, &rep, &err);
-  g_free(est_wall);
   if (rc != 0)
     cli_exit(rc, "%s", err);
   cli_print_report(&rep, out, a->quiet);
@@ -284,7 +265,8 @@ int cli_run(int argc, char **argv) {
     cli_bad_input("run: --point %" G_GINT64_FORMAT ": %s has %u point%s "
                   "(0..%u; see --list-points)",
                   a.point, argv[1], total, total == 1 ? "" : "s", total - 1);
-  if (experiment_check(e, &err) != 0)
+  struct estimate *est = g_new0(struct estimate, total);
+  if (experiment_check(e, est, &err) != 0)
     cli_bad_input("%s", err);
   if (a.list) {
     char *list = sweep_list_points(e);
@@ -293,13 +275,14 @@ int cli_run(int argc, char **argv) {
   } else {
     char *out = out_dir(argv[1], a.out);
     if (a.estimate)
-      print_estimates(e, &a, out);
+      print_estimates(e, &a, est, out);
     else if (one)
       run_one(e, &a, out);
     else
-      run_all(e, &a, out);
+      run_all(e, &a, est, out);
     g_free(out);
   }
+  g_free(est);
   experiment_free(e);
   g_strfreev(a.sets);
   return 0;

@@ -108,7 +108,7 @@ gint64 cli_jobs(gint64 jobs, const char *where) {
 
 /* What the point RUN has done, as text (g_free). */
 static char *running_text(const struct sweep_running *run,
-                          const double *est_wall_s) {
+                          const struct estimate *est) {
   const struct run_progress *a = &run->at;
   GString *s = g_string_new(NULL);
   g_string_append_printf(s, "point %u: ", run->index);
@@ -136,10 +136,10 @@ static char *running_text(const struct sweep_running *run,
     g_string_append_printf(s, ", %s left at this pace", left);
     g_free(left);
   }
-  if (est_wall_s && est_wall_s[run->index] >= 1) {
-    char *est = estimate_duration_text(est_wall_s[run->index]);
-    g_string_append_printf(s, " (estimated %s in all)", est);
-    g_free(est);
+  if (est && est[run->index].wall_s >= 1) {
+    char *all = estimate_duration_text(est[run->index].wall_s);
+    g_string_append_printf(s, " (estimated %s in all)", all);
+    g_free(all);
   }
   return g_string_free(s, FALSE);
 }
@@ -152,7 +152,7 @@ void cli_bar_update(const struct sweep_progress *sp, void *data) {
   struct cli_bar *bar = data;
   if (bar->quiet)
     return;
-  char *run = sp->nrunning ? running_text(&sp->running[0], bar->est_wall_s)
+  char *run = sp->nrunning ? running_text(&sp->running[0], bar->est)
                            : g_strdup("");
   if (!bar->terminal) {
     /* A line a minute while points run. */

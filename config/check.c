@@ -4,22 +4,23 @@
 #include "experiment.h"
 #include "units.h"
 
-/* Each point: the engine's checks and the size limits. Adds the bytes
- * of its rows of iterations.csv to *ROWS_BYTES. */
-static int check_each(const struct experiment *e, double *rows_bytes,
-                      char **err) {
+/* Each point: the engine's checks and the size limits, its estimate
+ * into EST[i] (EST may be NULL). Adds the bytes of its rows of
+ * iterations.csv to *ROWS_BYTES. */
+static int check_each(const struct experiment *e, struct estimate *ests,
+                      double *rows_bytes, char **err) {
   for (guint i = 0; i < e->points->len; i++) {
     struct point *p = g_ptr_array_index(e->points, i);
-    struct estimate est;
+    struct estimate own, *est = ests ? &ests[i] : &own;
     char *why = NULL;
-    if (run_check(p, &why) != 0 || estimate_check(p, &est, &why) != 0) {
+    if (run_check(p, &why) != 0 || estimate_check(p, est, &why) != 0) {
       *err = e->points->len > 1
                  ? g_strdup_printf("%s: point %u: %s", e->path, i, why)
                  : g_strdup_printf("%s: %s", e->path, why);
       g_free(why);
       return -1;
     }
-    *rows_bytes += est.rows_bytes;
+    *rows_bytes += est->rows_bytes;
   }
   return 0;
 }
@@ -96,10 +97,11 @@ static int check_hostfiles(const struct experiment *e, char **err) {
   return 0;
 }
 
-int experiment_check(const struct experiment *e, char **err) {
+int experiment_check(const struct experiment *e, struct estimate *est,
+                     char **err) {
   *err = NULL;
   double rows_bytes = 0;
-  if (check_each(e, &rows_bytes, err) != 0)
+  if (check_each(e, est, &rows_bytes, err) != 0)
     return -1;
   double limit = ESTIMATE_MEMORY_FRACTION * estimate_physical_memory();
   if (rows_bytes > limit) {

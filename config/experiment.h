@@ -49,12 +49,15 @@ void experiment_free(struct experiment *e);
 /* experiment_free() as a GDestroyNotify. */
 void experiment_free_cb(gpointer e);
 
+struct estimate;
 /* Check everything about E that can be checked without simulating,
  * before anything is written: each point (run_check(), the size limits
- * of estimate.h), the joined iterations.csv against the memory that
- * holds it, and the platform files (loadable, with enough hosts).
- * Returns 0, or -1 with *ERR ("PATH: point I: what is wrong"). */
-int experiment_check(const struct experiment *e, char **err);
+ * of estimate.h, each point's estimate into EST[i] unless EST is NULL),
+ * the joined iterations.csv against the memory that holds it, and the
+ * platform files (loadable, with enough hosts). Returns 0, or -1 with
+ * *ERR ("PATH: point I: what is wrong"). */
+int experiment_check(const struct experiment *e, struct estimate *est,
+                     char **err);
 
 /* The value of KEY ("section.key") in point P's effective configuration
  * (P->config), "" when it has none (g_free). */

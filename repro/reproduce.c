@@ -129,7 +129,7 @@ static struct experiment *variant_experiment(const struct repro *r,
   g_strfreev(sets);
   if (e) {
     experiment_seal_inputs(e);
-    if (r->kind == REPRO_RUN && experiment_check(e, &e2) != 0) {
+    if (r->kind == REPRO_RUN && experiment_check(e, NULL, &e2) != 0) {
       experiment_free(e);
       e = NULL;
     }

@@ -2,9 +2,9 @@
  *
  * plot.png/svg: the iteration and exchange time of each series (a
  * combination of the swept keys after the first) against the first swept
- * key, with the collective's formula; breakdown.png/svg: each point's iteration split
- * (runs.csv split_compute_s ... split_idle_s) as stacked bars, one group
- * per series. Both are titled by what they show and the question of the
+ * key, with the collective's formula; breakdown.png/svg: each point's
+ * iteration split (runs.csv split_compute_s ... split_idle_s) as stacked
+ * bars, one group per series. Both are titled by what they show and the question of the
  * experiment's opening comment, with axes and legends in words. */
 #include "sweep_impl.h"
 

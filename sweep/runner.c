@@ -122,9 +122,8 @@ struct runner {
   int fail_status;
   bool stopping;
   /* One struct run_progress per job, in memory shared with the
-   * children (NULL without a display); which are taken. */
+   * children (NULL without a display). */
   struct run_progress *shared;
-  bool *taken;
 };
 
 static gint by_start(gconstpointer a, gconstpointer b) {
@@ -155,10 +154,22 @@ static void progress(const struct runner *r, bool stopped, bool tick) {
   g_array_free(run, TRUE);
 }
 
-/* A free slot of the shared progress (there is one per job). */
-static unsigned free_slot(struct runner *r) {
+/* Whether a running point has slot SLOT of the shared progress. */
+static bool slot_taken(const struct runner *r, unsigned slot) {
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init(&it, r->running);
+  while (g_hash_table_iter_next(&it, NULL, &v))
+    if (((const struct child *)v)->slot == slot)
+      return true;
+  return false;
+}
+
+/* A slot no running point has (there is one per job, and fewer points
+ * run). */
+static unsigned free_slot(const struct runner *r) {
   unsigned i = 0;
-  while (r->shared && i + 1 < r->o->jobs && r->taken[i])
+  while (slot_taken(r, i))
     i++;
   return i;
 }
@@ -190,8 +201,6 @@ static int start_points(struct runner *r) {
     }
     struct child *c = g_new(struct child, 1);
     *c = (struct child){p, index, slot, g_get_monotonic_time()};
-    if (r->shared)
-      r->taken[slot] = true;
     g_hash_table_insert(r->running, GINT_TO_POINTER(pid), c);
   }
   return 0;
@@ -260,8 +269,6 @@ static int wait_one(struct runner *r) {
   struct child *c = g_hash_table_lookup(r->running, GINT_TO_POINTER(pid));
   if (c) {
     g_hash_table_steal(r->running, GINT_TO_POINTER(pid));
-    if (r->shared)
-      r->taken[c->slot] = false;
     reap(r, c->p, status);
     g_free(c);
   }
@@ -284,7 +291,7 @@ static void set_timer(double s) {
 int runner_points(const struct experiment *e, const struct sweep_opts *o,
                   guint first, guint last, char **err) {
   struct runner r = {e, o, last - first, 0, first, last, NULL, NULL, 0, false,
-                     NULL, NULL};
+                     NULL};
   for (guint i = first; i < last; i++)
     r.done += point_done(o->out, g_ptr_array_index(e->points, i));
   progress(&r, false, false);
@@ -294,10 +301,8 @@ int runner_points(const struct experiment *e, const struct sweep_opts *o,
   if (o->progress && o->tick_s > 0) {
     void *m = mmap(NULL, shared_bytes, PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (m != MAP_FAILED) { /* without it, no progress within points */
+    if (m != MAP_FAILED) /* without it, no progress within points */
       r.shared = m;
-      r.taken = g_new0(bool, o->jobs);
-    }
     Tick = 0;
     set_timer(o->tick_s);
   }
@@ -319,7 +324,6 @@ int runner_points(const struct experiment *e, const struct sweep_opts *o,
   r.running = NULL;
   if (r.shared)
     munmap(r.shared, shared_bytes);
-  g_free(r.taken);
   r.shared = NULL;
   if (r.failure || r.stopping)
     progress(&r, true, false);
