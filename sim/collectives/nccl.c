@@ -1093,7 +1093,7 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
   /* A stream's events (a channel's messages at one rank) and its period
    * (nk_join): a ring's period a macro step of slices, compared over 3;
    * a tree's a chunk (up, down and a credit) and NVLS's a chunk it
-   * heads, over NCCL_STEPS + 2. */
+   * heads, over NK_CHUNK_REPS. */
   double events, per;
   int reps;
   if (ch.algo == NCCL_ALGO_RING) {
@@ -1103,14 +1103,14 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
     int slices = ch.proto == NCCL_PROTO_SIMPLE ? NCCL_RING_CHUNKSTEPS / 2 : 1;
     events = loops * 2.0 * (g.p - 1) * slices;
     per = (g.nodes > 1 ? g.g : 1) * slices;
-    reps = 3;
+    reps = NK_RING_REPS;
   } else if (ch.algo == NCCL_ALGO_TREE) {
     chunk = (double)(merge * tree_chunk_bytes_of(&g, ch.proto, ch.nchannels,
                                                  bytes) /
                      (uint64_t)vb);
     events = ceil(per_chan / fmax(chunk, 1)) * 3.0;
     per = 3;
-    reps = NCCL_STEPS + 2;
+    reps = NK_CHUNK_REPS;
   } else {
     /* NVLS: each of a machine's G GPUs heads a G-th of the chunks, four
      * messages each through the switch (counted as the run counts them);
@@ -1123,7 +1123,7 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
                      (uint64_t)vb);
     per = ch.algo == NCCL_ALGO_NVLS ? 4 : 6;
     events = ceil(ceil(per_chan / fmax(chunk, 1)) / g.g) * per;
-    reps = NCCL_STEPS + 2;
+    reps = NK_CHUNK_REPS;
   }
   /* A tree's streams never settled into one period in the runs measured
    * (nothing skipped: 256 MiB over one and two DGX A100 and two DGX H100

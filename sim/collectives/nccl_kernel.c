@@ -416,7 +416,7 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
   }
   /* A ring's sends repeat machine by machine: its hops are a machine's
    * NVLinks then a network step. */
-  nk_join(&k, x.st, nc, pl->macro * sl, 3, total);
+  nk_join(&k, x.st, nc, pl->macro * sl, NK_RING_REPS, total);
   nk_go(&k, x.st, nc, ring_arm);
   g_free(total);
   g_free(x.r);
@@ -642,7 +642,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
                                      .remaining = t->m};
     }
   }
-  nk_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
+  nk_join(&k, x.st, nc, 1, NK_CHUNK_REPS, total);
   nk_go(&k, x.st, nc, tree_arm);
   g_free(total);
   g_free(x.t);
@@ -1097,7 +1097,7 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
                                      .remaining = t->m};
     }
   }
-  nk_join(&k, x.st, nc, 1, NCCL_STEPS + 2, total);
+  nk_join(&k, x.st, nc, 1, NK_CHUNK_REPS, total);
   /* The switch's gathers jump with the GPUs: the first GPU of the call
    * tells the call's record of them. */
   if (k.ff.ff) {
@@ -1238,7 +1238,7 @@ void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
                                    .bytes = own * pl->cost.wire / nc};
   }
   /* No fast-forward: p - 1 steps of messages whose sizes may differ. */
-  nk_join(&k, x.st, nc, 1, 3, (long[RING_CHANNELS_MAX]){0});
+  nk_join(&k, x.st, nc, 1, NK_RING_REPS, (long[RING_CHANNELS_MAX]){0});
   nk_go(&k, x.st, nc, gather_arm);
   for (int r = 0; r < p; r++)
     xbt_assert(all[r], "rank %d's message not gathered", r);
