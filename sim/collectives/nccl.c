@@ -876,7 +876,9 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
   struct nk_plan pl = {.nc = ch.nchannels / merge,
                        .cost = cost_of(c->sim, r, ch.algo, ch.proto,
                                        ch.nchannels),
-                       .split = ch.proto == NCCL_PROTO_SIMPLE,
+                       /* all_reduce.h: Simple and LL128 trees run
+                        * runTreeSplit, LL runTreeUpDown. */
+                       .split = ch.proto != NCCL_PROTO_LL,
                        .slices = ch.proto == NCCL_PROTO_SIMPLE
                                      ? NCCL_RING_CHUNKSTEPS / 2
                                      : 1,

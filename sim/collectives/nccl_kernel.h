@@ -54,8 +54,9 @@ struct nk_plan {
   uint64_t chunk;      /* values per channel and step at most (ring: its
                         * chunk per loop and rank; tree: its chunk) */
   struct nk_cost cost;
-  bool split;          /* tree: reduce and broadcast at once (Simple's
-                        * split threads), else one after the other */
+  bool split;          /* tree: reduce and broadcast at once (the split
+                        * threads of Simple and LL128), else one after
+                        * the other (LL) */
   int slices;          /* ring: messages a step is sent in, each forwarded
                         * on its own (Simple: its 2 slices a chunk) */
   int macro;           /* ring: steps per fast-forward step */
