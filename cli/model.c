@@ -3,6 +3,7 @@
  * CSV. */
 #include "cli.h"
 
+#include "memory.h"
 #include "model.h"
 #include "model_catalog.h"
 #include "model_import.h"
@@ -18,6 +19,10 @@ struct model_args {
   char **safetensors;
   char *config, *list, *name, *out;
   gint64 seq_len;
+  /* show: memory per GPU */
+  char *optimizer;
+  gint64 stage, gpus;
+  gboolean checkpoint;
 };
 
 /* The options of `gradsim model` into A; exit 2 on an unknown option or
@@ -48,6 +53,21 @@ static void model_parse(int *argc, char ***argv, struct model_args *a) {
        "N"},
       {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a->out,
        "import: the model file to write", "FILE.model"},
+      {"optimizer", 0, 0, G_OPTION_ARG_STRING, &a->optimizer,
+       "show: the optimizer whose states and update count: sgd, momentum "
+       "(default), adam, adamw",
+       "O"},
+      {"stage", 0, 0, G_OPTION_ARG_INT64, &a->stage,
+       "show: ZeRO stage the memory is for: 0 (replicated, default), 1 "
+       "(optimizer states sharded), 2 (and gradients), 3 (and parameters: "
+       "FSDP's FULL_SHARD)",
+       "S"},
+      {"gpus", 0, 0, G_OPTION_ARG_INT64, &a->gpus,
+       "show: GPUs the sharded states are divided among (default 1)", "N"},
+      {"checkpoint", 0, 0, G_OPTION_ARG_NONE, &a->checkpoint,
+       "show: activation checkpointing (each block keeps its input; "
+       "backward recomputes forward)",
+       NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
   cli_parse(argc, argv, "list | show NAME | import (--safetensors FILE... | "
             "--config FILE | --list FILE) --out FILE.model",
@@ -93,7 +113,30 @@ static const char *shape_text(const struct model_tensor *t, char *buf,
   return t->ndims ? model_format_shape(t->dims, t->ndims, buf, len) : "-";
 }
 
-static void print_show(const struct model *m, bool csv) {
+/* One GPU's memory for M under O, a line. */
+static void print_memory(const struct model *m, const struct memory_opts *o) {
+  struct memory mem;
+  model_memory(m, o, &mem);
+  printf("memory per GPU (%s, ZeRO stage %d over %d GPU%s%s): parameters "
+         "%.4g GB, gradients %.4g GB, optimizer states %.4g GB, "
+         "activations ",
+         optimizer_names[o->optimizer], o->stage, o->shards,
+         o->shards == 1 ? "" : "s",
+         o->checkpoint ? ", activation checkpointing" : "", mem.params / 1e9,
+         mem.grads / 1e9, mem.optimizer / 1e9);
+  if (mem.activations_known)
+    printf("%.4g GB", mem.activations / 1e9);
+  else
+    printf("not modelled");
+  printf(", total %.4g GB", mem.total / 1e9);
+  if (m->capacity > 0)
+    printf(" of the %s's %.4g GB: %s", m->device, m->capacity / 1e9,
+           mem.total <= m->capacity ? "fits" : "does not fit");
+  printf("\n");
+}
+
+static void print_show(const struct model *m, const struct memory_opts *o,
+                       bool csv) {
   char shape[MODEL_SHAPE_TEXT_MAX];
   if (csv) {
     printf("tensor,elements,layer,backward_s,shape\n");
@@ -109,9 +152,11 @@ static void print_show(const struct model *m, bool csv) {
          m->name, m->path, m->params, 4e-6 * (double)m->params, m->ntensors,
          m->nlayers);
   printf("on %s %s at batch %d: forward %.4g s, backward %.4g s, update "
-         "%.4g s per iteration\n  %s\n\n",
+         "%.4g s per iteration\n  %s\n",
          m->device, m->precision, m->batch, m->forward_s, m->backward_s,
          m->update_s, m->timing_source);
+  print_memory(m, o);
+  printf("\n");
   printf("%-28s %12s %-20s %12s  %s\n", "tensor (backward order)",
          "elements", "layer", "backward s", "shape");
   for (size_t i = 0; i < m->ntensors; i++)
@@ -237,14 +282,41 @@ int cli_model(int argc, char **argv) {
       cli_bad_input("%s: show needs a model name (see gradsim model list)",
                     where);
     cli_no_extra_args(argc - 2, argv + 2, where);
+    int opt = optimizer_find(a.optimizer ? a.optimizer : "momentum");
+    if (opt < 0)
+      cli_bad_input("%s: --optimizer %s must be one of sgd, momentum, adam, "
+                    "adamw",
+                    where, a.optimizer);
+    if (a.stage < 0 || a.stage > 3)
+      cli_bad_input("%s: --stage %" G_GINT64_FORMAT " must be 0, 1, 2 or 3",
+                    where, a.stage);
+    if (a.gpus < 0 || a.gpus > 10000000)
+      cli_bad_input("%s: --gpus %" G_GINT64_FORMAT " must be in 1..1e7",
+                    where, a.gpus);
     struct model *m;
     if (model_load(argv[2], &mo, &m, err, sizeof err) != 0)
       cli_bad_input("%s: %s", where, err);
-    print_show(m, csv);
+    /* The update as the optimizer streams it, on the shard a GPU holds
+     * from stage 1 on. */
+    int gpus = a.gpus ? (int)a.gpus : 1;
+    m->update_s = optimizer_update_s((enum optimizer)opt,
+                                     (double)m->params /
+                                         (a.stage >= 1 ? gpus : 1),
+                                     m->memory_Bps, m->fp32_flops);
+    if (a.checkpoint) /* the recompute, as a run charges it (sim/run.c) */
+      m->backward_s += m->forward_s;
+    struct memory_opts o = {.optimizer = (enum optimizer)opt,
+                            .precision = m->precision,
+                            .stage = (int)a.stage,
+                            .shards = gpus,
+                            .batch = m->batch,
+                            .checkpoint = a.checkpoint};
+    print_show(m, &o, csv);
     model_free(m);
   }
   g_free(a.device);
   g_free(a.precision);
   g_free(a.format);
+  g_free(a.optimizer);
   return 0;
 }

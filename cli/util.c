@@ -183,13 +183,16 @@ void cli_bar_update(const struct sweep_progress *sp, void *data) {
 
 void cli_print_report(const struct sweep_report *r, const char *out,
                       bool quiet) {
-  char **lines = g_strsplit(r->warnings, "\n", -1);
-  for (char **l = lines; *l; l++)
-    if (**l)
-      fprintf(stderr, "gradsim: %s\n", *l);
-  g_strfreev(lines);
-  if (*r->notes)
-    fprintf(stderr, "gradsim: %s", r->notes);
+  /* Warnings, then notes (the oracle's, memory that does not fit), a
+   * line each. */
+  const char *const texts[] = {r->warnings, r->notes};
+  for (size_t t = 0; t < G_N_ELEMENTS(texts); t++) {
+    char **lines = g_strsplit(texts[t], "\n", -1);
+    for (char **l = lines; *l; l++)
+      if (**l)
+        fprintf(stderr, "gradsim: %s\n", *l);
+    g_strfreev(lines);
+  }
   if (!quiet) {
     fputs(r->table, stdout);
     printf("\nresults in %s (runs.csv, iterations.csv, links.csv, "

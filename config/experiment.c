@@ -4,6 +4,7 @@
 
 #include "codec.h"
 #include "estimate.h"
+#include "memory.h"
 #include "model.h"
 #include "presets.h"
 #include "units.h"
@@ -616,6 +617,12 @@ static int k_nvls_eff(struct point *p, const char *v, char *e, size_t l) {
     return bad(e, l, "must be auto (NCCL's) or a fraction in (0, 1]");
   return 0;
 }
+static int k_optimizer(struct point *p, const char *v, char *e, size_t l) {
+  return choice(v, optimizer_names, OPTIMIZER_COUNT, &p->optimizer, e, l);
+}
+static int k_checkpoint(struct point *p, const char *v, char *e, size_t l) {
+  return boolean(v, &p->checkpoint, e, l);
+}
 static int k_compression(struct point *p, const char *v, char *e,
                          size_t l) {
   int t;
@@ -908,6 +915,8 @@ static const struct key keys[] = {
     {"training", "local_steps", "1", k_local},
     {"training", "stragglers", "", k_stragglers},
     {"training", "step_overhead", "0", k_step_overhead},
+    {"training", "optimizer", "momentum", k_optimizer},
+    {"training", "activation_checkpointing", "false", k_checkpoint},
     {"gradients", "dist", "laplace", k_dist},
     {"gradients", "scale", "5e-4", k_scale},
     {"gradients", "nu", "3", k_nu},

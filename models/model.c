@@ -189,6 +189,7 @@ struct device {
   double memory;       /* bytes per second */
   double mfu[NPREC];   /* measured model FLOPs utilization, 0: none */
   double nvlink;       /* NVLink bytes per second per direction, 0: none */
+  double capacity;     /* memory bytes, 0: not listed */
   double launch;       /* kernel launch overhead, seconds, 0: not listed */
   int cc;              /* CUDA compute capability x 10, 0: not listed */
   char *mfu_source[NPREC];
@@ -263,6 +264,7 @@ static int device_line(void *ctx, const GPtrArray *w, const char *path,
                   "%s:%zu: expected '%s BYTES%s \"SOURCE\"'", path, line, kw,
                   strcmp(kw, "nvlink") ? "" : "_PER_S");
     d->nvlink = strcmp(kw, "nvlink") ? d->nvlink : v;
+    d->capacity = strcmp(kw, "capacity") ? d->capacity : v;
     return 0;
   }
   if (strcmp(kw, "launch") == 0 && w->len == 3) {
@@ -948,6 +950,9 @@ static int time_model(struct model *m, const char *dir, const GArray *devs,
     return rc;
   spread_time(m, t, flops);
   m->update_s = MODEL_UPDATE_BYTES * (double)m->params / tm.d->memory;
+  m->memory_Bps = tm.d->memory;
+  m->capacity = tm.d->capacity;
+  m->fp32_flops = tm.d->peak[precision_index("fp32")];
   m->batch = batch;
   m->device = g_strdup(dev);
   m->precision = g_strdup(prec);
@@ -1166,7 +1171,8 @@ int model_device_info(const char *name, const struct model_opts *opts,
                                 .fp32_flops = d->peak[precision_index("fp32")],
                                 .launch_s = d->launch,
                                 .cc = d->cc,
-                                .nvlink_Bps = d->nvlink};
+                                .nvlink_Bps = d->nvlink,
+                                .capacity = d->capacity};
   g_array_free(devs, TRUE);
   return rc;
 }

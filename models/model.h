@@ -79,6 +79,9 @@ struct model {
   char *device;
   char *precision;
   double forward_s, backward_s, update_s;
+  /* The device's memory bandwidth and capacity (bytes; 0: not listed)
+   * and fp32 peak (0: not listed; all 0 for a synthetic model). */
+  double memory_Bps, capacity, fp32_flops;
   char *timing_source; /* how the times were obtained, one line */
 };
 
@@ -147,6 +150,7 @@ struct device_info {
   int cc;            /* compute capability x 10 + minor: 70, 80, 90, 100 (0:
                       * not listed) */
   double nvlink_Bps; /* 0: none */
+  double capacity;   /* memory bytes (0: not listed) */
 };
 /* Device NAME of devices.conf (in model_dir(OPTS)): 0, or -errno with a
  * message naming the unknown device and the valid ones. */

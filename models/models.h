@@ -9,6 +9,9 @@
  *                    (models/devices.conf) that times them: tensors in
  *                    backward order, per-layer forward and backward
  *                    seconds, the update's seconds
+ *   memory.h         a GPU's memory in data-parallel training (model
+ *                    states by ZeRO stage, a transformer's activations)
+ *                    and the optimizer's update time
  *   model_catalog.h  every model file of the models directory at once
  *   model_import.h   model files from safetensors headers, Hugging Face
  *                    configs and parameter lists (json-glib)
@@ -92,6 +95,7 @@
 #include "grad_dump.h"
 #include "gradgen.h"
 #include "model.h"
+#include "memory.h"
 #include "model_catalog.h"
 #include "model_import.h"
 #include "nic.h"

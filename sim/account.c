@@ -3,6 +3,7 @@
  * iterations.csv and links.csv rows, the analytic formula beside the
  * simulation. */
 #include "ffwd/ffwd.h"
+#include "memory.h"
 
 #include <simgrid/engine.h>
 #include <simgrid/link.h>
@@ -154,6 +155,30 @@ void account_routes_replay(struct worker *w, int level, int times) {
  * point's network: NAN where none applies (a codec, another topology, an
  * exchange overlapped with computation or pipelined, which is not what a
  * formula times). */
+/* One GPU's memory in R (models/memory.h): replicated data parallel, the
+ * point's optimizer, batch and checkpointing; a stateful codec keeps an
+ * fp32 residual of every value. */
+static void memory_of(const struct sim *s, struct run_result *r) {
+  const struct point *p = s->p;
+  const struct model *m = s->model;
+  struct memory_opts o = {
+      .optimizer = (enum optimizer)p->optimizer,
+      .precision = p->precision,
+      .shards = 1,
+      .batch = m->batch,
+      .checkpoint = p->checkpoint,
+      .residual_bytes = s->codec && codec_is_stateful(s->codec) ? 4 : 0};
+  struct memory mem;
+  model_memory(m, &o, &mem);
+  r->mem_params = mem.params;
+  r->mem_grads = mem.grads;
+  r->mem_optimizer = mem.optimizer;
+  r->mem_activations = mem.activations_known ? mem.activations : NAN;
+  r->mem_residual = mem.residual;
+  r->mem_total = mem.total;
+  r->capacity = m->capacity > 0 ? m->capacity : NAN;
+}
+
 static double formula_of(const struct sim *s) {
   if (!s->schedule->exchange_alone)
     return NAN;
@@ -325,6 +350,7 @@ void account_summarize(struct sim *s, struct run_result *r) {
   r->nic_busy = r->iteration_s > 0 ? r->nic_s / (2 * r->iteration_s) : 0;
   r->nic_stall_cycles = s->net.nic_stalls / per;
   r->formula_s = formula_of(s);
+  memory_of(s, r);
   r->ff_steps = s->ff_steps;
   r->ff_iterations = s->ff_iterations;
   r->ff_buckets = s->ff_buckets;

@@ -184,6 +184,8 @@ struct point {
   int local_steps;
   char *stragglers; /* "W:F,..." slowdown factors, "" for none */
   double step_overhead_s; /* fixed time added to every iteration */
+  int optimizer;          /* enum optimizer (models/memory.h) */
+  bool checkpoint;        /* [training] activation_checkpointing */
   double *slowdown; /* per worker, parsed from stragglers; NULL: none (a
                      * sweep of huge clusters holds no per-worker array) */
   /* [gradients] */
@@ -211,6 +213,11 @@ struct run_result {
    * time, since an aggregator is no worker. */
   double aggr_reduce_s;
   double wire_bytes;
+  /* One GPU's memory (models/memory.h), bytes: model states, the
+   * activations (NAN: not modelled, not in the total), a codec's error
+   * feedback, their total; the device's capacity (NAN: not listed). */
+  double mem_params, mem_grads, mem_optimizer, mem_activations, mem_residual,
+      mem_total, capacity;
   double formula_s; /* NAN where no analytic model applies */
   const char *oracle; /* "pass", "fail" or "na" (static strings) */
   /* Packets (framing = packets) and the NIC engine (placement = nic). */
@@ -241,6 +248,11 @@ int run_point(const struct point *p, const char *workdir, bool trace,
               struct run_result *r, char **err);
 
 void run_result_clear(struct run_result *r);
+
+/* Whether R's point fits its GPU's memory: "yes", "no", or "-" where the
+ * device lists no capacity. The model states and the codec's residual
+ * always count; the activations where they are modelled. */
+const char *run_fits(const struct run_result *r);
 
 /* What a running point has done, for a progress display in another
  * process (sweep/ shares it with the point's process): the engine writes

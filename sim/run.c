@@ -6,6 +6,7 @@
 #include "engine.h"
 
 #include "codec_cost.h"
+#include "memory.h"
 #include "ffwd/ffwd.h"
 #include "ffwd/kff.h"
 #include "platform.h"
@@ -59,8 +60,26 @@ static struct model *load_model(const struct point *p, char **err) {
     m->tensors[t].backward_s *= p->compute_scale;
   m->forward_s *= p->compute_scale;
   m->backward_s *= p->compute_scale;
-  if (p->update_Bps > 0 && !p->synthetic)
-    m->update_s = MODEL_UPDATE_BYTES * (double)m->params / p->update_Bps;
+  /* Activation checkpointing: backward runs each layer's forward again
+   * before its own work (a full recompute: 4 forwards' FLOPs an
+   * iteration instead of 3), its tensors' shares alike. */
+  if (p->checkpoint && !p->synthetic) {
+    for (size_t t = 0; t < m->ntensors; t++) {
+      const struct model_layer *l = &m->layers[m->tensors[t].layer];
+      if (l->backward_s > 0)
+        m->tensors[t].backward_s *= (l->backward_s + l->forward_s) /
+                                    l->backward_s;
+    }
+    for (size_t l = 0; l < m->nlayers; l++)
+      m->layers[l].backward_s += m->layers[l].forward_s;
+    m->backward_s += m->forward_s;
+  }
+  if (!p->synthetic)
+    m->update_s = p->update_Bps > 0
+                      ? optimizer_update_s(p->optimizer, (double)m->params,
+                                           p->update_Bps, 0)
+                      : optimizer_update_s(p->optimizer, (double)m->params,
+                                           m->memory_Bps, m->fp32_flops);
   m->update_s += p->step_overhead_s;
   return m;
 }
@@ -687,6 +706,12 @@ static void make_actors(struct sim *s, sg_host_t *whosts, sg_host_t *ahosts) {
 }
 
 /* ---- the run ----------------------------------------------------------- */
+
+const char *run_fits(const struct run_result *r) {
+  if (!(r->capacity > 0))
+    return "-";
+  return r->mem_total <= r->capacity ? "yes" : "no";
+}
 
 void run_result_clear(struct run_result *r) {
   if (r->iterations)

@@ -2,6 +2,8 @@
  * sweep joined from its points' files (docs/outputs.md). */
 #include "sweep_impl.h"
 
+#include "memory.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +19,10 @@ static const char RUNS_HEADER[] =
     "nic_stall_cycles,fast_forwarded_iterations,device,precision,"
     "grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,"
     "exposed_reduce_s,split_idle_s,aggr_reduce_s,fast_forwarded_buckets,"
-    "compression,implementation\n";
+    "compression,implementation,optimizer,activation_checkpointing,"
+    "memory_params_bytes,memory_grads_bytes,memory_optimizer_bytes,"
+    "memory_activations_bytes,memory_residual_bytes,memory_bytes,"
+    "capacity_bytes,fits\n";
 static const char ITER_HEADER[] =
     "point,iteration,worker,start_s,end_s,compute_s,codec_s,comm_s,"
     "reduce_s,idle_s,exchange_s,wire_bytes\n";
@@ -112,9 +117,19 @@ char *results_row(const struct point *p, const struct run_result *r) {
   csv_num(s, r->exposed_reduce_s);
   csv_num(s, r->split_idle_s);
   csv_num(s, r->aggr_reduce_s);
-  g_string_append_printf(s, ",%" G_GUINT64_FORMAT ",%s,%s\n", r->ff_buckets,
-                         compression_names[p->compression],
-                         implementation_names[p->implementation]);
+  g_string_append_printf(s, ",%" G_GUINT64_FORMAT ",%s,%s,%s,%s",
+                         r->ff_buckets, compression_names[p->compression],
+                         implementation_names[p->implementation],
+                         optimizer_names[p->optimizer],
+                         p->checkpoint ? "true" : "false");
+  csv_num(s, r->mem_params);
+  csv_num(s, r->mem_grads);
+  csv_num(s, r->mem_optimizer);
+  csv_num(s, r->mem_activations);
+  csv_num(s, r->mem_residual);
+  csv_num(s, r->mem_total);
+  csv_num(s, r->capacity);
+  g_string_append_printf(s, ",%s\n", run_fits(r));
   return g_string_free(s, FALSE);
 }
 
@@ -223,6 +238,38 @@ static GPtrArray *parse_rows(const char *runs, const char *where,
   return rows;
 }
 
+/* A note for each point of ROWS that does not fit its GPU: its figures in
+ * GB, and the keys that would shrink them. */
+static void fit_notes(const GPtrArray *rows, GString *notes) {
+  for (guint i = 0; i < rows->len; i++) {
+    const char *const *v =
+        (const char *const *)((GPtrArray *)g_ptr_array_index(rows, i))->pdata;
+    if (strcmp(v[COL_FITS], "no") != 0)
+      continue;
+#define GB(c) (g_ascii_strtod(v[c], NULL) / 1e9)
+    g_string_append_printf(
+        notes,
+        "point %u: does not fit the %s's %.4g GB: it needs %.4g GB a GPU "
+        "(parameters %.4g, gradients %.4g, optimizer states %.4g, "
+        "activations %s%.4g, codec residual %.4g)",
+        i, v[COL_DEVICE], GB(COL_CAPACITY), GB(COL_MEMORY),
+        GB(COL_MEM_PARAMS), GB(COL_MEM_GRADS), GB(COL_MEM_OPTIMIZER),
+        *v[COL_MEM_ACTIVATIONS] ? "" : "not modelled ",
+        *v[COL_MEM_ACTIVATIONS] ? GB(COL_MEM_ACTIVATIONS) : 0.0,
+        GB(COL_MEM_RESIDUAL));
+#undef GB
+    if (*v[COL_MEM_ACTIVATIONS] && strcmp(v[COL_CHECKPOINT], "true") != 0)
+      g_string_append(notes, "; [training] activation_checkpointing = true "
+                             "keeps only each block's input");
+    if (*v[COL_MEM_ACTIVATIONS])
+      g_string_append(notes, "; a smaller [model] batch keeps fewer "
+                             "activations");
+    g_string_append(notes, "; sharded data parallel (ZeRO, FSDP), which "
+                           "divides the model states among the GPUs, is "
+                           "not simulated yet\n");
+  }
+}
+
 int results_join(const char *out, const struct experiment *e, bool plot,
                  struct sweep_report *report, char **err) {
   struct joined j;
@@ -258,6 +305,7 @@ int results_join(const char *out, const struct experiment *e, bool plot,
   if (plot)
     plot_sweep(out, e, rows, warnings);
   report->warnings = g_string_free(warnings, FALSE);
+  fit_notes(rows, j.notes);
   report->notes = g_string_free(j.notes, FALSE);
   report->table = plot_summary(e, rows);
   g_ptr_array_free(rows, TRUE);

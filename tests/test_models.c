@@ -556,6 +556,106 @@ Test(model, synthetic) {
   cr_assert_eq(model_synthetic(5, 1, -1, 0, &m, err, sizeof err), -EINVAL);
 }
 
+/* ---- memory per GPU ---------------------------------------------------- */
+
+/* ZeRO (Rajbhandari et al., SC 2020), Figure 1 and Sec. 5.1: a 7.5B
+ * parameter model, mixed precision with Adam (K = 12), 64 GPUs: 120 GB a
+ * GPU replicated, 31.4 GB with the optimizer states sharded, 16.6 GB with
+ * the gradients too, 1.9 GB with the parameters too. */
+Test(memory, zero_paper_example) {
+  struct model *m;
+  char err[256];
+  cr_assert_eq(model_synthetic(7500000000ull, 1, 1, 0, &m, err, sizeof err),
+               0);
+  static const double paper_gb[4] = {120, 31.4, 16.6, 1.9};
+  static const double psi = 7.5e9, nd = 64;
+  const double formula[4] = {(2 + 2 + 12) * psi,
+                             2 * psi + 2 * psi + 12 * psi / nd,
+                             2 * psi + (2 + 12) * psi / nd,
+                             (2 + 2 + 12) * psi / nd};
+  for (int stage = 0; stage < 4; stage++) {
+    struct memory mem;
+    struct memory_opts o = {.optimizer = OPTIMIZER_ADAM,
+                            .precision = "bf16",
+                            .stage = stage,
+                            .shards = 64,
+                            .batch = 1};
+    model_memory(m, &o, &mem);
+    cr_assert_eq(mem.total, formula[stage], "stage %d: %.6g, formula %.6g",
+                 stage, mem.total, formula[stage]);
+    /* The paper's figures, as it rounds them. */
+    cr_assert(fabs(mem.total / 1e9 - paper_gb[stage]) <= 0.05,
+              "stage %d: %.4g GB, the paper's %.4g", stage, mem.total / 1e9,
+              paper_gb[stage]);
+    cr_assert_not(mem.activations_known); /* no transformer's shapes */
+  }
+  /* AdamW keeps Adam's states; momentum one fewer; fp32 no master copy. */
+  struct memory a, b;
+  struct memory_opts o = {.optimizer = OPTIMIZER_ADAMW, .precision = "bf16",
+                          .shards = 1};
+  model_memory(m, &o, &a);
+  cr_assert_eq(a.total, 16 * psi);
+  o.optimizer = OPTIMIZER_MOMENTUM;
+  model_memory(m, &o, &b);
+  cr_assert_eq(b.total, 12 * psi);
+  o.precision = "fp32";
+  model_memory(m, &o, &b);
+  cr_assert_eq(b.total, (4 + 4 + 4) * psi);
+  /* A stateful codec's residual: 4 bytes a value. */
+  o.residual_bytes = 4;
+  model_memory(m, &o, &b);
+  cr_assert_eq(b.residual, 4 * psi);
+  model_free(m);
+}
+
+/* A transformer's activations (Korthikanti et al. 2023, Sec. 4.1, without
+ * the attention's s^2 terms): 34 s b h a block in 16 bits, and with
+ * checkpointing 2 s b h a block and one block recomputed. Llama-3-8B on
+ * an 80 GB H100 with Adam does not fit replicated; FSDP's full sharding
+ * over 64 GPUs with checkpointing at batch 1 does. */
+Test(memory, transformer_activations) {
+  struct model *m;
+  char err[512];
+  struct model_opts mo = {.device = "H100", .precision = "bf16", .batch = 1};
+  cr_assert_eq(model_load("llama-3-8b", &mo, &m, err, sizeof err), 0, "%s",
+               err);
+  const double s = 8192, h = 4096, blocks = 32;
+  struct memory mem;
+  struct memory_opts o = {.optimizer = OPTIMIZER_ADAM, .precision = "bf16",
+                          .shards = 1, .batch = 1};
+  model_memory(m, &o, &mem);
+  cr_assert(mem.activations_known);
+  cr_assert_eq(mem.activations, 34 * s * h * blocks);
+  cr_assert_gt(mem.total, m->capacity);
+  cr_assert_eq(m->capacity, 80e9);
+  o.checkpoint = true;
+  o.stage = 3;
+  o.shards = 64;
+  model_memory(m, &o, &mem);
+  cr_assert_eq(mem.activations, 2 * s * h * blocks + 34 * s * h);
+  cr_assert_lt(mem.total, m->capacity);
+  /* fp32 activations take twice the bytes. */
+  o.precision = "fp32";
+  struct memory f;
+  model_memory(m, &o, &f);
+  cr_assert_eq(f.activations, 2 * mem.activations);
+  model_free(m);
+}
+
+/* The update streams 12, 20 and 28 bytes a parameter (SGD, momentum,
+ * Adam), and momentum's is the 20 the models charge by default. */
+Test(memory, optimizer_update) {
+  cr_assert_eq(optimizer_update_bytes(OPTIMIZER_SGD), 12);
+  cr_assert_eq(optimizer_update_bytes(OPTIMIZER_MOMENTUM), MODEL_UPDATE_BYTES);
+  cr_assert_eq(optimizer_update_bytes(OPTIMIZER_ADAM), 28);
+  cr_assert_eq(optimizer_update_bytes(OPTIMIZER_ADAMW), 28);
+  cr_assert_eq(optimizer_update_s(OPTIMIZER_ADAM, 1e9, 1e12, 0), 0.028);
+  /* Bound by FLOPs on a device slow at them. */
+  cr_assert_eq(optimizer_update_s(OPTIMIZER_ADAM, 1e9, 1e12, 1e9), 12);
+  cr_assert_eq(optimizer_find("adamw"), OPTIMIZER_ADAMW);
+  cr_assert_eq(optimizer_find("lamb"), -1);
+}
+
 /* Every model the seeds evaluate has a file, loads, and holds the size the
  * papers state (the files' own 'expect' lines are checked by the loader;
  * these are the sizes as the papers print them, in MiB or MB); resnet101,

@@ -716,8 +716,27 @@ bad_msg() { # NAME SUBSTRING ARGS...
   BAD_MSG=
 }
 
+# model show's memory per GPU (docs/models.md, "Memory per GPU"): the
+# ZeRO stages divide what they shard; Llama-3-8B with Adam fits an 80 GB
+# H100 only sharded.
+if run_ok "model show llama-3-8b memory" model show llama-3-8b --device H100 \
+  --precision bf16 --optimizer adam; then
+  grep -q "^memory per GPU (adam, ZeRO stage 0 over 1 GPU): parameters 16.06 GB, gradients 16.06 GB, optimizer states 96.36 GB, activations 292.1 GB, total 420.5 GB of the H100's 80 GB: does not fit$" "$L/out"
+  check "model show: replicated Adam does not fit" $? "$(grep memory "$L/out")"
+fi
+if run_ok "model show llama-3-8b memory sharded" model show llama-3-8b \
+  --device H100 --precision bf16 --optimizer adam --stage 3 --gpus 64 \
+  --checkpoint --batch 1; then
+  grep -q "^memory per GPU (adam, ZeRO stage 3 over 64 GPUs, activation checkpointing): parameters 0.2509 GB, gradients 0.2509 GB, optimizer states 1.506 GB, activations 3.288 GB, total 5.296 GB of the H100's 80 GB: fits$" "$L/out"
+  check "model show: FSDP over 64 GPUs with checkpointing fits" $? "$(grep memory "$L/out")"
+fi
+
 B=$W/bad
 R=(ring --n 64MB --alpha 5us --bandwidth 10Gbps --gamma 0)
+bad_msg "model show --optimizer lamb" "--optimizer lamb must be one of sgd, momentum, adam, adamw" \
+  model show gpt2 --optimizer lamb
+bad_msg "model show --stage 4" "--stage 4 must be 0, 1, 2 or 3" model show gpt2 --stage 4
+bad_msg "model show --gpus -1" "--gpus -1 must be in 1..1e7" model show gpt2 --gpus -1
 bad "formula without a name" formula
 bad "formula without a name (with parameters)" formula --p 4 --n 64MB
 bad_msg "unknown formula" "nosuch" formula nosuch --p 4

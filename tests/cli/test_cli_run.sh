@@ -69,8 +69,8 @@ if run_ok "a small ring runs" run small.ini --out o1; then
   done
   check "runs.csv has the required columns" "$(isempty "$miss")" \
     "missing:$miss" "header: $hdr"
-  check "runs.csv ends with the split, the buckets skipped and the compression" \
-    "$(case $hdr in *,grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,exposed_reduce_s,split_idle_s,aggr_reduce_s,fast_forwarded_buckets,compression,implementation) echo 0 ;; *) echo 1 ;; esac)" \
+  check "runs.csv ends with the split, the buckets skipped, the compression and the memory" \
+    "$(case $hdr in *,grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,exposed_reduce_s,split_idle_s,aggr_reduce_s,fast_forwarded_buckets,compression,implementation,optimizer,activation_checkpointing,memory_params_bytes,memory_grads_bytes,memory_optimizer_bytes,memory_activations_bytes,memory_residual_bytes,memory_bytes,capacity_bytes,fits) echo 0 ;; *) echo 1 ;; esac)" \
     "header: $hdr"
   check "runs.csv has one row" "$([ "$(csv_rows o1/runs.csv)" = 1 ]; echo $?)"
   rel=$(csv_get o1/runs.csv 1 formula_rel_err)
@@ -845,6 +845,52 @@ if run_ok "update_rate sweep runs" run small.ini --set model.name=alexnet \
 fi
 bad "update rate" "must be device or a rate with its unit" run small.ini \
   --set model.update_rate=fast --out never
+
+# Memory per GPU (models/memory.h) and the optimizer: Llama-3-8B
+# replicated on an 80 GB H100 does not fit, with momentum or Adam, with
+# activation checkpointing or without; each point says so on stderr with
+# its figures; Adam's update streams 8 bytes a parameter more than
+# momentum's at the H100's 3.35 TB/s; checkpointing recomputes forward.
+# GPT-2 fits.
+if run_ok "memory sweep runs" run small.ini --set model.name=llama-3-8b \
+  --set model.device=H100 --set model.precision=bf16 \
+  --set training.optimizer=momentum,adam \
+  --set training.activation_checkpointing=false,true \
+  --set training.fusion_bytes=25MB --set training.iterations=1 --out mem \
+  --quiet; then
+  f=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "fits") k = i; next }
+               { printf "%s ", $k }' mem/runs.csv)
+  [ "$f" = "no no no no " ]
+  check "Llama-3-8B replicated does not fit an 80 GB H100" $? "fits: $f"
+  [ "$(grep -c "does not fit the H100's 80 GB" "$L/err")" -eq 4 ]
+  check "each point that does not fit says so" $? "$(err_head)"
+  grep -q "point 2: does not fit the H100's 80 GB: it needs 420.5 GB a GPU (parameters 16.06, gradients 16.06, optimizer states 96.36, activations 292.1" "$L/err"
+  check "the note names the figures" $? "$(err_head)"
+  c1=$(csv_get mem/runs.csv 1 compute_s) c3=$(csv_get mem/runs.csv 3 compute_s)
+  rel_le "$c3" "$(awk -v c="$c1" 'BEGIN { printf "%.17g", c + 8 * 8030261248 / 3.35e12 }')" 1e-9
+  check "Adam streams 8 bytes a parameter more than momentum" $? "compute_s $c1 and $c3"
+  c2=$(csv_get mem/runs.csv 2 compute_s)
+  f1=$("$G" model list --device H100 --precision bf16 --format csv |
+       awk -F, '$1 == "llama-3-8b" { print $7 }')
+  rel_le "$c2" "$(awk -v c="$c1" -v f="$f1" 'BEGIN { printf "%.17g", c + f }')" 1e-6
+  check "checkpointing adds a forward to backward" $? "compute_s $c1 and $c2, forward $f1"
+  a1=$(csv_get mem/runs.csv 1 memory_activations_bytes)
+  a2=$(csv_get mem/runs.csv 2 memory_activations_bytes)
+  [ "$a1" = "2.92057776e+11" ] && [ "$a2" = "2.63066747e+10" ]
+  check "activations: 34 s b h a block, 2 s b h with checkpointing" $? "$a1 $a2"
+fi
+if run_ok "gpt2 memory runs" run small.ini --set model.name=gpt2 \
+  --set model.device=H100,V100 --set training.iterations=1 \
+  --out mem2 --quiet; then
+  [ "$(csv_get mem2/runs.csv 1 fits)" = yes ] && [ "$(csv_get mem2/runs.csv 2 fits)" = - ] &&
+    [ -z "$(csv_get mem2/runs.csv 2 capacity_bytes)" ] && ! [ -s "$L/err" ]
+  check "GPT-2 fits an H100; a device without a capacity is not judged" $? \
+    "$(cut -d, -f55- mem2/runs.csv)" "$(err_head)"
+fi
+bad "optimizer" "optimizer = lamb: must be one of sgd, momentum, adam, adamw" \
+  run small.ini --set training.optimizer=lamb --out never
+bad "activation_checkpointing" "activation_checkpointing = maybe: must be true or false" \
+  run small.ini --set training.activation_checkpointing=maybe --out never
 
 # Strict inputs (issue 38): a rate and a size name their unit, a rate lies
 # in 1 kbps..100 Tbps, a time is not negative, a range's message is the
