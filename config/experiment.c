@@ -620,6 +620,12 @@ static int k_nvls_eff(struct point *p, const char *v, char *e, size_t l) {
 static int k_optimizer(struct point *p, const char *v, char *e, size_t l) {
   return choice(v, optimizer_names, OPTIMIZER_COUNT, &p->optimizer, e, l);
 }
+static int k_sharding(struct point *p, const char *v, char *e, size_t l) {
+  int t;
+  int rc = choice(v, sharding_names, SHARD_COUNT, &t, e, l);
+  p->sharding = (enum sharding)t;
+  return rc;
+}
 static int k_checkpoint(struct point *p, const char *v, char *e, size_t l) {
   return boolean(v, &p->checkpoint, e, l);
 }
@@ -916,6 +922,7 @@ static const struct key keys[] = {
     {"training", "stragglers", "", k_stragglers},
     {"training", "step_overhead", "0", k_step_overhead},
     {"training", "optimizer", "momentum", k_optimizer},
+    {"training", "sharding", "none", k_sharding},
     {"training", "activation_checkpointing", "false", k_checkpoint},
     {"gradients", "dist", "laplace", k_dist},
     {"gradients", "scale", "5e-4", k_scale},

@@ -155,16 +155,17 @@ void account_routes_replay(struct worker *w, int level, int times) {
  * point's network: NAN where none applies (a codec, another topology, an
  * exchange overlapped with computation or pipelined, which is not what a
  * formula times). */
-/* One GPU's memory in R (models/memory.h): replicated data parallel, the
- * point's optimizer, batch and checkpointing; a stateful codec keeps an
- * fp32 residual of every value. */
+/* One GPU's memory in R (models/memory.h): ZeRO's stage of the point's
+ * sharding over the workers, its optimizer, batch and checkpointing; a
+ * stateful codec keeps an fp32 residual of every value. */
 static void memory_of(const struct sim *s, struct run_result *r) {
   const struct point *p = s->p;
   const struct model *m = s->model;
   struct memory_opts o = {
       .optimizer = (enum optimizer)p->optimizer,
       .precision = p->precision,
-      .shards = 1,
+      .stage = p->sharding == SHARD_ZERO2 ? 2 : p->sharding == SHARD_ZERO1,
+      .shards = s->nworkers,
       .batch = m->batch,
       .checkpoint = p->checkpoint,
       .residual_bytes = s->codec && codec_is_stateful(s->codec) ? 4 : 0};
@@ -180,7 +181,8 @@ static void memory_of(const struct sim *s, struct run_result *r) {
 }
 
 static double formula_of(const struct sim *s) {
-  if (!s->schedule->exchange_alone)
+  /* A sharded exchange holds the shard's update between its halves. */
+  if (!s->schedule->exchange_alone || s->p->sharding != SHARD_NONE)
     return NAN;
   const char *name = NULL;
   if (topology_flat(s->p))

@@ -58,6 +58,11 @@ enum compression { COMPRESS_PER_HOP, COMPRESS_PER_BUCKET, COMPRESS_COUNT };
 /* Whose kernels a GPU codec's cost models ([exchange] implementation;
  * models/codec_costs.conf says what each launches and streams). */
 enum implementation { IMPL_GRADSIM, IMPL_PYTORCH, IMPL_FUSED, IMPL_COUNT };
+/* Sharded data parallel ([training] sharding): ZeRO's stage 1
+ * (optimizer states) and 2 (and gradients) exchange alike, each bucket's
+ * gradients reduce-scattered, each GPU's shard updated, the updated
+ * weights allgathered; they differ in memory (models/memory.h). */
+enum sharding { SHARD_NONE, SHARD_ZERO1, SHARD_ZERO2, SHARD_COUNT };
 
 /* The one table of each enum's names, indexed by it: the values of its
  * key ([platform] fabric, [exchange] payload and placement, [training]
@@ -74,6 +79,7 @@ extern const char *const nccl_proto_names[NCCL_PROTO_COUNT + 1];
 extern const char *const nccl_version_names[NCCL_VERSION_COUNT];
 extern const char *const compression_names[COMPRESS_COUNT];
 extern const char *const implementation_names[IMPL_COUNT];
+extern const char *const sharding_names[SHARD_COUNT];
 
 /* One simulation's configuration (every key of an experiment file, the
  * docs/run.md, "Experiment keys"). Strings are owned by whoever filled it. */
@@ -185,6 +191,7 @@ struct point {
   char *stragglers; /* "W:F,..." slowdown factors, "" for none */
   double step_overhead_s; /* fixed time added to every iteration */
   int optimizer;          /* enum optimizer (models/memory.h) */
+  enum sharding sharding;
   bool checkpoint;        /* [training] activation_checkpointing */
   double *slowdown; /* per worker, parsed from stragglers; NULL: none (a
                      * sweep of huge clusters holds no per-worker array) */

@@ -56,6 +56,12 @@ const char *const compression_names[COMPRESS_COUNT] = {
     [COMPRESS_PER_BUCKET] = "per-bucket",
 };
 
+const char *const sharding_names[SHARD_COUNT] = {
+    [SHARD_NONE] = "none",
+    [SHARD_ZERO1] = "zero1",
+    [SHARD_ZERO2] = "zero2",
+};
+
 const char *const implementation_names[IMPL_COUNT] = {
     [IMPL_GRADSIM] = "gradsim",
     [IMPL_PYTORCH] = "pytorch",

@@ -80,6 +80,9 @@ static struct model *load_model(const struct point *p, char **err) {
                                            p->update_Bps, 0)
                       : optimizer_update_s(p->optimizer, (double)m->params,
                                            m->memory_Bps, m->fp32_flops);
+  /* Sharded, each GPU updates its shard: a p-th of the parameters. */
+  if (p->sharding != SHARD_NONE)
+    m->update_s /= p->nodes;
   m->update_s += p->step_overhead_s;
   return m;
 }
@@ -225,11 +228,57 @@ static int check_codec(const struct point *p, const struct collective *coll,
   return 0;
 }
 
+/* Sharded data parallel suits P: a collective that reduce-scatters, no
+ * codec (compression of sharded exchanges is not simulated yet), the
+ * sync schedule (overlap's and pipe's sharded exchanges neither). */
+static int check_sharding(const struct point *p, const struct collective *coll,
+                          char **err) {
+  if (p->sharding == SHARD_NONE)
+    return 0;
+  const char *what = sharding_names[p->sharding];
+  if (!coll->reduce_scatter) {
+    GString *names = g_string_new(NULL);
+    for (size_t i = 0; i < coll_count(); i++)
+      if (coll_at(i)->reduce_scatter)
+        g_string_append_printf(names, "%s%s", names->len ? ", " : "",
+                               coll_at(i)->name);
+    *err = g_strdup_printf("[training] sharding = %s reduce-scatters "
+                           "gradients and allgathers weights, which "
+                           "algorithm = %s does not: take %s",
+                           what, coll->name, names->str);
+    g_string_free(names, TRUE);
+    return -1;
+  }
+  if (run_has_codec(p)) {
+    *err = g_strdup_printf("[training] sharding = %s with [exchange] codec "
+                           "= %s: compressed sharded exchanges are not "
+                           "simulated yet (grad_dtype sets the values' "
+                           "width)",
+                           what, p->codec);
+    return -1;
+  }
+  if (p->mode != MODE_SYNC) {
+    *err = g_strdup_printf("[training] sharding = %s runs with mode = sync "
+                           "only (mode = %s: not simulated yet)",
+                           what, mode_names[p->mode]);
+    return -1;
+  }
+  if (p->local_steps > 1) {
+    *err = g_strdup_printf("[training] sharding = %s exchanges every "
+                           "iteration: local_steps = %d is not simulated "
+                           "with it",
+                           what, p->local_steps);
+    return -1;
+  }
+  return 0;
+}
+
 int run_check(const struct point *p, char **err) {
   *err = NULL;
   const struct collective *coll = coll_find(p->algorithm);
   codec_t *c;
-  if (check_collective(p, coll, err) != 0 || check_codec(p, coll, &c, err) != 0)
+  if (check_collective(p, coll, err) != 0 ||
+      check_sharding(p, coll, err) != 0 || check_codec(p, coll, &c, err) != 0)
     return -1;
   char e[1024];
   if (coll->check_point && coll->check_point(p, e, sizeof e) != 0) {

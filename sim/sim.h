@@ -578,6 +578,14 @@ struct collective {
    * once (a per-bucket codec that does not sum: bucketwise.c). NULL:
    * the collective cannot gather. */
   void (*allgather)(struct coll_call *c, struct msg *mine, struct msg **all);
+  /* Sharded data parallel ([training] sharding): the allreduce's two
+   * halves apart. REDUCE_SCATTER leaves in each worker's C->v the sum of
+   * its shard (a part the collective chooses, and values too few to
+   * shard summed whole); SHARD_ALLGATHER, called later for the same
+   * bucket, gives every worker every shard, so that the two together
+   * leave what WORKER leaves. NULL: the collective cannot shard. */
+  void (*reduce_scatter)(struct coll_call *c);
+  void (*shard_allgather)(struct coll_call *c);
   /* One aggregator's part (NULL when the collective has none). */
   void (*aggregator)(struct coll_call *c);
   /* Start the collective's own actors beside the workers' (may be NULL;
@@ -696,6 +704,13 @@ bool schedule_exchanges(const struct sim *s, int it);
 void schedule_compute(struct wstate *ws, double seconds, struct iter_rec *r);
 /* Every bucket of iteration IT: prepared, exchanged, checked, recorded. */
 void schedule_exchange_all(struct wstate *ws, int it);
+/* Sharded data parallel's exchange of iteration IT ([training]
+ * sharding): every bucket's gradients reduce-scattered (struct
+ * collective reduce_scatter), the worker's shard updated (UPDATE_S of
+ * GPU time, recorded in R), every bucket's weights allgathered and the
+ * result checked. Returns the seconds the update took. */
+double schedule_exchange_sharded(struct wstate *ws, int it, double update_s,
+                                 struct iter_rec *r);
 /* Post a job to WS's communication actor; wait for one to finish,
  * attributing the wait to R. */
 void schedule_post(struct wstate *ws, int it, size_t bucket);

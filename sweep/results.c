@@ -19,7 +19,7 @@ static const char RUNS_HEADER[] =
     "nic_stall_cycles,fast_forwarded_iterations,device,precision,"
     "grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,"
     "exposed_reduce_s,split_idle_s,aggr_reduce_s,fast_forwarded_buckets,"
-    "compression,implementation,optimizer,activation_checkpointing,"
+    "compression,implementation,optimizer,activation_checkpointing,sharding,"
     "memory_params_bytes,memory_grads_bytes,memory_optimizer_bytes,"
     "memory_activations_bytes,memory_residual_bytes,memory_bytes,"
     "capacity_bytes,fits\n";
@@ -117,11 +117,12 @@ char *results_row(const struct point *p, const struct run_result *r) {
   csv_num(s, r->exposed_reduce_s);
   csv_num(s, r->split_idle_s);
   csv_num(s, r->aggr_reduce_s);
-  g_string_append_printf(s, ",%" G_GUINT64_FORMAT ",%s,%s,%s,%s",
+  g_string_append_printf(s, ",%" G_GUINT64_FORMAT ",%s,%s,%s,%s,%s",
                          r->ff_buckets, compression_names[p->compression],
                          implementation_names[p->implementation],
                          optimizer_names[p->optimizer],
-                         p->checkpoint ? "true" : "false");
+                         p->checkpoint ? "true" : "false",
+                         sharding_names[p->sharding]);
   csv_num(s, r->mem_params);
   csv_num(s, r->mem_grads);
   csv_num(s, r->mem_optimizer);
@@ -264,9 +265,12 @@ static void fit_notes(const GPtrArray *rows, GString *notes) {
     if (*v[COL_MEM_ACTIVATIONS])
       g_string_append(notes, "; a smaller [model] batch keeps fewer "
                              "activations");
-    g_string_append(notes, "; sharded data parallel (ZeRO, FSDP), which "
-                           "divides the model states among the GPUs, is "
-                           "not simulated yet\n");
+    if (strcmp(v[COL_SHARDING], "zero2") != 0)
+      g_string_append(notes, "; [training] sharding = zero2 divides the "
+                             "optimizer states and gradients among the GPUs "
+                             "(zero1 the states only)");
+    g_string_append(notes, "; ZeRO's stage 3 (FSDP), which divides the "
+                           "weights too, is not simulated yet\n");
   }
 }
 

@@ -17,6 +17,10 @@
  *                  1.01: the same in a real linear compressor
  *   ring-lossy     nccl-ring that leaves the last of its p blocks out of
  *                  the exchange: a lost block
+ *   shard-ok       a sharded exchange ([training] sharding): the balanced
+ *                  ring's reduce-scatter, later its allgather
+ *   shard-no-ag    shard-ok without its allgather
+ *   shard-no-rs    shard-ok without its reduce-scatter
  */
 #include "codec_impl.h"
 #include "collectives/common.h"
@@ -217,10 +221,47 @@ static const struct collective ring_lossy = {
     .worker = lossy_worker,
 };
 
+static void shard_rs(struct coll_call *c) {
+  ring_reduce_scatter(c, c->sim->ranks, c->sim->nworkers, c->rank, 0,
+                      c->v->n);
+}
+
+static void shard_ag(struct coll_call *c) {
+  ring_allgather(c, c->sim->ranks, c->sim->nworkers, c->rank, 0, c->v->n,
+                 RING_ENCODE_ONCE);
+}
+
+static void shard_nothing(struct coll_call *c) { (void)c; }
+
+static const struct collective shard_ok = {
+    .name = "shard-ok",
+    .description = "a sharded exchange, the balanced ring's two legs",
+    .worker = lossy_worker,
+    .reduce_scatter = shard_rs,
+    .shard_allgather = shard_ag,
+};
+
+static const struct collective shard_no_ag = {
+    .name = "shard-no-ag",
+    .description = "a sharded exchange without its allgather (a fault)",
+    .worker = lossy_worker,
+    .reduce_scatter = shard_rs,
+    .shard_allgather = shard_nothing,
+};
+
+static const struct collective shard_no_rs = {
+    .name = "shard-no-rs",
+    .description = "a sharded exchange without its reduce-scatter (a fault)",
+    .worker = lossy_worker,
+    .reduce_scatter = shard_nothing,
+    .shard_allgather = shard_ag,
+};
+
 const struct codec_ops *const codec_registry_extra[] = {
     &drop_ops,   &q8_off_ops,      &tlc_off_ops,
     &linsum_ops, &linsum_off_ops, &psgd_off_ops, NULL};
-const struct collective *const coll_registry_extra[] = {&ring_lossy, NULL};
+const struct collective *const coll_registry_extra[] = {
+    &ring_lossy, &shard_ok, &shard_no_ag, &shard_no_rs, NULL};
 
 /* The broken codecs are the real ones with their decoder replaced, set
  * up before main() (their tables are not constant expressions here). */

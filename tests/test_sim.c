@@ -435,6 +435,32 @@ ParameterizedTest(struct fault *c, oracle, catches_faults) {
   run_result_clear(&r);
 }
 
+/* A sharded exchange ([training] sharding = zero2) passes the oracle only
+ * whole: without its allgather or its reduce-scatter it fails (one
+ * simulation a test process). */
+ParameterizedTestParameters(oracle, catches_sharded_faults) {
+  static struct fault cases[] = {{"shard-ok", "none", 5, "pass"},
+                                 {"shard-no-ag", "none", 5, "fail"},
+                                 {"shard-no-rs", "none", 5, "fail"}};
+  return cr_make_param_array(struct fault, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct fault *c, oracle, catches_sharded_faults) {
+  char *ini = g_strdup_printf(
+      "[platform]\nnodes = %d\nbandwidth = 10Gbps\nlatency = 5us\n"
+      "[model]\nname = synthetic\nparams = 100003\ntensors = 2\n"
+      "compute = 0.001\n[exchange]\nalgorithm = %s\ncodec = %s\n"
+      "payload = full\n[training]\niterations = 2\nsharding = zero2\n",
+      c->p, c->algorithm, c->codec);
+  struct run_result r;
+  simulate(ini, &r);
+  cr_expect_str_eq(r.oracle, c->expect, "%s: %s", c->algorithm,
+                   r.note ? r.note : "");
+  g_free(ini);
+  run_result_clear(&r);
+}
+
 /* ---- the oracle per bucket ([exchange] compression = per-bucket) -------
  * sim/bucketwise.c: a codec that sums (bf16, fp16, fp32) cast once and
  * allreduced at its width, any other encoded once and allgathered, each

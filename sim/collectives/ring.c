@@ -61,10 +61,41 @@ static void ring_gather(struct coll_call *c, struct msg *mine,
   }
 }
 
+/* Sharded (sim.h, reduce_scatter): the ring's reduce-scatter of the
+ * body, leaving worker r the sum of block (r + 1) mod p, and the
+ * remainder allreduced whole at once by SMPI's default; later the body's
+ * allgather, each block encoded once (MPICH's ring allgather moves the
+ * same blocks in the same steps). */
+static void lr_reduce_scatter(struct coll_call *c) {
+  int p = c->sim->nworkers;
+  uint64_t n = c->v->n, body = n / (uint64_t)p * (uint64_t)p;
+  if (body > 0)
+    ring_reduce_scatter(c, c->sim->ranks, p, c->rank, 0, body);
+  default_allreduce(c, c->sim->ranks, p, c->rank, body, n);
+}
+
+static void lr_shard_allgather(struct coll_call *c) {
+  int p = c->sim->nworkers;
+  uint64_t body = c->v->n / (uint64_t)p * (uint64_t)p;
+  if (body > 0)
+    ring_allgather(c, c->sim->ranks, p, c->rank, 0, body, RING_ENCODE_ONCE);
+}
+
 static void inceptionn_worker(struct coll_call *c) {
   int p = c->sim->nworkers;
   ring_allreduce(c, c->sim->ranks, p, c->rank, 0, c->v->n, RING_EVERY_HOP,
                  false);
+}
+
+/* Sharded: the balanced ring's two legs apart. */
+static void inceptionn_reduce_scatter(struct coll_call *c) {
+  ring_reduce_scatter(c, c->sim->ranks, c->sim->nworkers, c->rank, 0,
+                      c->v->n);
+}
+
+static void inceptionn_shard_allgather(struct coll_call *c) {
+  ring_allgather(c, c->sim->ranks, c->sim->nworkers, c->rank, 0, c->v->n,
+                 RING_EVERY_HOP);
 }
 
 const struct collective coll_ring = {
@@ -75,6 +106,8 @@ const struct collective coll_ring = {
     .formula = "ring-lr",
     .worker = lr_worker,
     .allgather = ring_gather,
+    .reduce_scatter = lr_reduce_scatter,
+    .shard_allgather = lr_shard_allgather,
 };
 
 const struct collective coll_inceptionn = {
@@ -84,4 +117,6 @@ const struct collective coll_inceptionn = {
     .formula = "inceptionn-ring",
     .ff_whole_blocks = true,
     .worker = inceptionn_worker,
+    .reduce_scatter = inceptionn_reduce_scatter,
+    .shard_allgather = inceptionn_shard_allgather,
 };

@@ -51,6 +51,9 @@ const char *ff_blocker(const struct point *p) {
     return "[exchange] placement = nic";
   if (p->framing.packets)
     return "[nic] framing = packets";
+  if (p->sharding != SHARD_NONE)
+    return p->sharding == SHARD_ZERO1 ? "[training] sharding = zero1"
+                                      : "[training] sharding = zero2";
   return NULL;
 }
 

@@ -96,6 +96,32 @@ void schedule_exchange_all(struct wstate *ws, int it) {
   exchange_done(ws, it);
 }
 
+double schedule_exchange_sharded(struct wstate *ws, int it, double update_s,
+                                 struct iter_rec *r) {
+  struct worker *w = ws->w;
+  struct sim *s = w->sim;
+  w->first_send = -1;
+  w->wire_bytes = 0;
+  size_t n = s->nbuckets;
+  for (size_t b = 0; b < n; b++) {
+    payload_prepare(ws, b, it);
+    struct coll_call c = {.sim = s, .w = w, .rank = w->rank, .bucket = b,
+                          .v = &ws->vecs[b], .raw = true};
+    s->coll->reduce_scatter(&c);
+    progress(w, it, b);
+  }
+  double t0 = sim_now();
+  schedule_compute(ws, update_s, r);
+  double spent = sim_now() - t0;
+  for (size_t b = 0; b < n; b++) {
+    struct coll_call c = {.sim = s, .w = w, .rank = w->rank, .bucket = b,
+                          .v = &ws->vecs[b], .raw = true};
+    s->coll->shard_allgather(&c);
+    payload_check(ws, b, it);
+  }
+  exchange_done(ws, it);
+  return spent;
+}
 
 void schedule_compute(struct wstate *ws, double seconds, struct iter_rec *r) {
   struct worker *w = ws->w;

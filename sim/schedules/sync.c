@@ -22,12 +22,20 @@ static void sync_worker(struct wstate *ws) {
       break;
     struct iter_rec *r = sim_rec(s, it, w->rank);
     r->start = sim_now();
-    schedule_compute(ws, m->update_s + m->forward_s + m->backward_s, r);
+    /* Sharded, the shard's update runs inside the exchange, between the
+     * gradients' reduce-scatter and the weights' allgather. */
+    bool sharded = s->p->sharding != SHARD_NONE;
+    schedule_compute(ws, (sharded ? 0 : m->update_s) + m->forward_s +
+                             m->backward_s,
+                     r);
     if (schedule_exchanges(s, it)) {
-      double a = sim_now();
+      double a = sim_now(), upd = 0;
       memset(w->acc, 0, sizeof w->acc);
-      schedule_exchange_all(ws, it);
-      double covered = 0;
+      if (sharded)
+        upd = schedule_exchange_sharded(ws, it, m->update_s, r);
+      else
+        schedule_exchange_all(ws, it);
+      double covered = upd;
       for (int st = 0; st < ST_NSTATES; st++)
         covered += w->acc[st];
       r->codec_s += w->acc[ST_CODEC];
