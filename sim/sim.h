@@ -711,6 +711,10 @@ void schedule_exchange_all(struct wstate *ws, int it);
  * result checked. Returns the seconds the update took. */
 double schedule_exchange_sharded(struct wstate *ws, int it, double update_s,
                                  struct iter_rec *r);
+/* The job of a sharded exchange's second half: every bucket's weights
+ * allgathered (after the shard's update; its first half, the gradients'
+ * reduce-scatter, is the buckets' own jobs). */
+#define SCHEDULE_SHARD_ALLGATHER (SIZE_MAX - 1)
 /* Post a job to WS's communication actor; wait for one to finish,
  * attributing the wait to R. */
 void schedule_post(struct wstate *ws, int it, size_t bucket);

@@ -40,6 +40,14 @@ static void exchange_bucket(struct wstate *ws, size_t b) {
 static void exchange_one(struct wstate *ws, size_t b, int it) {
   struct sim *s = ws->w->sim;
   payload_prepare(ws, b, it);
+  if (s->p->sharding != SHARD_NONE) {
+    /* Sharded: the gradients' half; checked after the weights' half
+     * (shard_allgather_all). */
+    struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
+                          .bucket = b, .v = &ws->vecs[b], .raw = true};
+    s->coll->reduce_scatter(&c);
+    return;
+  }
   if (s->linear && !sim_uncompressed(s, b))
     linear_exchange(ws, b, it);
   else if (s->codec && s->p->compression == COMPRESS_PER_BUCKET &&
@@ -96,30 +104,34 @@ void schedule_exchange_all(struct wstate *ws, int it) {
   exchange_done(ws, it);
 }
 
-double schedule_exchange_sharded(struct wstate *ws, int it, double update_s,
-                                 struct iter_rec *r) {
+/* Sharded: every bucket's weights allgathered and the result checked;
+ * the exchange of iteration IT is then complete. */
+static void shard_allgather_all(struct wstate *ws, int it) {
   struct worker *w = ws->w;
   struct sim *s = w->sim;
-  w->first_send = -1;
-  w->wire_bytes = 0;
-  size_t n = s->nbuckets;
-  for (size_t b = 0; b < n; b++) {
-    payload_prepare(ws, b, it);
-    struct coll_call c = {.sim = s, .w = w, .rank = w->rank, .bucket = b,
-                          .v = &ws->vecs[b], .raw = true};
-    s->coll->reduce_scatter(&c);
-    progress(w, it, b);
-  }
-  double t0 = sim_now();
-  schedule_compute(ws, update_s, r);
-  double spent = sim_now() - t0;
-  for (size_t b = 0; b < n; b++) {
+  for (size_t b = 0; b < s->nbuckets; b++) {
     struct coll_call c = {.sim = s, .w = w, .rank = w->rank, .bucket = b,
                           .v = &ws->vecs[b], .raw = true};
     s->coll->shard_allgather(&c);
     payload_check(ws, b, it);
   }
   exchange_done(ws, it);
+}
+
+double schedule_exchange_sharded(struct wstate *ws, int it, double update_s,
+                                 struct iter_rec *r) {
+  struct worker *w = ws->w;
+  struct sim *s = w->sim;
+  w->first_send = -1;
+  w->wire_bytes = 0;
+  for (size_t b = 0; b < s->nbuckets; b++) {
+    exchange_one(ws, b, it);
+    progress(w, it, b + 1);
+  }
+  double t0 = sim_now();
+  schedule_compute(ws, update_s, r);
+  double spent = sim_now() - t0;
+  shard_allgather_all(ws, it);
   return spent;
 }
 
@@ -147,6 +159,8 @@ void schedule_comm_actor(int argc, char **argv) {
     }
     if (j->bucket == SIZE_MAX) {
       schedule_exchange_all(ws, j->iteration);
+    } else if (j->bucket == SCHEDULE_SHARD_ALLGATHER) {
+      shard_allgather_all(ws, j->iteration);
     } else {
       if (j->bucket == 0) {
         w->first_send = -1;
@@ -170,10 +184,12 @@ void schedule_comm_actor(int argc, char **argv) {
       }
       j->bucket += done - 1;
       progress(w, j->iteration, j->bucket + 1);
-      if (j->bucket == last)
+      /* Sharded, the weights' allgather completes it. */
+      if (j->bucket == last && w->sim->p->sharding == SHARD_NONE)
         exchange_done(ws, j->iteration);
     }
-    if (j->bucket == SIZE_MAX || j->bucket == last)
+    if (j->bucket == SIZE_MAX || j->bucket == SCHEDULE_SHARD_ALLGATHER ||
+        j->bucket == last)
       sg_sem_release(ws->done_sem);
     g_free(j);
   }

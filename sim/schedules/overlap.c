@@ -77,10 +77,14 @@ static void overlap_worker(struct wstate *ws) {
   struct sim *s = w->sim;
   const struct model *m = s->model;
   double a = micro_batches(s);
+  /* Sharded ([training] sharding), the shard's update comes between the
+   * gradients' reduce-scatter, which overlaps backward, and the weights'
+   * allgather, which the next forward waits for. */
+  bool sharded = s->p->sharding != SHARD_NONE;
   for (int it = 0; it < s->p->iterations; it++) {
     struct iter_rec *r = sim_rec(s, it, w->rank);
     r->start = sim_now();
-    schedule_compute(ws, m->update_s + m->forward_s +
+    schedule_compute(ws, (sharded ? 0 : m->update_s) + m->forward_s +
                              (a - 1) / a * m->backward_s,
                      r);
     bool send = schedule_exchanges(s, it);
@@ -88,6 +92,12 @@ static void overlap_worker(struct wstate *ws) {
     if (send) {
       account_sum_from(w);
       schedule_wait_done(ws, r);
+      if (sharded) {
+        schedule_compute(ws, m->update_s, r);
+        account_sum_from(w);
+        schedule_post(ws, it, SCHEDULE_SHARD_ALLGATHER);
+        schedule_wait_done(ws, r);
+      }
     } else {
       payload_accumulate(ws, it);
       r->exchange_start = r->exchange_end = -1;
