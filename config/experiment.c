@@ -626,6 +626,13 @@ static int k_sharding(struct point *p, const char *v, char *e, size_t l) {
   p->sharding = (enum sharding)t;
   return rc;
 }
+static int k_shard_unit(struct point *p, const char *v, char *e, size_t l) {
+  static const char *const names[] = {"block", "layer"};
+  int t;
+  int rc = choice(v, names, 2, &t, e, l);
+  p->shard_per_layer = t == 1;
+  return rc;
+}
 static int k_checkpoint(struct point *p, const char *v, char *e, size_t l) {
   return boolean(v, &p->checkpoint, e, l);
 }
@@ -923,6 +930,7 @@ static const struct key keys[] = {
     {"training", "step_overhead", "0", k_step_overhead},
     {"training", "optimizer", "momentum", k_optimizer},
     {"training", "sharding", "none", k_sharding},
+    {"training", "shard_unit", "block", k_shard_unit},
     {"training", "activation_checkpointing", "false", k_checkpoint},
     {"gradients", "dist", "laplace", k_dist},
     {"gradients", "scale", "5e-4", k_scale},

@@ -164,7 +164,9 @@ static void memory_of(const struct sim *s, struct run_result *r) {
   struct memory_opts o = {
       .optimizer = (enum optimizer)p->optimizer,
       .precision = p->precision,
-      .stage = p->sharding == SHARD_ZERO2 ? 2 : p->sharding == SHARD_ZERO1,
+      .stage = p->sharding == SHARD_ZERO3   ? 3
+               : p->sharding == SHARD_ZERO2 ? 2
+                                            : p->sharding == SHARD_ZERO1,
       .shards = s->nworkers,
       .batch = m->batch,
       .checkpoint = p->checkpoint,

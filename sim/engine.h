@@ -61,8 +61,17 @@ enum implementation { IMPL_GRADSIM, IMPL_PYTORCH, IMPL_FUSED, IMPL_COUNT };
 /* Sharded data parallel ([training] sharding): ZeRO's stage 1
  * (optimizer states) and 2 (and gradients) exchange alike, each bucket's
  * gradients reduce-scattered, each GPU's shard updated, the updated
- * weights allgathered; they differ in memory (models/memory.h). */
-enum sharding { SHARD_NONE, SHARD_ZERO1, SHARD_ZERO2, SHARD_COUNT };
+ * weights allgathered; they differ in memory (models/memory.h). Stage 3
+ * (FSDP's FULL_SHARD) keeps only its shard of the weights: each unit's
+ * weights allgathered before its forward and again before its backward,
+ * its gradients reduce-scattered after its backward. */
+enum sharding {
+  SHARD_NONE,
+  SHARD_ZERO1,
+  SHARD_ZERO2,
+  SHARD_ZERO3,
+  SHARD_COUNT
+};
 
 /* The one table of each enum's names, indexed by it: the values of its
  * key ([platform] fabric, [exchange] payload and placement, [training]
@@ -192,6 +201,7 @@ struct point {
   double step_overhead_s; /* fixed time added to every iteration */
   int optimizer;          /* enum optimizer (models/memory.h) */
   enum sharding sharding;
+  bool shard_per_layer;   /* [training] shard_unit = layer (else block) */
   bool checkpoint;        /* [training] activation_checkpointing */
   double *slowdown; /* per worker, parsed from stragglers; NULL: none (a
                      * sweep of huge clusters holds no per-worker array) */

@@ -180,16 +180,18 @@ void payload_accumulate(struct wstate *ws, int it) {
  * that sum (the dataflow), and each value within its ledger's bound of
  * the sum plus its known offset. A value whose shadow is NAN was kept
  * local by design (csc) and is skipped. WHAT names V in the message. */
-static void check_vec(struct sim *s, const char *what, int rank,
-                      const struct vec *v, const double *truth, int it,
-                      size_t b) {
+/* Values [LO, HI) of V (those it holds) against TRUTH. */
+static void check_vec_range(struct sim *s, const char *what, int rank,
+                            const struct vec *v, const double *truth, int it,
+                            size_t b, size_t lo, size_t hi) {
+  hi = hi < v->m ? hi : v->m;
   double tmax = 0;
   for (size_t i = 0; i < v->m; i++)
     tmax = fmax(tmax, fabs(truth[i]));
   /* The shadow sums doubles in another order than the truth: 2^-40 of
    * p times the largest sum is far above its rounding. */
   double flow_tol = tmax * s->nworkers * 0x1p-40 + 1e-300;
-  for (size_t i = 0; i < v->m; i++) {
+  for (size_t i = lo; i < hi; i++) {
     if (isnan(v->exact[i]))
       continue;
     double flow = fabs(v->exact[i] - truth[i]);
@@ -216,6 +218,22 @@ static void check_vec(struct sim *s, const char *what, int rank,
     }
   }
   s->oracle_run = true;
+}
+
+static void check_vec(struct sim *s, const char *what, int rank,
+                      const struct vec *v, const double *truth, int it,
+                      size_t b) {
+  check_vec_range(s, what, rank, v, truth, it, b, 0, v->m);
+}
+
+void payload_check_range(struct wstate *ws, size_t b, int it, uint64_t lo,
+                         uint64_t hi) {
+  struct sim *s = ws->w->sim;
+  struct vec *v = &ws->vecs[b];
+  /* Values held at their own positions only (payload = full). */
+  if (v->exact && v->m == v->n)
+    check_vec_range(s, " (its shard)", ws->w->rank, v, truth_of(s, it, b), it,
+                    b, lo, hi);
 }
 
 void payload_check(struct wstate *ws, size_t b, int it) {

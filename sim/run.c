@@ -257,10 +257,20 @@ static int check_sharding(const struct point *p, const struct collective *coll,
                            what, p->codec);
     return -1;
   }
-  if (p->mode == MODE_PIPE) {
-    *err = g_strdup_printf("[training] sharding = %s runs with mode = sync "
-                           "or overlap (mode = pipe: not simulated yet)",
-                           what);
+  if (p->mode == MODE_PIPE ||
+      (p->sharding == SHARD_ZERO3 && p->mode != MODE_SYNC)) {
+    *err = g_strdup_printf(
+        "[training] sharding = %s runs with mode = sync%s (mode = %s: not "
+        "simulated yet)",
+        what, p->sharding == SHARD_ZERO3 ? "" : " or overlap",
+        mode_names[p->mode]);
+    return -1;
+  }
+  if (p->sharding == SHARD_ZERO3 && !coll->shard_ranges) {
+    *err = g_strdup_printf("[training] sharding = zero3 with algorithm = %s: "
+                           "where its reduce-scatter leaves each shard is "
+                           "not known (shard_ranges)",
+                           coll->name);
     return -1;
   }
   if (p->local_steps > 1) {
@@ -488,6 +498,73 @@ static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
   return (struct bucket *)(void *)g_array_free(bs, FALSE);
 }
 
+/* The unit layer L belongs to under sharding = zero3 ([training]
+ * shard_unit): a block, the layers whose names agree up to their first
+ * all-digit part (model.layers.12.mlp.up_proj: model.layers.12;
+ * transformer.h.3.attn: transformer.h.3; layer1.0.conv1: layer1.0), FSDP's
+ * wrapping of a transformer's blocks; a layer outside any block, or
+ * every layer with PER_LAYER, a unit of its own. Into KEY (g_free'd). */
+static char *unit_key(const char *name, bool per_layer) {
+  if (per_layer)
+    return g_strdup(name);
+  const char *part = name;
+  for (;;) {
+    const char *dot = strchr(part, '.');
+    size_t len = dot ? (size_t)(dot - part) : strlen(part);
+    bool digits = len > 0;
+    for (size_t i = 0; i < len; i++)
+      digits = digits && g_ascii_isdigit(part[i]);
+    if (digits)
+      return g_strndup(name, (size_t)(part - name) + len);
+    if (!dot)
+      return g_strdup(name);
+    part = dot + 1;
+  }
+}
+
+/* sharding = zero3: the units as buckets, each the run of tensors (in
+ * backward order) of one unit, and each layer's bucket in *LAYER_BUCKET
+ * (SIZE_MAX: a layer whose unit has no tensors). */
+static struct bucket *units_of(const struct model *m, bool per_layer,
+                               size_t *count, size_t **layer_bucket) {
+  GArray *bs = g_array_new(FALSE, FALSE, sizeof(struct bucket));
+  GHashTable *of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                         NULL);
+  char *prev = NULL;
+  for (size_t t = 0; t < m->ntensors; t++) {
+    char *k = unit_key(m->layers[m->tensors[t].layer].name, per_layer);
+    if (!prev || strcmp(k, prev) != 0) {
+      struct bucket b = {t, 0, 0};
+      g_array_append_val(bs, b);
+      /* A unit's tensors run on in backward order; one that comes back
+       * later is a unit again (its last run found by its layers). */
+      g_hash_table_replace(of, g_strdup(k), GSIZE_TO_POINTER(bs->len));
+    }
+    struct bucket *cur = &g_array_index(bs, struct bucket, bs->len - 1);
+    cur->count++;
+    cur->n += m->tensors[t].elements;
+    g_free(prev);
+    prev = k;
+  }
+  g_free(prev);
+  *layer_bucket = g_new(size_t, m->nlayers ? m->nlayers : 1);
+  for (size_t l = 0; l < m->nlayers; l++) {
+    char *k = unit_key(m->layers[l].name, per_layer);
+    gsize b = GPOINTER_TO_SIZE(g_hash_table_lookup(of, k));
+    (*layer_bucket)[l] = b ? b - 1 : SIZE_MAX;
+    g_free(k);
+  }
+  /* A layer's own tensors decide its bucket where its unit recurs. */
+  for (size_t i = 0; i < bs->len; i++) {
+    const struct bucket *b = &g_array_index(bs, struct bucket, i);
+    for (size_t t = b->first; t < b->first + b->count; t++)
+      (*layer_bucket)[m->tensors[t].layer] = i;
+  }
+  g_hash_table_destroy(of);
+  *count = bs->len;
+  return (struct bucket *)(void *)g_array_free(bs, FALSE);
+}
+
 static void vec_init(struct vec *v, uint64_t n, size_t m, bool oracle) {
   v->n = n;
   v->m = m;
@@ -543,9 +620,12 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
   s->oracle_ok = true;
   s->oracle_msg = g_string_new(NULL);
   s->mb = g_hash_table_new(sim_pair_hash, g_direct_equal);
-  s->buckets = buckets_of(s->model, fusion_of(p, s->coll), p->fusion_cycle_s,
-                          p->grad_bytes,
-                          &s->nbuckets);
+  if (p->sharding == SHARD_ZERO3)
+    s->buckets = units_of(s->model, p->shard_per_layer, &s->nbuckets,
+                          &s->layer_bucket);
+  else
+    s->buckets = buckets_of(s->model, fusion_of(p, s->coll),
+                            p->fusion_cycle_s, p->grad_bytes, &s->nbuckets);
   ff_bucket_runs(s);
   if (s->coll->check && s->coll->check(s, e, sizeof e) != 0) {
     *err = g_strdup(e);
@@ -671,6 +751,11 @@ static void make_workers(struct sim *s, sg_host_t *hosts, bool oracle) {
     for (size_t b = 0; b < s->nbuckets; b++)
       vec_init(&ws->vecs[b], s->buckets[b].n,
                payload_held(p, s->buckets[b].n), oracle);
+    if (p->sharding == SHARD_ZERO3) {
+      ws->params = g_new0(struct vec, s->nbuckets);
+      for (size_t b = 0; b < s->nbuckets; b++)
+        vec_init(&ws->params[b], s->buckets[b].n, 0, false);
+    }
     if (p->local_steps > 1) {
       ws->accum = g_new0(float *, s->nbuckets);
       for (size_t b = 0; b < s->nbuckets; b++)

@@ -250,6 +250,9 @@ struct sim {
   float **aggr_vel; /* the same, [exchange] server_momentum's v, or NULL */
   struct bucket *buckets;
   size_t nbuckets;
+  /* sharding = zero3: each layer's unit (its bucket), SIZE_MAX for a
+   * layer without weights or unit (run.c, units_of). */
+  size_t *layer_bucket;
   double gamma;      /* s per byte summed */
   size_t held_max;   /* values held per bucket (sampled payload) */
   /* Records, [iteration][worker]. */
@@ -586,6 +589,10 @@ struct collective {
    * leave what WORKER leaves. NULL: the collective cannot shard. */
   void (*reduce_scatter)(struct coll_call *c);
   void (*shard_allgather)(struct coll_call *c);
+  /* The parts [LO[i], HI[i]) of a bucket of N values whose sum
+   * REDUCE_SCATTER leaves at RANK (of S's workers): how many (at most 2). */
+  int (*shard_ranges)(const struct sim *s, int rank, uint64_t n,
+                      uint64_t lo[2], uint64_t hi[2]);
   /* One aggregator's part (NULL when the collective has none). */
   void (*aggregator)(struct coll_call *c);
   /* Start the collective's own actors beside the workers' (may be NULL;
@@ -662,6 +669,9 @@ struct job {
 struct wstate {
   struct worker *w;
   struct vec *vecs;    /* per bucket */
+  /* sharding = zero3: each unit's weights, gathered before its forward
+   * and its backward (timed only: no values held). */
+  struct vec *params;
   float **accum;       /* per bucket: local steps not yet sent, or NULL */
   /* A linear codec's stream per bucket (the whole bucket, its tensors'
    * shapes set), when values are held; NULL otherwise. */
@@ -715,6 +725,12 @@ double schedule_exchange_sharded(struct wstate *ws, int it, double update_s,
  * allgathered (after the shard's update; its first half, the gradients'
  * reduce-scatter, is the buckets' own jobs). */
 #define SCHEDULE_SHARD_ALLGATHER (SIZE_MAX - 1)
+/* Fully sharded (sharding = zero3), iteration IT of WS's worker in sync:
+ * forward and backward unit by unit, each unit's weights allgathered
+ * before its forward and its backward, its gradients reduce-scattered
+ * after its backward and checked on the shard, then the shard's update;
+ * compute recorded in R. Returns the seconds of compute it ran. */
+double schedule_fsdp_iteration(struct wstate *ws, int it, struct iter_rec *r);
 /* Post a job to WS's communication actor; wait for one to finish,
  * attributing the wait to R. */
 void schedule_post(struct wstate *ws, int it, size_t bucket);
@@ -780,6 +796,9 @@ void payload_accumulate(struct wstate *ws, int it);
 /* After bucket B's exchange at IT: the dataflow and the codec's error
  * checked against the exact sum. */
 void payload_check(struct wstate *ws, size_t b, int it);
+/* The same, only values [LO, HI) of the bucket (a shard). */
+void payload_check_range(struct wstate *ws, size_t b, int it, uint64_t lo,
+                         uint64_t hi);
 /* Everyone's checks of IT done: its sums' slot is free again. */
 void payload_release(struct sim *s, int it);
 

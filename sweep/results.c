@@ -265,12 +265,15 @@ static void fit_notes(const GPtrArray *rows, GString *notes) {
     if (*v[COL_MEM_ACTIVATIONS])
       g_string_append(notes, "; a smaller [model] batch keeps fewer "
                              "activations");
-    if (strcmp(v[COL_SHARDING], "zero2") != 0)
+    bool z2 = strcmp(v[COL_SHARDING], "zero2") == 0,
+         z3 = strcmp(v[COL_SHARDING], "zero3") == 0;
+    if (!z2 && !z3)
       g_string_append(notes, "; [training] sharding = zero2 divides the "
                              "optimizer states and gradients among the GPUs "
                              "(zero1 the states only)");
-    g_string_append(notes, "; ZeRO's stage 3 (FSDP), which divides the "
-                           "weights too, is not simulated yet\n");
+    if (!z3)
+      g_string_append(notes, "; sharding = zero3 (FSDP) the weights too");
+    g_string_append_c(notes, '\n');
   }
 }
 

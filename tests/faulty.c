@@ -21,6 +21,7 @@
  *                  ring's reduce-scatter, later its allgather
  *   shard-no-ag    shard-ok without its allgather
  *   shard-no-rs    shard-ok without its reduce-scatter
+ *   shard-wrong-ranges  shard-ok naming the next worker's shard its own
  */
 #include "codec_impl.h"
 #include "collectives/common.h"
@@ -233,12 +234,37 @@ static void shard_ag(struct coll_call *c) {
 
 static void shard_nothing(struct coll_call *c) { (void)c; }
 
+/* ring_reduce_scatter leaves rank r the sum of block (r + 1) mod p. */
+static int shard_ranges(const struct sim *s, int rank, uint64_t n,
+                        uint64_t lo[2], uint64_t hi[2]) {
+  int p = s->nworkers, k = (rank + 1) % p;
+  lo[0] = block_lo(0, n, p, k);
+  hi[0] = block_lo(0, n, p, k + 1);
+  return 1;
+}
+
+/* shard_ranges one block off: the oracle checks a block not summed. */
+static int shard_ranges_off(const struct sim *s, int rank, uint64_t n,
+                            uint64_t lo[2], uint64_t hi[2]) {
+  return shard_ranges(s, (rank + 1) % s->nworkers, n, lo, hi);
+}
+
 static const struct collective shard_ok = {
     .name = "shard-ok",
     .description = "a sharded exchange, the balanced ring's two legs",
     .worker = lossy_worker,
     .reduce_scatter = shard_rs,
     .shard_allgather = shard_ag,
+    .shard_ranges = shard_ranges,
+};
+
+static const struct collective shard_wrong_ranges = {
+    .name = "shard-wrong-ranges",
+    .description = "shard-ok naming another worker's shard as its own",
+    .worker = lossy_worker,
+    .reduce_scatter = shard_rs,
+    .shard_allgather = shard_ag,
+    .shard_ranges = shard_ranges_off,
 };
 
 static const struct collective shard_no_ag = {
@@ -247,6 +273,7 @@ static const struct collective shard_no_ag = {
     .worker = lossy_worker,
     .reduce_scatter = shard_rs,
     .shard_allgather = shard_nothing,
+    .shard_ranges = shard_ranges,
 };
 
 static const struct collective shard_no_rs = {
@@ -255,13 +282,15 @@ static const struct collective shard_no_rs = {
     .worker = lossy_worker,
     .reduce_scatter = shard_nothing,
     .shard_allgather = shard_ag,
+    .shard_ranges = shard_ranges,
 };
 
 const struct codec_ops *const codec_registry_extra[] = {
     &drop_ops,   &q8_off_ops,      &tlc_off_ops,
     &linsum_ops, &linsum_off_ops, &psgd_off_ops, NULL};
 const struct collective *const coll_registry_extra[] = {
-    &ring_lossy, &shard_ok, &shard_no_ag, &shard_no_rs, NULL};
+    &ring_lossy, &shard_ok, &shard_no_ag, &shard_no_rs, &shard_wrong_ranges,
+    NULL};
 
 /* The broken codecs are the real ones with their decoder replaced, set
  * up before main() (their tables are not constant expressions here). */

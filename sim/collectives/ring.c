@@ -81,6 +81,27 @@ static void lr_shard_allgather(struct coll_call *c) {
     ring_allgather(c, c->sim->ranks, p, c->rank, 0, body, RING_ENCODE_ONCE);
 }
 
+/* Where the reduce-scatter leaves the sums (ring_reduce_scatter: block
+ * (r + 1) mod p); lr's remainder is summed whole everywhere. */
+static int lr_shard_ranges(const struct sim *s, int rank, uint64_t n,
+                           uint64_t lo[2], uint64_t hi[2]) {
+  int p = s->nworkers, k = (rank + 1) % p;
+  uint64_t body = n / (uint64_t)p * (uint64_t)p;
+  lo[0] = block_lo(0, body, p, k);
+  hi[0] = block_lo(0, body, p, k + 1);
+  lo[1] = body;
+  hi[1] = n;
+  return 2;
+}
+
+static int inceptionn_shard_ranges(const struct sim *s, int rank, uint64_t n,
+                                   uint64_t lo[2], uint64_t hi[2]) {
+  int p = s->nworkers, k = (rank + 1) % p;
+  lo[0] = block_lo(0, n, p, k);
+  hi[0] = block_lo(0, n, p, k + 1);
+  return 1;
+}
+
 static void inceptionn_worker(struct coll_call *c) {
   int p = c->sim->nworkers;
   ring_allreduce(c, c->sim->ranks, p, c->rank, 0, c->v->n, RING_EVERY_HOP,
@@ -108,6 +129,7 @@ const struct collective coll_ring = {
     .allgather = ring_gather,
     .reduce_scatter = lr_reduce_scatter,
     .shard_allgather = lr_shard_allgather,
+    .shard_ranges = lr_shard_ranges,
 };
 
 const struct collective coll_inceptionn = {
@@ -119,4 +141,5 @@ const struct collective coll_inceptionn = {
     .worker = inceptionn_worker,
     .reduce_scatter = inceptionn_reduce_scatter,
     .shard_allgather = inceptionn_shard_allgather,
+    .shard_ranges = inceptionn_shard_ranges,
 };

@@ -51,9 +51,12 @@ const char *ff_blocker(const struct point *p) {
     return "[exchange] placement = nic";
   if (p->framing.packets)
     return "[nic] framing = packets";
+  static const char *const sharded[SHARD_COUNT] = {
+      [SHARD_ZERO1] = "[training] sharding = zero1",
+      [SHARD_ZERO2] = "[training] sharding = zero2",
+      [SHARD_ZERO3] = "[training] sharding = zero3"};
   if (p->sharding != SHARD_NONE)
-    return p->sharding == SHARD_ZERO1 ? "[training] sharding = zero1"
-                                      : "[training] sharding = zero2";
+    return sharded[p->sharding];
   return NULL;
 }
 

@@ -118,6 +118,85 @@ static void shard_allgather_all(struct wstate *ws, int it) {
   exchange_done(ws, it);
 }
 
+/* zero3: unit B's weights gathered (timed: no values held). */
+static void fsdp_gather(struct wstate *ws, size_t b) {
+  struct sim *s = ws->w->sim;
+  struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
+                        .bucket = b, .v = &ws->params[b], .raw = true};
+  s->coll->shard_allgather(&c);
+}
+
+/* zero3: unit B's gradients reduce-scattered and checked on the shard
+ * the collective leaves this worker. */
+static void fsdp_scatter(struct wstate *ws, size_t b, int it) {
+  struct sim *s = ws->w->sim;
+  payload_prepare(ws, b, it);
+  struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
+                        .bucket = b, .v = &ws->vecs[b], .raw = true};
+  s->coll->reduce_scatter(&c);
+  uint64_t lo[2], hi[2];
+  int k = s->coll->shard_ranges(s, ws->w->rank, ws->vecs[b].n, lo, hi);
+  for (int i = 0; i < k; i++)
+    payload_check_range(ws, b, it, lo[i], hi[i]);
+}
+
+/* GPU work of *T seconds, if any, then none left. */
+static void fsdp_flush(struct wstate *ws, double *t, struct iter_rec *r) {
+  if (*t > 0)
+    schedule_compute(ws, *t, r);
+  *t = 0;
+}
+
+double schedule_fsdp_iteration(struct wstate *ws, int it, struct iter_rec *r) {
+  struct worker *w = ws->w;
+  struct sim *s = w->sim;
+  const struct model *m = s->model;
+  size_t nb = s->nbuckets, done = 0;
+  bool *have = g_new0(bool, nb), *scattered = g_new0(bool, nb);
+  double c0 = r->compute_s, t = 0;
+  w->first_send = -1;
+  w->wire_bytes = 0;
+  /* Forward: a unit's weights before its first layer, freed after it
+   * (FSDP's reshard_after_forward). */
+  for (size_t l = 0; l < m->nlayers; l++) {
+    size_t b = s->layer_bucket[l];
+    if (b != SIZE_MAX && !have[b]) {
+      fsdp_flush(ws, &t, r);
+      fsdp_gather(ws, b);
+      have[b] = true;
+    }
+    t += m->layers[l].forward_s;
+  }
+  fsdp_flush(ws, &t, r);
+  memset(have, 0, nb * sizeof *have);
+  /* Backward: gathered again before the unit's last layer, its gradients
+   * reduce-scattered once its first layer is done. */
+  for (size_t l = m->nlayers; l-- > 0;) {
+    size_t b = s->layer_bucket[l];
+    if (b != SIZE_MAX && !have[b]) {
+      fsdp_flush(ws, &t, r);
+      fsdp_gather(ws, b);
+      have[b] = true;
+    }
+    t += m->layers[l].backward_s;
+    if (b != SIZE_MAX && !scattered[b] &&
+        (l == 0 || s->layer_bucket[l - 1] != b)) {
+      fsdp_flush(ws, &t, r);
+      fsdp_scatter(ws, b, it);
+      scattered[b] = true;
+      progress(w, it, ++done);
+    }
+  }
+  fsdp_flush(ws, &t, r);
+  for (size_t b = 0; b < nb; b++)
+    xbt_assert(scattered[b], "zero3: unit %zu never reduce-scattered", b);
+  exchange_done(ws, it);
+  schedule_compute(ws, m->update_s, r);
+  g_free(have);
+  g_free(scattered);
+  return r->compute_s - c0;
+}
+
 double schedule_exchange_sharded(struct wstate *ws, int it, double update_s,
                                  struct iter_rec *r) {
   struct worker *w = ws->w;

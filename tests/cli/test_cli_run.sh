@@ -909,7 +909,7 @@ algorithm = ring, inceptionn
 payload = full
 [training]
 iterations = 2
-sharding = none, zero1, zero2
+sharding = none, zero1, zero2, zero3
 EOF
 for plat in flat dgx; do
   extra=()
@@ -917,20 +917,24 @@ for plat in flat dgx; do
   if run_ok "sharded runs ($plat)" run zero.ini "${extra[@]}" --out "zero-$plat" --quiet; then
     o=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "oracle") k = i; next }
                  { printf "%s ", $k }' "zero-$plat/runs.csv")
-    [ "$o" = "pass pass pass pass pass pass " ]
+    [ "$o" = "pass pass pass pass pass pass pass pass " ]
     check "sharded exchanges pass the oracle ($plat)" $? "oracle: $o"
     ok=0
     p=$( [ "$plat" = dgx ] && echo 16 || echo 4)
-    for r in 1 4; do
-      for z in 1 2; do
-        [ "$(csv_get "zero-$plat/runs.csv" "$r" wire_bytes)" = \
-          "$(csv_get "zero-$plat/runs.csv" $((r + z)) wire_bytes)" ] || ok=1
+    for r in 1 5; do
+      for z in 1 2 3; do
         c0=$(csv_get "zero-$plat/runs.csv" "$r" compute_s)
         cz=$(csv_get "zero-$plat/runs.csv" $((r + z)) compute_s)
         rel_le "$cz" "$(awk -v c="$c0" -v p="$p" 'BEGIN { printf "%.17g", c - 0.004 + 0.004 / p }')" 1e-9 || ok=1
+        [ "$z" = 3 ] && continue
+        [ "$(csv_get "zero-$plat/runs.csv" "$r" wire_bytes)" = \
+          "$(csv_get "zero-$plat/runs.csv" $((r + z)) wire_bytes)" ] || ok=1
       done
     done
-    check "sharded: the allreduce's bytes, a p-th of the update ($plat)" $ok \
+    # zero3 gathers the weights twice: the balanced ring's bytes x 1.5.
+    b5=$(csv_get "zero-$plat/runs.csv" 5 wire_bytes) b8=$(csv_get "zero-$plat/runs.csv" 8 wire_bytes)
+    rel_le "$b8" "$(awk -v b="$b5" 'BEGIN { printf "%.17g", 1.5 * b }')" 1e-8 || ok=1
+    check "sharded: the allreduce's bytes (zero3 1.5 times), a p-th of the update ($plat)" $ok \
       "$(cut -d, -f1,9,20,25 "zero-$plat/runs.csv")"
     [ "$(csv_get "zero-$plat/runs.csv" 2 formula_exchange_s)" = "" ] &&
       [ "$(csv_get "zero-$plat/runs.csv" 3 sharding)" = zero2 ]
@@ -961,7 +965,8 @@ fi
 # DDP's allreduce, the same bytes, the oracle passing; the split adds up.
 if run_ok "sharded overlap runs" run zero.ini --set model.name=resnet18 \
   --set training.mode=overlap --set training.fusion_bytes=4MB \
-  --set exchange.algorithm=ring --out zov --quiet; then
+  --set exchange.algorithm=ring --set training.sharding=none,zero1,zero2 \
+  --out zov --quiet; then
   ok=0
   for r in 1 2 3; do
     [ "$(csv_get zov/runs.csv $r oracle)" = pass ] || ok=1
@@ -975,7 +980,26 @@ if run_ok "sharded overlap runs" run zero.ini --set model.name=resnet18 \
   check "sharded overlap: the allgather exposed, the bytes and the oracle kept" $ok \
     "$(cut -d, -f1,20,25,28,41-45 zov/runs.csv)"
 fi
-bad "sharding" "sharding = zero4: must be one of none, zero1, zero2" \
+# Fully sharded, a transformer's units are its blocks: Llama-3-8B with
+# Adam and checkpointing fits an 80 GB H100 over 16 GPUs, and its
+# exchange moves 1.5 times DDP's bytes.
+if run_ok "zero3 Llama-3-8B runs" run small.ini --set model.name=llama-3-8b \
+  --set model.device=H100 --set model.precision=bf16 --set model.batch=1 \
+  --set platform.preset=dgx-h100 --set platform.nodes=16 \
+  --set exchange.algorithm=inceptionn --set training.optimizer=adam \
+  --set training.activation_checkpointing=true \
+  --set training.sharding=none,zero3 --set training.iterations=1 --out z3 --quiet; then
+  b1=$(csv_get z3/runs.csv 1 wire_bytes) b2=$(csv_get z3/runs.csv 2 wire_bytes)
+  rel_le "$b2" "$(awk -v b="$b1" 'BEGIN { printf "%.17g", 1.5 * b }')" 1e-8 &&
+    [ "$(csv_get z3/runs.csv 1 fits)" = no ] && [ "$(csv_get z3/runs.csv 2 fits)" = yes ]
+  check "zero3: Llama-3-8B fits over 16 H100s, 1.5 times the bytes" $? \
+    "bytes $b1 $b2, fits $(csv_get z3/runs.csv 1 fits) $(csv_get z3/runs.csv 2 fits)"
+fi
+bad "zero3 in overlap" "sharding = zero3 runs with mode = sync (mode = overlap" \
+  run small.ini --set training.sharding=zero3 --set training.mode=overlap --out never
+bad "shard_unit" "shard_unit = tensor: must be one of block, layer" \
+  run small.ini --set training.shard_unit=tensor --out never
+bad "sharding" "sharding = zero4: must be one of none, zero1, zero2, zero3" \
   run small.ini --set training.sharding=zero4 --out never
 bad "sharding with nccl" "sharding = zero2 reduce-scatters gradients and allgathers weights, which algorithm = nccl does not: take ring, inceptionn" \
   run small.ini --set training.sharding=zero2 --set exchange.algorithm=nccl --out never
