@@ -313,6 +313,8 @@ int run_check(const struct point *p, char **err) {
 static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
                                  double cycle_s, int grad_bytes,
                                  size_t *count);
+static struct bucket *units_of(const struct model *m, bool per_layer,
+                               size_t *count, size_t **layer_bucket);
 
 /* The bytes of values a bucket fuses: fusion_bytes, or for a collective
  * that sends csc_ratio of them (csc), fusion_bytes / csc_ratio. */
@@ -425,8 +427,13 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
     }
   }
   out->hosts = p->nodes + (coll->aggregators ? p->aggregators : 0);
-  struct bucket *b = buckets_of(m, fusion_of(p, coll), p->fusion_cycle_s,
-                                p->grad_bytes, &out->buckets);
+  size_t *layer_bucket = NULL;
+  struct bucket *b =
+      p->sharding == SHARD_ZERO3
+          ? units_of(m, p->shard_per_layer, &out->buckets, &layer_bucket)
+          : buckets_of(m, fusion_of(p, coll), p->fusion_cycle_s,
+                       p->grad_bytes, &out->buckets);
+  g_free(layer_bucket);
   size_t slow = 0; /* buckets that a whole-block ring simulates in full */
   out->ff_blocker = ff_blocker(p);
   out->fast_forward = !out->ff_blocker;
@@ -457,6 +464,10 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->exchanges = floor((double)p->iterations / p->local_steps) +
                    (p->iterations % p->local_steps != 0);
   out->rounds = rounds_of(coll, p->nodes);
+  /* zero3 gathers each unit's weights twice: three halves of an
+   * allreduce. */
+  if (p->sharding == SHARD_ZERO3)
+    out->rounds *= 1.5;
   out->actors = actors_of(p, coll);
   out->pair_bytes = coll->pair_bytes;
   out->bucket_bytes = ff_buckets_allowed(p, coll) ? recur_bucket_bytes() : 0;
