@@ -51,12 +51,6 @@ const char *ff_blocker(const struct point *p) {
     return "[exchange] placement = nic";
   if (p->framing.packets)
     return "[nic] framing = packets";
-  static const char *const sharded[SHARD_COUNT] = {
-      [SHARD_ZERO1] = "[training] sharding = zero1",
-      [SHARD_ZERO2] = "[training] sharding = zero2",
-      [SHARD_ZERO3] = "[training] sharding = zero3"};
-  if (p->sharding != SHARD_NONE)
-    return sharded[p->sharding];
   return NULL;
 }
 
@@ -315,8 +309,11 @@ bool ff_buckets_allowed(const struct point *p, const struct collective *c) {
    * moved the slow worker's end by 3e-11 s (an inceptionn ring with fp16
    * messages, a worker 1.5x slower), 1e-8 of its comm_s. Ring steps keep
    * to their neighbours' pace and showed no such difference. */
+  /* Sharded exchanges skip ring steps and whole iterations, not runs of
+   * buckets (their halves are apart: a bucket's reduce-scatter and its
+   * allgather are not one repeated exchange). */
   return run_ff_allowed(p) && !c->aggregators && !c->bucket_state &&
-         no_stragglers(p) &&
+         p->sharding == SHARD_NONE && no_stragglers(p) &&
          !(run_has_codec(p) && p->placement != PLACE_CPU);
 }
 

@@ -995,6 +995,33 @@ if run_ok "zero3 Llama-3-8B runs" run small.ini --set model.name=llama-3-8b \
   check "zero3: Llama-3-8B fits over 16 H100s, 1.5 times the bytes" $? \
     "bytes $b1 $b2, fits $(csv_get z3/runs.csv 1 fits) $(csv_get z3/runs.csv 2 fits)"
 fi
+# Sharded exchanges fast-forward their ring steps (not runs of buckets:
+# a bucket's halves are apart), with the results of every step simulated.
+cat >zff.ini <<'EOF'
+[platform]
+preset = dgx-h100
+nodes = 16
+[model]
+name = llama-2-7b
+device = H100
+precision = bf16
+batch = 1
+[exchange]
+algorithm = ring
+payload = none
+[training]
+iterations = 2
+fusion_bytes = 25MB
+sharding = zero1, zero2, zero3
+EOF
+if ff_runs "sharded" zff.ini zf1 zf2 3; then
+  check_ff_equal "sharded fast-forward" zf1 zf2 3
+  check_every "sharded fast-forward skipped ring steps" zf1 3 fast_forwarded_steps
+fi
+if ff_runs "sharded overlap" zff.ini zf3 zf4 1 --set training.sharding=zero2 \
+  --set training.mode=overlap; then
+  check_ff_equal "sharded overlap fast-forward" zf3 zf4 1
+fi
 bad "zero3 in overlap" "sharding = zero3 runs with mode = sync (mode = overlap" \
   run small.ini --set training.sharding=zero3 --set training.mode=overlap --out never
 bad "shard_unit" "shard_unit = tensor: must be one of block, layer" \
