@@ -595,9 +595,9 @@ static int model_line(void *ctx, const GPtrArray *w, const char *path,
   } else if (strcmp(kw, "family") == 0 && w->len == 2) {
     g_free(m->family);
     m->family = g_strdup(W(1));
-  } else if (strcmp(kw, "attention") == 0 && w->len == 3) {
+  } else if (strcmp(kw, "attention") == 0 && (w->len == 3 || w->len == 4)) {
     gpointer ix = g_hash_table_lookup(st->layer_ix, W(1));
-    double d;
+    double d, win = 0;
     if (!ix)
       rc = fail(err, errlen, -EINVAL,
                 "%s:%zu: attention: layer '%s' is not declared above", path,
@@ -607,17 +607,25 @@ static int model_line(void *ctx, const GPtrArray *w, const char *path,
                 "%s:%zu: attention %s: query width '%s' must be a number in "
                 "(0, 1e9]",
                 path, line, W(1), W(2));
-    else
-      g_array_index(st->layers, struct model_layer,
-                    GPOINTER_TO_SIZE(ix) - 1)
-          .attn_d = d;
+    else if (w->len == 4 && (!parse_number(W(3), &win) || win < 1 ||
+                             win > 1e8 || win != floor(win)))
+      rc = fail(err, errlen, -EINVAL,
+                "%s:%zu: attention %s: sliding window '%s' must be a whole "
+                "number of tokens in 1..1e8",
+                path, line, W(1), W(3));
+    else {
+      struct model_layer *l = &g_array_index(st->layers, struct model_layer,
+                                             GPOINTER_TO_SIZE(ix) - 1);
+      l->attn_d = d;
+      l->attn_window = win;
+    }
   } else if (!(strcmp(kw, "expect") == 0 &&
                expect_line(st->ex, w, path, line, &rc, err, errlen))) {
     rc = fail(err, errlen, -EINVAL,
               "%s:%zu: unknown or malformed line starting '%s' (expected "
               "model, source, dataset, input, batch, tokens_per_sample, "
-              "family, backward_from, layer, attention, tensor or expect, "
-              "with their arguments)",
+              "family, backward_from, layer, attention (LAYER D [WINDOW]), "
+              "tensor or expect, with their arguments)",
               path, line, kw);
   }
   return rc;
@@ -896,9 +904,16 @@ static void spread_time(struct model *m, double t, double flops) {
 }
 
 /* Time M on device DEV at precision PREC and per-worker batch BATCH. */
+/* Attention's FLOPs at S tokens: 4 s^2 d, or with a sliding window W
+ * (Mistral's) 4 s min(s, W) d: each query sees at most W keys. */
+static double attn_flops(const struct model_layer *l, double s) {
+  double keys = l->attn_window > 0 ? fmin(s, l->attn_window) : s;
+  return 4 * s * keys * l->attn_d;
+}
+
 /* A token model at TOKENS per sample (0: the file's): its layers' FLOPs
  * rescaled from the file's length s0, the products linearly, attention's
- * 4 s^2 d quadratically. */
+ * 4 s^2 d quadratically (within its window linearly). */
 static void set_tokens(struct model *m, uint64_t tokens) {
   if (!m->file_tokens)
     return;
@@ -906,9 +921,9 @@ static void set_tokens(struct model *m, uint64_t tokens) {
   double s0 = (double)m->file_tokens, s = (double)m->tokens;
   for (size_t i = 0; i < m->nlayers; i++) {
     struct model_layer *l = &m->layers[i];
-    double attn = 4 * s0 * s0 * l->attn_d;
+    double attn = attn_flops(l, s0);
     double lin = l->flops > attn ? l->flops - attn : 0;
-    l->flops = lin * (s / s0) + 4 * s * s * l->attn_d;
+    l->flops = lin * (s / s0) + attn_flops(l, s);
   }
 }
 

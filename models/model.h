@@ -24,6 +24,8 @@ struct model_layer {
   double flops;     /* forward FLOPs per sample */
   double attn_d;    /* its attention's query width d: 4 s^2 d of FLOPS
                      * grow with the square of the tokens s (0: none) */
+  double attn_window; /* a sliding window of W tokens: 4 s min(s, W) d
+                       * (0: none) */
   double forward_s; /* per iteration, on the chosen device and batch */
   double backward_s;
 };

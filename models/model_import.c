@@ -694,11 +694,24 @@ static int config_bert(const char *file, JsonObject *o, const char *dt,
 /* Llama and Mistral (LlamaForCausalLM, MistralForCausalLM): grouped-query
  * attention (num_key_value_heads), SwiGLU MLP, RMSNorm, an untied head
  * unless tie_word_embeddings. */
-static int config_llama(const char *file, JsonObject *o, const char *dt,
-                        GPtrArray *out, struct import_info *info, char *err,
-                        size_t errlen) {
-  int64_t d = 0, L = 0, V = 0, H = 0, KV = 0, I = 0, hd = 0, P = 0;
-  bool tie = false, abias = false, mbias = false;
+/* Llama and the families that share its modules (transformers'
+ * LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GemmaForCausalLM,
+ * Gemma2ForCausalLM, Phi3ForCausalLM, MixtralForCausalLM), by TYPE:
+ * Qwen2 biases its query, key and value projections; Gemma ties its head
+ * to the embedding by default and Gemma 2 adds a norm before and after
+ * its MLP; Phi-3 fuses query, key and value in one projection and gate
+ * and up in another; Mixtral's MLP is num_local_experts experts (w1, w3,
+ * w2) behind a router. A sliding window (sliding_window; Qwen2 only with
+ * use_sliding_window) bounds attention. */
+static int config_llama(const char *file, JsonObject *o, const char *type,
+                        const char *dt, GPtrArray *out,
+                        struct import_info *info, char *err, size_t errlen) {
+  int64_t d = 0, L = 0, V = 0, H = 0, KV = 0, I = 0, hd = 0, P = 0, E = 0,
+          K = 0, W = 0;
+  bool qwen2 = !strcmp(type, "qwen2"), gemma2 = !strcmp(type, "gemma2"),
+       gemma = !strcmp(type, "gemma") || gemma2, phi3 = !strcmp(type, "phi3"),
+       moe = !strcmp(type, "mixtral");
+  bool tie = false, abias = false, mbias = false, slide = !qwen2;
   int rc = json_count(file, o, "hidden_size", true, 0, 1, &d, err, errlen);
   if (!rc)
     rc = json_layers(file, o, "num_hidden_layers", &L, err, errlen);
@@ -727,7 +740,28 @@ static int config_llama(const char *file, JsonObject *o, const char *dt,
     rc = json_count(file, o, "max_position_embeddings", false, 2048, 1, &P,
                     err, errlen);
   if (!rc)
-    rc = json_flag(file, o, "tie_word_embeddings", false, &tie, err, errlen);
+    rc = json_flag(file, o, "tie_word_embeddings", gemma, &tie, err, errlen);
+  if (!rc && moe)
+    rc = json_count(file, o, "num_local_experts", true, 0, 1, &E, err,
+                    errlen);
+  if (!rc && moe)
+    rc = json_count(file, o, "num_experts_per_tok", true, 0, 1, &K, err,
+                    errlen);
+  if (!rc && moe && K > E)
+    rc = fail(err, errlen, -EINVAL,
+              "%s: num_experts_per_tok %" PRId64 " is more than "
+              "num_local_experts %" PRId64,
+              file, K, E);
+  if (!rc && E > 1024)
+    rc = fail(err, errlen, -EINVAL,
+              "%s: num_local_experts %" PRId64 ": gradsim imports at most "
+              "1024",
+              file, E);
+  if (!rc && qwen2)
+    rc = json_flag(file, o, "use_sliding_window", false, &slide, err,
+                   errlen);
+  if (!rc && slide)
+    rc = json_count(file, o, "sliding_window", false, 0, 1, &W, err, errlen);
   if (!rc)
     rc = json_flag(file, o, "attention_bias", false, &abias, err, errlen);
   if (!rc)
@@ -739,39 +773,74 @@ static int config_llama(const char *file, JsonObject *o, const char *dt,
               file, H, KV);
   if (rc)
     return rc;
-  uint64_t D = (uint64_t)d, Q = (uint64_t)(H * hd), K = (uint64_t)(KV * hd),
+  uint64_t D = (uint64_t)d, Q = (uint64_t)(H * hd), Kw = (uint64_t)(KV * hd),
            F = (uint64_t)I;
   add(out, dt, "model.embed_tokens.weight", (uint64_t)V, D);
   for (int64_t i = 0; i < L; i++) {
     add(out, dt, "model.layers.%" PRId64 ".input_layernorm.weight", D, 0, i);
-    add(out, dt, "model.layers.%" PRId64 ".self_attn.q_proj.weight", Q, D, i);
-    if (abias)
-      add(out, dt, "model.layers.%" PRId64 ".self_attn.q_proj.bias", Q, 0, i);
-    add(out, dt, "model.layers.%" PRId64 ".self_attn.k_proj.weight", K, D, i);
-    if (abias)
-      add(out, dt, "model.layers.%" PRId64 ".self_attn.k_proj.bias", K, 0, i);
-    add(out, dt, "model.layers.%" PRId64 ".self_attn.v_proj.weight", K, D, i);
-    if (abias)
-      add(out, dt, "model.layers.%" PRId64 ".self_attn.v_proj.bias", K, 0, i);
+    if (phi3) {
+      add(out, dt, "model.layers.%" PRId64 ".self_attn.qkv_proj.weight",
+          Q + 2 * Kw, D, i);
+    } else {
+      static const char *const qkv[] = {"q_proj", "k_proj", "v_proj"};
+      for (size_t k = 0; k < 3; k++) {
+        uint64_t rows = k ? Kw : Q;
+        add(out, dt, "model.layers.%" PRId64 ".self_attn.%s.weight", rows, D,
+            i, qkv[k]);
+        if (abias || qwen2)
+          add(out, dt, "model.layers.%" PRId64 ".self_attn.%s.bias", rows, 0,
+              i, qkv[k]);
+      }
+    }
     add(out, dt, "model.layers.%" PRId64 ".self_attn.o_proj.weight", D, Q, i);
     if (abias)
       add(out, dt, "model.layers.%" PRId64 ".self_attn.o_proj.bias", D, 0, i);
     add(out, dt, "model.layers.%" PRId64 ".post_attention_layernorm.weight",
         D, 0, i);
-    static const char *const mlp[] = {"gate_proj", "up_proj", "down_proj"};
-    for (size_t k = 0; k < 3; k++) {
-      bool down = k == 2;
-      add(out, dt, "model.layers.%" PRId64 ".mlp.%s.weight", down ? D : F,
-          down ? F : D, i, mlp[k]);
-      if (mbias)
-        add(out, dt, "model.layers.%" PRId64 ".mlp.%s.bias", down ? D : F, 0,
-            i, mlp[k]);
+    if (gemma2)
+      add(out, dt, "model.layers.%" PRId64 ".pre_feedforward_layernorm.weight",
+          D, 0, i);
+    if (phi3) {
+      add(out, dt, "model.layers.%" PRId64 ".mlp.gate_up_proj.weight", 2 * F,
+          D, i);
+      add(out, dt, "model.layers.%" PRId64 ".mlp.down_proj.weight", D, F, i);
+    } else if (moe) {
+      add(out, dt, "model.layers.%" PRId64 ".block_sparse_moe.gate.weight",
+          (uint64_t)E, D, i);
+      static const char *const w[] = {"w1", "w3", "w2"};
+      for (int64_t e = 0; e < E; e++)
+        for (size_t k = 0; k < 3; k++)
+          add(out, dt,
+              "model.layers.%" PRId64 ".block_sparse_moe.experts.%" PRId64
+              ".%s.weight",
+              k == 2 ? D : F, k == 2 ? F : D, i, e, w[k]);
+    } else {
+      static const char *const mlp[] = {"gate_proj", "up_proj", "down_proj"};
+      for (size_t k = 0; k < 3; k++) {
+        bool down = k == 2;
+        add(out, dt, "model.layers.%" PRId64 ".mlp.%s.weight", down ? D : F,
+            down ? F : D, i, mlp[k]);
+        if (mbias)
+          add(out, dt, "model.layers.%" PRId64 ".mlp.%s.bias", down ? D : F,
+              0, i, mlp[k]);
+      }
     }
+    if (gemma2)
+      add(out, dt,
+          "model.layers.%" PRId64 ".post_feedforward_layernorm.weight", D, 0,
+          i);
   }
   add(out, dt, "model.norm.weight", D, 0);
   if (!tie)
     add(out, dt, "lm_head.weight", (uint64_t)V, D);
   info->seq_len = info->seq_len ? info->seq_len : (uint64_t)P;
+  info->query_width = Q;
+  info->experts = (int)E;
+  info->experts_active = (int)K;
+  info->window = (uint64_t)W;
+  info->window_even = gemma2;
+  g_free(info->family);
+  info->family = g_strdup(phi3 ? "phi3" : moe ? "mixtral" : "llama");
   return 0;
 }
 
@@ -801,8 +870,8 @@ int import_config_data(const char *path, const char *text, size_t len,
   const char *dt = tdt ? dtype_of(tdt) : "fp32";
   if (!type)
     rc = fail(err, errlen, -EINVAL,
-              "%s: the config has no string 'model_type' (gpt2, bert, llama "
-              "or mistral)",
+              "%s: the config has no string 'model_type' (gpt2, bert, llama, "
+              "mistral, qwen2, gemma, gemma2, phi3 or mixtral)",
               path);
   else if (!dt)
     rc = fail(err, errlen, -EINVAL,
@@ -813,13 +882,16 @@ int import_config_data(const char *path, const char *text, size_t len,
     rc = config_gpt2(path, o, dt, out, info, err, errlen);
   else if (!strcmp(type, "bert"))
     rc = config_bert(path, o, dt, out, info, err, errlen);
-  else if (!strcmp(type, "llama") || !strcmp(type, "mistral"))
-    rc = config_llama(path, o, dt, out, info, err, errlen);
+  else if (!strcmp(type, "llama") || !strcmp(type, "mistral") ||
+           !strcmp(type, "qwen2") || !strcmp(type, "gemma") ||
+           !strcmp(type, "gemma2") || !strcmp(type, "phi3") ||
+           !strcmp(type, "mixtral"))
+    rc = config_llama(path, o, type, dt, out, info, err, errlen);
   else
     rc = fail(err, errlen, -EINVAL,
               "%s: model_type '%s' is not a family gradsim generates (gpt2, "
-              "bert, llama, mistral); import its safetensors header or a "
-              "parameter list instead",
+              "bert, llama, mistral, qwen2, gemma, gemma2, phi3, mixtral); "
+              "import its safetensors header or a parameter list instead",
               path, type);
   /* A tensor whose sizes multiply past the limit got no shape. */
   for (guint i = before; !rc && i < out->len; i++)
@@ -875,11 +947,24 @@ static const char *const BERT_AFTER[] = {"pooler.dense",
                                          "cls.predictions.decoder",
                                          "cls.seq_relationship",
                                          NULL};
+/* (Gemma 2's norms before and after the MLP are in no other family.) */
 static const char *const LLAMA_BLOCK[] = {
-    "input_layernorm",          "self_attn.q_proj", "self_attn.k_proj",
-    "self_attn.v_proj",         "self_attn.o_proj", "post_attention_layernorm",
-    "mlp.gate_proj",            "mlp.up_proj",      "mlp.down_proj",
+    "input_layernorm",           "self_attn.q_proj",
+    "self_attn.k_proj",          "self_attn.v_proj",
+    "self_attn.o_proj",          "post_attention_layernorm",
+    "pre_feedforward_layernorm", "mlp.gate_proj",
+    "mlp.up_proj",               "mlp.down_proj",
+    "post_feedforward_layernorm", NULL};
+static const char *const PHI3_BLOCK[] = {
+    "input_layernorm",          "self_attn.qkv_proj", "self_attn.o_proj",
+    "post_attention_layernorm", "mlp.gate_up_proj",   "mlp.down_proj",
     NULL};
+/* Mixtral's experts, each w1, w3, w2, follow the router in the input's
+ * order (unknown to the table: ranked after it). */
+static const char *const MIXTRAL_BLOCK[] = {
+    "input_layernorm",          "self_attn.q_proj",     "self_attn.k_proj",
+    "self_attn.v_proj",         "self_attn.o_proj",     "post_attention_layernorm",
+    "block_sparse_moe.gate",    NULL};
 static const char *const LLAMA_BEFORE[] = {"embed_tokens", NULL};
 static const char *const LLAMA_AFTER[] = {"norm", "lm_head", NULL};
 
@@ -890,6 +975,12 @@ static const struct family FAMILIES[] = {
      "attention.self.query", 1, 0, BERT_BEFORE, BERT_AFTER,
      "embeddings.word_embeddings", "cls.predictions.decoder",
      "cls.predictions"},
+    {"phi3", "self_attn.qkv_proj", PHI3_BLOCK, 2, "self_attn.core",
+     "self_attn.qkv_proj", 3, 0, LLAMA_BEFORE, LLAMA_AFTER, "embed_tokens",
+     "lm_head", NULL},
+    {"mixtral", "block_sparse_moe.gate", MIXTRAL_BLOCK, 4, "self_attn.core",
+     "self_attn.q_proj", 1, 0, LLAMA_BEFORE, LLAMA_AFTER, "embed_tokens",
+     "lm_head", NULL},
     {"llama", "self_attn.q_proj", LLAMA_BLOCK, 4, "self_attn.core",
      "self_attn.q_proj", 1, 0, LLAMA_BEFORE, LLAMA_AFTER, "embed_tokens",
      "lm_head", NULL},
@@ -951,6 +1042,7 @@ struct item {
   const struct import_tensor *t; /* NULL for a tensorless layer */
   double flops;    /* forward FLOPs per sample it adds to its layer */
   double attn_d;   /* an attention core: its query width */
+  double attn_window; /* and its sliding window (0: none) */
 };
 
 static int item_cmp(const void *pa, const void *pb, gpointer data) {
@@ -1135,18 +1227,27 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
         char *core = g_strdup_printf("%.*s.%" PRIu64 ".%s", (int)plen, mod,
                                      block, f->core);
         if (!g_hash_table_contains(cores, core)) {
+          /* The query's width: the config's where it knows it (a fused
+           * projection's parts may differ: Phi-3 with fewer key and value
+           * heads), else the projection's part. */
           uint64_t w = t->dims[f->query_dim];
-          if (w % (uint64_t)f->query_div && !badq)
+          if (!info->query_width && w % (uint64_t)f->query_div && !badq)
             badq = g_strdup_printf(
                 "%s: its %" PRIu64 " columns are not %d equal parts "
                 "(query, key and value)",
                 t->name, w, f->query_div);
-          double d = (double)w / f->query_div;
+          double d = info->query_width ? (double)info->query_width
+                                       : (double)w / f->query_div;
+          /* A sliding window bounds the keys each query sees. */
+          double win = info->window && (!info->window_even || block % 2 == 0)
+                           ? (double)info->window
+                           : 0;
+          double keys = win > 0 ? fmin((double)s, win) : (double)s;
           struct item c = {.stage = 1, .block = block,
                            .rank = (int)f->core_rank, .leaf = 2,
                            .index = i, .layer = g_strdup(core),
-                           .flops = 4 * (double)s * (double)s * d,
-                           .attn_d = d};
+                           .flops = 4 * (double)s * keys * d,
+                           .attn_d = d, .attn_window = win};
           g_array_append_val(items, c);
           g_hash_table_add(cores, core);
         } else {
@@ -1165,6 +1266,10 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
         has_head_if = true;
     }
     it.flops = tensor_flops(t, mod, leaf, f, (double)s);
+    /* A mixture of experts: each token runs ACTIVE of the EXPERTS, so an
+     * expert's products count that share of its tokens. */
+    if (info->experts > 0 && strstr(mod, ".experts."))
+      it.flops *= (double)info->experts_active / info->experts;
     g_array_append_val(items, it);
   }
   /* A tied head: a layer without a tensor of its own, the product with
@@ -1187,6 +1292,7 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
   GHashTable *lix = g_hash_table_new(g_str_hash, g_str_equal);
   GArray *lflops = g_array_new(FALSE, TRUE, sizeof(double));
   GArray *lattn = g_array_new(FALSE, TRUE, sizeof(double));
+  GArray *lwin = g_array_new(FALSE, TRUE, sizeof(double));
   double total = 0;
   for (guint i = 0; i < items->len; i++) {
     struct item *it = &g_array_index(items, struct item, i);
@@ -1196,12 +1302,15 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
       double z = 0;
       g_array_append_val(lflops, z);
       g_array_append_val(lattn, z);
+      g_array_append_val(lwin, z);
       ix = GUINT_TO_POINTER(layers->len);
       g_hash_table_insert(lix, it->layer, ix);
     }
     guint l = GPOINTER_TO_UINT(ix) - 1;
     g_array_index(lflops, double, l) += it->flops;
     g_array_index(lattn, double, l) += it->attn_d;
+    if (it->attn_window > 0)
+      g_array_index(lwin, double, l) = it->attn_window;
     total += it->flops;
   }
   /* What the model reader will refuse: a layer over its FLOPs limit, a
@@ -1238,7 +1347,13 @@ char *import_model_text(const GPtrArray *in, struct import_info *info,
   for (guint l = 0; l < layers->len; l++) {
     g_string_append_printf(o, "layer %s %.0f\n", (char *)layers->pdata[l],
                            g_array_index(lflops, double, l));
-    if (g_array_index(lattn, double, l) > 0)
+    if (g_array_index(lattn, double, l) > 0 &&
+        g_array_index(lwin, double, l) > 0)
+      g_string_append_printf(o, "attention %s %.0f %.0f\n",
+                             (char *)layers->pdata[l],
+                             g_array_index(lattn, double, l),
+                             g_array_index(lwin, double, l));
+    else if (g_array_index(lattn, double, l) > 0)
       g_string_append_printf(o, "attention %s %.0f\n",
                              (char *)layers->pdata[l],
                              g_array_index(lattn, double, l));
@@ -1268,5 +1383,6 @@ done:
   g_ptr_array_free(layers, TRUE);
   g_array_free(lflops, TRUE);
   g_array_free(lattn, TRUE);
+  g_array_free(lwin, TRUE);
   return o ? g_string_free(o, FALSE) : NULL;
 }

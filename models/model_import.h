@@ -52,6 +52,17 @@ struct import_info {
   bool tied_head;      /* a language-model head sharing the embedding */
   uint64_t vocab;      /* its width, when tied */
   uint64_t d_model;    /* likewise */
+  /* What a config knows that the tensors do not (0: not known): the
+   * attention's query width (heads x head_dim, where a fused projection
+   * holds query, key and value of other widths: Phi-3); a mixture of
+   * experts' experts and those a token uses (Mixtral: 8 and 2; an
+   * expert's FLOPs count ACTIVE / EXPERTS of its products); a sliding
+   * window of attention, in tokens, on every block or (WINDOW_EVEN) on
+   * the even ones only (Gemma 2). */
+  uint64_t query_width;
+  int experts, experts_active;
+  uint64_t window;
+  bool window_even;
 };
 
 void import_info_clear(struct import_info *info);
@@ -66,9 +77,10 @@ void import_info_clear(struct import_info *info);
 int import_safetensors(const char *const *paths, size_t k, GPtrArray *out,
                        size_t *skipped, char *err, size_t errlen);
 
-/* The tensors of a Hugging Face config.json of the GPT-2, BERT, Llama or
- * Mistral family, as the family's checkpoints name and shape them, and
- * INFO (family, tied head, the context length as seq_len). */
+/* The tensors of a Hugging Face config.json (model_type gpt2, bert,
+ * llama, mistral, qwen2, gemma, gemma2, phi3 or mixtral), as the family's
+ * checkpoints name and shape them, and INFO (family, tied head, the
+ * context length as seq_len, and what the struct says a config knows). */
 int import_config(const char *path, GPtrArray *out, struct import_info *info,
                   char *err, size_t errlen);
 

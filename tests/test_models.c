@@ -1495,6 +1495,132 @@ Test(import, published_parameter_counts) {
   import_info_clear(&info);
 }
 
+/* Today's families, from the shipped configs (models/configs/): each
+ * family's tensors sum to its published total, derived here by hand. */
+static uint64_t import_shipped(const char *name, struct import_info *info,
+                               GPtrArray *t) {
+  char *file = g_strdup_printf("%s.json", name);
+  char *path = g_build_filename(model_dir(NULL), "configs", file, NULL);
+  char err[512];
+  cr_assert_eq(import_config(path, t, info, err, sizeof err), 0, "%s", err);
+  g_free(file);
+  g_free(path);
+  return sum_elements(t);
+}
+
+Test(import, todays_families) {
+  GPtrArray *t = g_ptr_array_new_with_free_func(import_tensor_free);
+  struct import_info info = {.name = g_strdup("m")};
+  /* Qwen2-7B: d 3584, 28 layers, 28 heads of 128, 4 key-value heads,
+   * MLP 18944, vocabulary 152064, untied; biases on q, k and v. */
+  uint64_t q = 28 * (2ull * 3584 * 3584 + 2ull * 512 * 3584 + 3584 + 2 * 512 +
+                     3ull * 3584 * 18944 + 2 * 3584) +
+               2ull * 152064 * 3584 + 3584;
+  cr_assert_eq(q, 7615616512ull);
+  cr_assert_eq(import_shipped("qwen2-7b", &info, t), q);
+  cr_assert_eq(info.window, 0); /* use_sliding_window false */
+  g_ptr_array_set_size(t, 0);
+  /* Gemma-7B: d 3072, 16 heads of 256 (4096 wide), MLP 24576, 28 layers,
+   * vocabulary 256000, the head tied (Gemma's default). */
+  uint64_t g = 28 * (4ull * 4096 * 3072 + 3ull * 3072 * 24576 + 2 * 3072) +
+               256000ull * 3072 + 3072;
+  cr_assert_eq(g, 8537680896ull);
+  cr_assert_eq(import_shipped("gemma-7b", &info, t), g);
+  g_ptr_array_set_size(t, 0);
+  /* Gemma-2-9B: d 3584, 16 heads of 256, 8 key-value heads, MLP 14336,
+   * 42 layers of four norms, tied; a 4096-token window on even layers. */
+  uint64_t g2 = 42 * (2ull * 4096 * 3584 + 2ull * 2048 * 3584 +
+                      3ull * 3584 * 14336 + 4 * 3584) +
+                256000ull * 3584 + 3584;
+  cr_assert_eq(g2, 9241705984ull);
+  cr_assert_eq(import_shipped("gemma-2-9b", &info, t), g2);
+  cr_assert_eq(info.window, 4096);
+  cr_assert(info.window_even);
+  g_ptr_array_set_size(t, 0);
+  /* Phi-3-mini: d 3072, fused qkv 9216 x 3072 and gate_up 16384 x 3072,
+   * down 3072 x 8192, 32 layers, vocabulary 32064, untied. */
+  uint64_t ph = 32 * (9216ull * 3072 + 3072ull * 3072 + 16384ull * 3072 +
+                      3072ull * 8192 + 2 * 3072) +
+                2ull * 32064 * 3072 + 3072;
+  cr_assert_eq(ph, 3821079552ull);
+  cr_assert_eq(import_shipped("phi-3-mini-4k", &info, t), ph);
+  cr_assert_eq(info.query_width, 3072);
+  g_ptr_array_set_size(t, 0);
+  /* Mixtral-8x7B: Mistral's attention, 8 experts of three 4096 x 14336
+   * matrices and a router of 8 x 4096 in each of 32 layers, 2 experts a
+   * token. */
+  uint64_t mx = 32 * (2ull * 4096 * 4096 + 2ull * 1024 * 4096 +
+                      8 * 3ull * 4096 * 14336 + 8 * 4096 + 2 * 4096) +
+                2ull * 32000 * 4096 + 4096;
+  cr_assert_eq(mx, 46702792704ull);
+  cr_assert_eq(import_shipped("mixtral-8x7b", &info, t), mx);
+  cr_assert_eq(info.experts, 8);
+  cr_assert_eq(info.experts_active, 2);
+  g_ptr_array_set_size(t, 0);
+  /* Mistral-7B v0.1: 7,241,732,096, a 4096-token window. */
+  cr_assert_eq(import_shipped("mistral-7b", &info, t), 7241732096ull);
+  cr_assert_eq(info.window, 4096);
+  g_ptr_array_free(t, TRUE);
+  import_info_clear(&info);
+}
+
+/* A mixture of experts costs its active experts' FLOPs, and a sliding
+ * window bounds attention's: Mixtral's forward per token is about twice
+ * its 12.9B active parameters, and Mistral's attention grows linearly
+ * past its window when the model is timed at longer sequences. */
+Test(import, experts_and_windows_in_flops) {
+  GPtrArray *t = g_ptr_array_new_with_free_func(import_tensor_free);
+  struct import_info info = {.name = g_strdup("m"), .seq_len = 8192};
+  char err[512];
+  import_shipped("mixtral-8x7b", &info, t);
+  char *text = import_model_text(t, &info, err, sizeof err);
+  cr_assert_not_null(text, "%s", err);
+  struct model *m;
+  struct model_opts mo = {.device = "H100", .precision = "bf16"};
+  cr_assert_eq(model_load_data("mixtral.model", text, strlen(text), &mo, &m,
+                               err, sizeof err),
+               0, "%s", err);
+  /* Active: attention 4 x 4096^2 x 10/16 ... per layer: q, o 4096^2, k, v
+   * 1024 x 4096, the router, two experts; the head 32000 x 4096. */
+  double active = 32 * (2.0 * 4096 * 4096 + 2.0 * 1024 * 4096 + 8 * 4096 +
+                        2 * 3.0 * 4096 * 14336) +
+                  32000.0 * 4096;
+  double attn = 32 * 4.0 * 8192 * 4096; /* 4 s d per token and layer */
+  double per_token = 0;
+  for (size_t l = 0; l < m->nlayers; l++)
+    per_token += m->layers[l].flops / 8192;
+  /* Norms add 4 per element, far below the products. */
+  cr_assert(fabs(per_token - (2 * active + attn)) / per_token < 1e-3,
+            "%.6g FLOPs a token, expected about %.6g", per_token,
+            2 * active + attn);
+  model_free(m);
+  g_free(text);
+  g_ptr_array_set_size(t, 0);
+  /* Mistral at 8192 and at 32768 tokens: the window of 4096 keeps
+   * attention at 4 s 4096 d. */
+  import_shipped("mistral-7b", &info, t);
+  info.seq_len = 8192;
+  text = import_model_text(t, &info, err, sizeof err);
+  cr_assert_not_null(text, "%s", err);
+  cr_assert_not_null(strstr(text, "attention model.layers.0.self_attn.core "
+                                  "4096 4096\n"));
+  struct model_opts lo = {.device = "H100", .precision = "bf16",
+                          .tokens = 32768};
+  cr_assert_eq(model_load_data("mistral.model", text, strlen(text), &lo, &m,
+                               err, sizeof err),
+               0, "%s", err);
+  const struct model_layer *core = NULL;
+  for (size_t l = 0; l < m->nlayers && !core; l++)
+    if (m->layers[l].attn_d > 0)
+      core = &m->layers[l];
+  cr_assert_not_null(core);
+  cr_assert_eq(core->flops, 4.0 * 32768 * 4096 * 4096);
+  model_free(m);
+  g_free(text);
+  g_ptr_array_free(t, TRUE);
+  import_info_clear(&info);
+}
+
 /* The model file without its comments and source lines: what the three
  * routes must agree on. */
 static char *body_of(const char *text) {

@@ -322,7 +322,8 @@ done
 
 MODELS="alexnet cifar100-cnn cifar100-convex hdc lstm-ptb lstm-wiki2 mnist-mlp
 resnet101 resnet110 resnet18 resnet44 resnet50 vgg16 vgg16-cifar
-bert-large gpt2 gpt2-xl llama-2-7b llama-2-13b llama-3-8b"
+bert-large gpt2 gpt2-xl llama-2-7b llama-2-13b llama-3-8b mistral-7b
+qwen2-7b gemma-7b gemma-2-9b phi-3-mini-4k mixtral-8x7b"
 num_re='^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$'
 
 if run_ok "model list exits 0" model list; then
@@ -330,7 +331,7 @@ if run_ok "model list exits 0" model list; then
   got=$(awk 'NR > 1 && NF == 0 { exit } NR > 1 { print $1 }' "$L/out" | sort | tr '\n' ' ')
   want=$(printf '%s\n' $MODELS | sort | tr '\n' ' ')
   [ "$got" = "$want" ]
-  check "model list lists exactly the 20 models" $? "want: $want" "got:  $got"
+  check "model list lists exactly the 26 models" $? "want: $want" "got:  $got"
 fi
 if run_ok "model list --format csv exits 0" model list --format csv; then
   cp "$L/out" "$L/list.csv"
@@ -341,7 +342,7 @@ if run_ok "model list --format csv exits 0" model list --format csv; then
       if (!ok) print NR ": " $0 }' "$L/list.csv" | head -3)
   got=$(awk -F ',' 'NR > 1 { print $1 }' "$L/list.csv" | sort | tr '\n' ' ')
   [ "$(head -1 "$L/list.csv")" = "$H" ] && [ "$got" = "$want" ] && [ -z "$bad" ]
-  check "model list csv: header, 20 rows of 9 fields (names, then numbers)" $? \
+  check "model list csv: header, 26 rows of 9 fields (names, then numbers)" $? \
     "header: $(head -1 "$L/list.csv")" "models: $got" "bad rows: $bad"
   bad=
   for m in $MODELS; do
@@ -890,6 +891,13 @@ bad_msg "model import: --out not .model" "--out FILE.model" model import --list 
 bad_msg "model import: a repeated tensor, the line named" "dup.txt:2: tensor 'a' is listed twice" model import --list "$IN/dup.txt" --out "$B/m.model"
 bad_msg "model import: no sequence length" "--seq-len" model import --list "$IN/noseq.txt" --out "$B/m.model"
 bad_msg "model import: a config without n_embd" "no 'n_embd'" model import --config "$IN/noembd.json" --out "$B/m.model"
+MOE='"model_type": "mixtral", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100'
+printf '{%s}' "$MOE" >"$IN/moe-none.json"
+printf '{%s, "num_local_experts": 2, "num_experts_per_tok": 3}' "$MOE" >"$IN/moe-k.json"
+printf '{%s, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 0}' "$MOE" >"$IN/moe-w.json"
+bad_msg "model import: a mixture of experts without experts" "no 'num_local_experts'" model import --config "$IN/moe-none.json" --out "$B/m.model"
+bad_msg "model import: more experts a token than experts" "num_experts_per_tok 3 is more than num_local_experts 2" model import --config "$IN/moe-k.json" --out "$B/m.model"
+bad_msg "model import: a window of 0 tokens" "'sliding_window' must be a whole number in 1..2^40" model import --config "$IN/moe-w.json" --out "$B/m.model"
 bad_msg "model import: a truncated safetensors file" "truncated" model import --safetensors "$IN/short.safetensors" --out "$B/m.model"
 bad_msg "model import: a header past the end" "past the end" model import --safetensors "$IN/long.safetensors" --out "$B/m.model"
 bad_msg "model import: malformed JSON" "malformed JSON" model import --safetensors "$IN/badjson.safetensors" --out "$B/m.model"
