@@ -90,7 +90,8 @@ done
 # The topologies' names and checks come from the platform generators
 # (which only write text; SimGrid's headers declare types; the fat tree's
 # builder, which only a run calls, is a stub here).
-for f in models/units.c models/gradgen.c models/nic.c config/experiment.c \
+for f in models/units.c models/gradgen.c models/nic.c models/memory.c \
+    config/experiment.c \
     config/presets.c sim/platforms/registry.c sim/platforms/cluster.c \
     sim/platforms/star.c sim/platforms/fat_tree.c sim/platforms/dragonfly.c \
     sim/platforms/gpu_cluster.c sim/platforms/torus.c \
