@@ -64,12 +64,16 @@ enum implementation { IMPL_GRADSIM, IMPL_PYTORCH, IMPL_FUSED, IMPL_COUNT };
  * weights allgathered; they differ in memory (models/memory.h). Stage 3
  * (FSDP's FULL_SHARD) keeps only its shard of the weights: each unit's
  * weights allgathered before its forward and again before its backward,
- * its gradients reduce-scattered after its backward. */
+ * its gradients reduce-scattered after its backward. HSDP (FSDP's
+ * HYBRID_SHARD) is stage 3 inside each machine, the machines replicas:
+ * each unit's weights gathered inside the machine, its gradients
+ * reduce-scattered inside and each shard allreduced across machines. */
 enum sharding {
   SHARD_NONE,
   SHARD_ZERO1,
   SHARD_ZERO2,
   SHARD_ZERO3,
+  SHARD_HSDP,
   SHARD_COUNT
 };
 

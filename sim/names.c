@@ -61,6 +61,7 @@ const char *const sharding_names[SHARD_COUNT] = {
     [SHARD_ZERO1] = "zero1",
     [SHARD_ZERO2] = "zero2",
     [SHARD_ZERO3] = "zero3",
+    [SHARD_HSDP] = "hsdp",
 };
 
 const char *const implementation_names[IMPL_COUNT] = {

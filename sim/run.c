@@ -80,8 +80,11 @@ static struct model *load_model(const struct point *p, char **err) {
                                            p->update_Bps, 0)
                       : optimizer_update_s(p->optimizer, (double)m->params,
                                            m->memory_Bps, m->fp32_flops);
-  /* Sharded, each GPU updates its shard: a p-th of the parameters. */
-  if (p->sharding != SHARD_NONE)
+  /* Sharded, each GPU updates its shard: a p-th of the parameters (HSDP:
+   * of its machine's GPUs). */
+  if (p->sharding == SHARD_HSDP && topology_node_size(p) > 0)
+    m->update_s /= topology_node_size(p);
+  else if (p->sharding != SHARD_NONE)
     m->update_s /= p->nodes;
   m->update_s += p->step_overhead_s;
   return m;
@@ -249,29 +252,68 @@ static int check_sharding(const struct point *p, const struct collective *coll,
     g_string_free(names, TRUE);
     return -1;
   }
+  /* A codec per hop compresses both halves as the collective's
+   * allreduce does (each hop of the reduce-scatter, each block once in
+   * the allgather: ZeRO++'s quantized weights and gradients, on a ring);
+   * once per bucket, or a linear codec's rounds, are not simulated
+   * sharded. */
   if (run_has_codec(p)) {
-    *err = g_strdup_printf("[training] sharding = %s with [exchange] codec "
-                           "= %s: compressed sharded exchanges are not "
-                           "simulated yet (grad_dtype sets the values' "
-                           "width)",
-                           what, p->codec);
-    return -1;
+    codec_t *c;
+    char e[CODEC_ERR_MAX];
+    bool linear = false, fixed = true;
+    if (codec_create(p->codec, &c, e, sizeof e) == 0) {
+      linear = codec_is_linear(c);
+      fixed = codec_size_is_fixed(c);
+      codec_free(c);
+    }
+    const char *why =
+        linear ? "a linear codec's rounds are not simulated sharded"
+        : p->compression == COMPRESS_PER_BUCKET
+            ? "compression = per-bucket is not simulated sharded (per-hop "
+              "is)"
+        : (p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP) && !fixed
+            ? "its weights are gathered without values, which a codec "
+              "whose size depends on the data cannot time"
+            : NULL;
+    if (why) {
+      *err = g_strdup_printf("[training] sharding = %s with [exchange] "
+                             "codec = %s: %s",
+                             what, p->codec, why);
+      return -1;
+    }
   }
-  if (p->mode == MODE_PIPE ||
-      (p->sharding == SHARD_ZERO3 && p->mode != MODE_SYNC)) {
+  bool units = p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP;
+  if (p->mode == MODE_PIPE || (units && p->mode != MODE_SYNC)) {
     *err = g_strdup_printf(
         "[training] sharding = %s runs with mode = sync%s (mode = %s: not "
         "simulated yet)",
-        what, p->sharding == SHARD_ZERO3 ? "" : " or overlap",
-        mode_names[p->mode]);
+        what, units ? "" : " or overlap", mode_names[p->mode]);
     return -1;
   }
-  if (p->sharding == SHARD_ZERO3 && !coll->shard_ranges) {
-    *err = g_strdup_printf("[training] sharding = zero3 with algorithm = %s: "
+  if (units && !coll->shard_ranges) {
+    *err = g_strdup_printf("[training] sharding = %s with algorithm = %s: "
                            "where its reduce-scatter leaves each shard is "
                            "not known (shard_ranges)",
-                           coll->name);
+                           what, coll->name);
     return -1;
+  }
+  if (p->sharding == SHARD_HSDP) {
+    int g = topology_node_size(p);
+    if (g < 1 || p->nodes % g != 0) {
+      *err = g_strdup_printf(
+          "[training] sharding = hsdp shards inside each machine: it needs "
+          "a topology of machines (nvswitch, gpu-cluster or a preset), not "
+          "topology = %s",
+          topology_name(p->topology));
+      return -1;
+    }
+    if (!coll->range_allreduce) {
+      *err = g_strdup_printf("[training] sharding = hsdp with algorithm = "
+                             "%s: it cannot allreduce a shard across "
+                             "machines (range_allreduce)",
+                             coll->name);
+      return -1;
+    }
   }
   if (p->local_steps > 1) {
     *err = g_strdup_printf("[training] sharding = %s exchanges every "
@@ -429,7 +471,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->hosts = p->nodes + (coll->aggregators ? p->aggregators : 0);
   size_t *layer_bucket = NULL;
   struct bucket *b =
-      p->sharding == SHARD_ZERO3
+      p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP
           ? units_of(m, p->shard_per_layer, &out->buckets, &layer_bucket)
           : buckets_of(m, fusion_of(p, coll), p->fusion_cycle_s,
                        p->grad_bytes, &out->buckets);
@@ -465,8 +507,9 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
                    (p->iterations % p->local_steps != 0);
   out->rounds = rounds_of(coll, p->nodes);
   /* zero3 gathers each unit's weights twice: three halves of an
-   * allreduce. */
-  if (p->sharding == SHARD_ZERO3)
+   * allreduce (hsdp's inside a machine, about as many steps, and its
+   * shard's allreduce across machines). */
+  if (p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP)
     out->rounds *= 1.5;
   out->actors = actors_of(p, coll);
   out->pair_bytes = coll->pair_bytes;
@@ -631,7 +674,7 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
   s->oracle_ok = true;
   s->oracle_msg = g_string_new(NULL);
   s->mb = g_hash_table_new(sim_pair_hash, g_direct_equal);
-  if (p->sharding == SHARD_ZERO3)
+  if (p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP)
     s->buckets = units_of(s->model, p->shard_per_layer, &s->nbuckets,
                           &s->layer_bucket);
   else
@@ -762,10 +805,24 @@ static void make_workers(struct sim *s, sg_host_t *hosts, bool oracle) {
     for (size_t b = 0; b < s->nbuckets; b++)
       vec_init(&ws->vecs[b], s->buckets[b].n,
                payload_held(p, s->buckets[b].n), oracle);
-    if (p->sharding == SHARD_ZERO3) {
+    if (p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP) {
       ws->params = g_new0(struct vec, s->nbuckets);
       for (size_t b = 0; b < s->nbuckets; b++)
         vec_init(&ws->params[b], s->buckets[b].n, 0, false);
+    }
+    if (p->sharding == SHARD_HSDP) {
+      /* Machines of G consecutive workers (the platforms' order). */
+      int g = topology_node_size(p), nm = s->nworkers / g;
+      ws->nmachine = g;
+      ws->nrail = nm;
+      ws->me_machine = i % g;
+      ws->me_rail = i / g;
+      ws->machine = g_new(int, g);
+      ws->rail = g_new(int, nm);
+      for (int k = 0; k < g; k++)
+        ws->machine[k] = i / g * g + k;
+      for (int k = 0; k < nm; k++)
+        ws->rail[k] = k * g + i % g;
     }
     if (p->local_steps > 1) {
       ws->accum = g_new0(float *, s->nbuckets);

@@ -532,6 +532,10 @@ struct coll_call {
   /* A linear codec's round an encode's sim_codec_time() charges (0 or 1;
    * its decode is the finish: sim/linear.c). */
   int lin_round;
+  /* The workers a sharded exchange's call runs over, GROUP[0..G) with
+   * the caller at index ME (HSDP's machine or rail); NULL: all of them. */
+  const int *group;
+  int g, me;
 };
 
 /* The GPU codec work of the messages a step sends and receives at once
@@ -590,9 +594,13 @@ struct collective {
   void (*reduce_scatter)(struct coll_call *c);
   void (*shard_allgather)(struct coll_call *c);
   /* The parts [LO[i], HI[i]) of a bucket of N values whose sum
-   * REDUCE_SCATTER leaves at RANK (of S's workers): how many (at most 2). */
-  int (*shard_ranges)(const struct sim *s, int rank, uint64_t n,
-                      uint64_t lo[2], uint64_t hi[2]);
+   * REDUCE_SCATTER leaves at index ME of its G workers: how many (at
+   * most 2). These three run over C->group where one is given. */
+  int (*shard_ranges)(int me, int g, uint64_t n, uint64_t lo[2],
+                      uint64_t hi[2]);
+  /* HSDP: values [LO, HI) of C->v allreduced over C->group (NULL: the
+   * collective cannot). */
+  void (*range_allreduce)(struct coll_call *c, uint64_t lo, uint64_t hi);
   /* One aggregator's part (NULL when the collective has none). */
   void (*aggregator)(struct coll_call *c);
   /* Start the collective's own actors beside the workers' (may be NULL;
@@ -669,9 +677,13 @@ struct job {
 struct wstate {
   struct worker *w;
   struct vec *vecs;    /* per bucket */
-  /* sharding = zero3: each unit's weights, gathered before its forward
-   * and its backward (timed only: no values held). */
+  /* sharding = zero3 or hsdp: each unit's weights, gathered before its
+   * forward and its backward (timed only: no values held). */
   struct vec *params;
+  /* hsdp: the worker's machine and its rail (the machines' workers of
+   * its index), and its index in each. */
+  int *machine, *rail;
+  int nmachine, nrail, me_machine, me_rail;
   float **accum;       /* per bucket: local steps not yet sent, or NULL */
   /* A linear codec's stream per bucket (the whole bucket, its tensors'
    * shapes set), when values are held; NULL otherwise. */

@@ -235,18 +235,18 @@ static void shard_ag(struct coll_call *c) {
 static void shard_nothing(struct coll_call *c) { (void)c; }
 
 /* ring_reduce_scatter leaves rank r the sum of block (r + 1) mod p. */
-static int shard_ranges(const struct sim *s, int rank, uint64_t n,
-                        uint64_t lo[2], uint64_t hi[2]) {
-  int p = s->nworkers, k = (rank + 1) % p;
+static int shard_ranges(int me, int p, uint64_t n, uint64_t lo[2],
+                        uint64_t hi[2]) {
+  int k = (me + 1) % p;
   lo[0] = block_lo(0, n, p, k);
   hi[0] = block_lo(0, n, p, k + 1);
   return 1;
 }
 
 /* shard_ranges one block off: the oracle checks a block not summed. */
-static int shard_ranges_off(const struct sim *s, int rank, uint64_t n,
-                            uint64_t lo[2], uint64_t hi[2]) {
-  return shard_ranges(s, (rank + 1) % s->nworkers, n, lo, hi);
+static int shard_ranges_off(int me, int p, uint64_t n, uint64_t lo[2],
+                            uint64_t hi[2]) {
+  return shard_ranges((me + 1) % p, p, n, lo, hi);
 }
 
 static const struct collective shard_ok = {

@@ -61,31 +61,40 @@ static void ring_gather(struct coll_call *c, struct msg *mine,
   }
 }
 
+/* A sharded call's workers: its group, or all of them. */
+static const int *group_of(const struct coll_call *c, int *g, int *me) {
+  *g = c->group ? c->g : c->sim->nworkers;
+  *me = c->group ? c->me : c->rank;
+  return c->group ? c->group : c->sim->ranks;
+}
+
 /* Sharded (sim.h, reduce_scatter): the ring's reduce-scatter of the
- * body, leaving worker r the sum of block (r + 1) mod p, and the
+ * body, leaving member i the sum of block (i + 1) mod p, and the
  * remainder allreduced whole at once by SMPI's default; later the body's
  * allgather, each block encoded once (MPICH's ring allgather moves the
  * same blocks in the same steps). */
 static void lr_reduce_scatter(struct coll_call *c) {
-  int p = c->sim->nworkers;
+  int p, me;
+  const int *grp = group_of(c, &p, &me);
   uint64_t n = c->v->n, body = n / (uint64_t)p * (uint64_t)p;
   if (body > 0)
-    ring_reduce_scatter(c, c->sim->ranks, p, c->rank, 0, body);
-  default_allreduce(c, c->sim->ranks, p, c->rank, body, n);
+    ring_reduce_scatter(c, grp, p, me, 0, body);
+  default_allreduce(c, grp, p, me, body, n);
 }
 
 static void lr_shard_allgather(struct coll_call *c) {
-  int p = c->sim->nworkers;
+  int p, me;
+  const int *grp = group_of(c, &p, &me);
   uint64_t body = c->v->n / (uint64_t)p * (uint64_t)p;
   if (body > 0)
-    ring_allgather(c, c->sim->ranks, p, c->rank, 0, body, RING_ENCODE_ONCE);
+    ring_allgather(c, grp, p, me, 0, body, RING_ENCODE_ONCE);
 }
 
 /* Where the reduce-scatter leaves the sums (ring_reduce_scatter: block
- * (r + 1) mod p); lr's remainder is summed whole everywhere. */
-static int lr_shard_ranges(const struct sim *s, int rank, uint64_t n,
-                           uint64_t lo[2], uint64_t hi[2]) {
-  int p = s->nworkers, k = (rank + 1) % p;
+ * (i + 1) mod p); lr's remainder is summed whole everywhere. */
+static int lr_shard_ranges(int me, int p, uint64_t n, uint64_t lo[2],
+                           uint64_t hi[2]) {
+  int k = (me + 1) % p;
   uint64_t body = n / (uint64_t)p * (uint64_t)p;
   lo[0] = block_lo(0, body, p, k);
   hi[0] = block_lo(0, body, p, k + 1);
@@ -94,9 +103,22 @@ static int lr_shard_ranges(const struct sim *s, int rank, uint64_t n,
   return 2;
 }
 
-static int inceptionn_shard_ranges(const struct sim *s, int rank, uint64_t n,
-                                   uint64_t lo[2], uint64_t hi[2]) {
-  int p = s->nworkers, k = (rank + 1) % p;
+/* HSDP's allreduce of a shard across machines: lr on [LO, HI) over the
+ * call's group (its body's ring, the rest by SMPI's default). */
+static void lr_range_allreduce(struct coll_call *c, uint64_t lo,
+                               uint64_t hi) {
+  int p, me;
+  const int *grp = group_of(c, &p, &me);
+  uint64_t body = (hi - lo) / (uint64_t)p * (uint64_t)p;
+  if (body > 0)
+    ring_allreduce(c, grp, p, me, lo, lo + body, RING_ENCODE_ONCE,
+                   lo + body < hi);
+  default_allreduce(c, grp, p, me, lo + body, hi);
+}
+
+static int inceptionn_shard_ranges(int me, int p, uint64_t n, uint64_t lo[2],
+                                   uint64_t hi[2]) {
+  int k = (me + 1) % p;
   lo[0] = block_lo(0, n, p, k);
   hi[0] = block_lo(0, n, p, k + 1);
   return 1;
@@ -108,15 +130,25 @@ static void inceptionn_worker(struct coll_call *c) {
                  false);
 }
 
-/* Sharded: the balanced ring's two legs apart. */
+/* Sharded: the balanced ring's two legs apart, and its allreduce of a
+ * range (HSDP's across machines). */
 static void inceptionn_reduce_scatter(struct coll_call *c) {
-  ring_reduce_scatter(c, c->sim->ranks, c->sim->nworkers, c->rank, 0,
-                      c->v->n);
+  int p, me;
+  const int *grp = group_of(c, &p, &me);
+  ring_reduce_scatter(c, grp, p, me, 0, c->v->n);
 }
 
 static void inceptionn_shard_allgather(struct coll_call *c) {
-  ring_allgather(c, c->sim->ranks, c->sim->nworkers, c->rank, 0, c->v->n,
-                 RING_EVERY_HOP);
+  int p, me;
+  const int *grp = group_of(c, &p, &me);
+  ring_allgather(c, grp, p, me, 0, c->v->n, RING_EVERY_HOP);
+}
+
+static void inceptionn_range_allreduce(struct coll_call *c, uint64_t lo,
+                                       uint64_t hi) {
+  int p, me;
+  const int *grp = group_of(c, &p, &me);
+  ring_allreduce(c, grp, p, me, lo, hi, RING_EVERY_HOP, false);
 }
 
 const struct collective coll_ring = {
@@ -130,6 +162,7 @@ const struct collective coll_ring = {
     .reduce_scatter = lr_reduce_scatter,
     .shard_allgather = lr_shard_allgather,
     .shard_ranges = lr_shard_ranges,
+    .range_allreduce = lr_range_allreduce,
 };
 
 const struct collective coll_inceptionn = {
@@ -142,4 +175,5 @@ const struct collective coll_inceptionn = {
     .reduce_scatter = inceptionn_reduce_scatter,
     .shard_allgather = inceptionn_shard_allgather,
     .shard_ranges = inceptionn_shard_ranges,
+    .range_allreduce = inceptionn_range_allreduce,
 };

@@ -44,7 +44,8 @@ static void exchange_one(struct wstate *ws, size_t b, int it) {
     /* Sharded: the gradients' half; checked after the weights' half
      * (shard_allgather_all). */
     struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
-                          .bucket = b, .v = &ws->vecs[b], .raw = true};
+                          .bucket = b, .v = &ws->vecs[b],
+                          .raw = sim_uncompressed(s, b)};
     s->coll->reduce_scatter(&c);
     return;
   }
@@ -111,31 +112,55 @@ static void shard_allgather_all(struct wstate *ws, int it) {
   struct sim *s = w->sim;
   for (size_t b = 0; b < s->nbuckets; b++) {
     struct coll_call c = {.sim = s, .w = w, .rank = w->rank, .bucket = b,
-                          .v = &ws->vecs[b], .raw = true};
+                          .v = &ws->vecs[b], .raw = sim_uncompressed(s, b)};
     s->coll->shard_allgather(&c);
     payload_check(ws, b, it);
   }
   exchange_done(ws, it);
 }
 
-/* zero3: unit B's weights gathered (timed: no values held). */
-static void fsdp_gather(struct wstate *ws, size_t b) {
+/* zero3 and hsdp: a call of WS's worker on V for bucket B, over its
+ * machine (hsdp) or over all workers. */
+static struct coll_call fsdp_call(struct wstate *ws, size_t b,
+                                  struct vec *v) {
   struct sim *s = ws->w->sim;
   struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
-                        .bucket = b, .v = &ws->params[b], .raw = true};
-  s->coll->shard_allgather(&c);
+                        .bucket = b, .v = v, .raw = sim_uncompressed(s, b)};
+  if (ws->machine) {
+    c.group = ws->machine;
+    c.g = ws->nmachine;
+    c.me = ws->me_machine;
+  }
+  return c;
 }
 
-/* zero3: unit B's gradients reduce-scattered and checked on the shard
- * the collective leaves this worker. */
+/* Unit B's weights gathered (timed: no values held). */
+static void fsdp_gather(struct wstate *ws, size_t b) {
+  struct coll_call c = fsdp_call(ws, b, &ws->params[b]);
+  ws->w->sim->coll->shard_allgather(&c);
+}
+
+/* Unit B's gradients reduce-scattered (hsdp: inside the machine, then
+ * each part of the shard allreduced across machines, among the rail) and
+ * checked on the shard the collective leaves this worker. */
 static void fsdp_scatter(struct wstate *ws, size_t b, int it) {
   struct sim *s = ws->w->sim;
   payload_prepare(ws, b, it);
-  struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
-                        .bucket = b, .v = &ws->vecs[b], .raw = true};
+  struct coll_call c = fsdp_call(ws, b, &ws->vecs[b]);
   s->coll->reduce_scatter(&c);
   uint64_t lo[2], hi[2];
-  int k = s->coll->shard_ranges(s, ws->w->rank, ws->vecs[b].n, lo, hi);
+  int k = s->coll->shard_ranges(c.group ? c.me : c.rank,
+                                c.group ? c.g : s->nworkers, ws->vecs[b].n,
+                                lo, hi);
+  if (ws->rail && ws->nrail > 1) {
+    struct coll_call r = c;
+    r.group = ws->rail;
+    r.g = ws->nrail;
+    r.me = ws->me_rail;
+    for (int i = 0; i < k; i++)
+      if (hi[i] > lo[i])
+        s->coll->range_allreduce(&r, lo[i], hi[i]);
+  }
   for (int i = 0; i < k; i++)
     payload_check_range(ws, b, it, lo[i], hi[i]);
 }

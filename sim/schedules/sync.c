@@ -22,7 +22,7 @@ static void sync_worker(struct wstate *ws) {
       break;
     struct iter_rec *r = sim_rec(s, it, w->rank);
     r->start = sim_now();
-    if (s->p->sharding == SHARD_ZERO3) {
+    if (s->p->sharding == SHARD_ZERO3 || s->p->sharding == SHARD_HSDP) {
       /* Fully sharded, the exchange runs unit by unit inside forward and
        * backward: what is not compute is waiting for it. */
       double a = sim_now();

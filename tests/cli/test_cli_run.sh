@@ -1022,16 +1022,50 @@ if ff_runs "sharded overlap" zff.ini zf3 zf4 1 --set training.sharding=zero2 \
   --set training.mode=overlap; then
   check_ff_equal "sharded overlap fast-forward" zf3 zf4 1
 fi
+# HSDP: fully sharded inside each DGX H100 (8 GPUs), replicated across
+# the two machines: the oracle passes on every worker's shard, the update
+# and the model states are an 8th, and the machines exchange only the
+# shards' allreduce (fewer bytes than zero3's gathers over all 16).
+if run_ok "hsdp runs" run zero.ini --set platform.preset=dgx-h100 \
+  --set platform.nodes=16 --set training.sharding=zero3,hsdp \
+  --set exchange.algorithm=ring --out zh --quiet; then
+  c3=$(csv_get zh/runs.csv 1 compute_s) ch=$(csv_get zh/runs.csv 2 compute_s)
+  rel_le "$ch" "$(awk -v c="$c3" 'BEGIN { printf "%.17g", c - 0.004 / 16 + 0.004 / 8 }')" 1e-9 &&
+    [ "$(csv_get zh/runs.csv 2 oracle)" = pass ] &&
+    rel_le "$(csv_get zh/runs.csv 2 memory_bytes)" \
+      "$(awk -v m="$(csv_get zh/runs.csv 1 memory_bytes)" 'BEGIN { printf "%.17g", 2 * m }')" 1e-9 &&
+    awk -v a="$(csv_get zh/runs.csv 2 wire_bytes)" -v b="$(csv_get zh/runs.csv 1 wire_bytes)" \
+      'BEGIN { exit !(a < b) }'
+  check "hsdp: the oracle, an 8th of the update and the states, fewer bytes" $? \
+    "$(cut -d, -f20,25,28 zh/runs.csv)"
+fi
+bad "hsdp without machines" "sharding = hsdp shards inside each machine" \
+  run small.ini --set training.sharding=hsdp --out never
 bad "zero3 in overlap" "sharding = zero3 runs with mode = sync (mode = overlap" \
   run small.ini --set training.sharding=zero3 --set training.mode=overlap --out never
 bad "shard_unit" "shard_unit = tensor: must be one of block, layer" \
   run small.ini --set training.shard_unit=tensor --out never
-bad "sharding" "sharding = zero4: must be one of none, zero1, zero2, zero3" \
+bad "sharding" "sharding = zero4: must be one of none, zero1, zero2, zero3, hsdp" \
   run small.ini --set training.sharding=zero4 --out never
 bad "sharding with nccl" "sharding = zero2 reduce-scatters gradients and allgathers weights, which algorithm = nccl does not: take ring, inceptionn" \
   run small.ini --set training.sharding=zero2 --set exchange.algorithm=nccl --out never
-bad "sharding with a codec" "compressed sharded exchanges are not simulated yet" \
-  run small.ini --set training.sharding=zero1 --set exchange.codec=q8 --out never
+# A codec per hop compresses both halves (ZeRO++'s quantized gradients
+# and weights, on a ring), the oracle holding every value (zero2) or the
+# shard (zero3) to the codec's bound.
+if run_ok "sharded with q8 runs" run zero.ini --set exchange.codec=q8 \
+  --set exchange.algorithm=ring --out zq8 --quiet; then
+  o=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "oracle") k = i; next }
+               { printf "%s ", $k }' zq8/runs.csv)
+  [ "$o" = "pass pass pass pass " ] &&
+    [ "$(csv_get zq8/runs.csv 1 wire_bytes)" = "$(csv_get zq8/runs.csv 3 wire_bytes)" ]
+  check "sharded q8: the oracle passes, the allreduce's bytes" $? "oracle: $o"
+fi
+bad "sharding per bucket" "compression = per-bucket is not simulated sharded" \
+  run small.ini --set training.sharding=zero1 --set exchange.codec=q8 \
+  --set exchange.compression=per-bucket --out never
+bad "zero3 with a data-sized codec" "its weights are gathered without values" \
+  run small.ini --set training.sharding=zero3 --set exchange.codec=inceptionn:eb=-10 \
+  --set exchange.algorithm=inceptionn --out never
 bad "sharding in pipe" "sharding = zero2 runs with mode = sync or overlap" \
   run small.ini --set training.sharding=zero2 --set training.mode=pipe --out never
 bad "optimizer" "optimizer = lamb: must be one of sgd, momentum, adam, adamw" \
