@@ -21,7 +21,7 @@ set yrange [0:*]
 do for [fmt in 'png svg'] {
   if (fmt eq 'png') { set terminal pngcairo size 1100,480 font 'Helvetica,11' } else { set terminal svg size 1100,480 font 'Helvetica,13' background rgb 'white' }
   set output dir.'/llama-sharded.'.fmt
-  set multiplot layout 1,3 title "Llama-2-7B with Adam on 16 DGX H100s (128 GPUs, 100 Gb/s a GPU), sync, MPICH's ring" noenhanced
+  set multiplot layout 1,3 title "Llama-2-7B with Adam on 16 DGX H100s (128 GPUs, 100 Gb/s a GPU), overlapped, MPICH's ring" noenhanced
   do for [d in 'fp32 bf16'] {
     set title 'time per iteration, '.d.' on the wire' noenhanced
     set ylabel 'seconds'

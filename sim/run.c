@@ -283,11 +283,17 @@ static int check_sharding(const struct point *p, const struct collective *coll,
     }
   }
   bool units = p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP;
-  if (p->mode == MODE_PIPE || (units && p->mode != MODE_SYNC)) {
-    *err = g_strdup_printf(
-        "[training] sharding = %s runs with mode = sync%s (mode = %s: not "
-        "simulated yet)",
-        what, units ? "" : " or overlap", mode_names[p->mode]);
+  if (p->mode == MODE_PIPE) {
+    *err = g_strdup_printf("[training] sharding = %s runs with mode = sync "
+                           "or overlap (mode = pipe: not simulated yet)",
+                           what);
+    return -1;
+  }
+  if (units && p->micro_batch > 0) {
+    *err = g_strdup_printf("[training] sharding = %s with [model] "
+                           "micro_batch: gradient accumulation is not "
+                           "simulated fully sharded",
+                           what);
     return -1;
   }
   if (units && !coll->shard_ranges) {
@@ -809,6 +815,12 @@ static void make_workers(struct sim *s, sg_host_t *hosts, bool oracle) {
       ws->params = g_new0(struct vec, s->nbuckets);
       for (size_t b = 0; b < s->nbuckets; b++)
         vec_init(&ws->params[b], s->buckets[b].n, 0, false);
+      if (p->mode == MODE_OVERLAP) {
+        ws->gathered = g_new(sg_sem_t, s->nbuckets);
+        for (size_t b = 0; b < s->nbuckets; b++)
+          ws->gathered[b] = sg_sem_init(0);
+        ws->scattered = sg_sem_init(0);
+      }
     }
     if (p->sharding == SHARD_HSDP) {
       /* Machines of G consecutive workers (the platforms' order). */

@@ -669,7 +669,10 @@ static inline struct iter_rec *sim_rec(struct sim *s, int it, int w) {
 struct job {
   int iteration;
   size_t bucket;
+  int kind; /* JOB_BUCKET, or a fully sharded unit's JOB_GATHER or
+             * JOB_SCATTER (bucket: the unit) */
 };
+enum { JOB_BUCKET, JOB_GATHER, JOB_SCATTER };
 
 /* A worker's side of the run beside what collectives see (struct
  * worker): its vectors, local-step accumulators, and the job queue
@@ -684,6 +687,11 @@ struct wstate {
    * its index), and its index in each. */
   int *machine, *rail;
   int nmachine, nrail, me_machine, me_rail;
+  /* zero3 and hsdp in overlap: each unit's gathered weights, and the
+   * reduce-scatters done (released by the communication actor); the
+   * units scattered this iteration. */
+  sg_sem_t *gathered, scattered;
+  size_t nscattered;
   float **accum;       /* per bucket: local steps not yet sent, or NULL */
   /* A linear codec's stream per bucket (the whole bucket, its tensors'
    * shapes set), when values are held; NULL otherwise. */
@@ -746,6 +754,8 @@ double schedule_fsdp_iteration(struct wstate *ws, int it, struct iter_rec *r);
 /* Post a job to WS's communication actor; wait for one to finish,
  * attributing the wait to R. */
 void schedule_post(struct wstate *ws, int it, size_t bucket);
+/* A fully sharded unit's job (JOB_GATHER, JOB_SCATTER) for B. */
+void schedule_post_unit(struct wstate *ws, int it, size_t b, int kind);
 void schedule_wait_done(struct wstate *ws, struct iter_rec *r);
 /* The actors' code: a worker's communication actor, an aggregator. */
 void schedule_comm_actor(int argc, char **argv);

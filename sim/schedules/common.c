@@ -261,6 +261,22 @@ void schedule_comm_actor(int argc, char **argv) {
       g_free(j);
       break;
     }
+    if (j->kind == JOB_GATHER) {
+      fsdp_gather(ws, j->bucket);
+      sg_sem_release(ws->gathered[j->bucket]);
+      g_free(j);
+      continue;
+    }
+    if (j->kind == JOB_SCATTER) {
+      fsdp_scatter(ws, j->bucket, j->iteration);
+      progress(w, j->iteration, ++ws->nscattered);
+      /* The last unit's reduce-scatter ends the iteration's exchange. */
+      if (ws->nscattered == w->sim->nbuckets)
+        exchange_done(ws, j->iteration);
+      sg_sem_release(ws->scattered);
+      g_free(j);
+      continue;
+    }
     if (j->bucket == SIZE_MAX) {
       schedule_exchange_all(ws, j->iteration);
     } else if (j->bucket == SCHEDULE_SHARD_ALLGATHER) {
@@ -300,9 +316,14 @@ void schedule_comm_actor(int argc, char **argv) {
 }
 
 void schedule_post(struct wstate *ws, int it, size_t bucket) {
+  schedule_post_unit(ws, it, bucket, JOB_BUCKET);
+}
+
+void schedule_post_unit(struct wstate *ws, int it, size_t b, int kind) {
   struct job *j = g_new(struct job, 1);
   j->iteration = it;
-  j->bucket = bucket;
+  j->bucket = b;
+  j->kind = kind;
   g_queue_push_tail(ws->jobs, j);
   sg_sem_release(ws->job_sem);
 }

@@ -4,6 +4,10 @@
  * next update waits for all. */
 #include "../ffwd/steps.h"
 
+#include <simgrid/semaphore.h>
+
+#include <string.h>
+
 /* Once backward has produced layer L's tensors (layers from the last;
  * PRODUCED: the tensors produced before, updated): the buckets from NEXT
  * that are complete, whose jobs it posts then. */
@@ -72,6 +76,103 @@ static void overlap_gaps(const struct sim *s, double *gap) {
     gap[next] = t;
 }
 
+/* Wait for SEM (released by the communication actor), the wait
+ * attributed to what it did meanwhile. */
+static void wait_for(struct wstate *ws, sg_sem_t sem, struct iter_rec *r) {
+  double a = sim_now();
+  sg_sem_acquire(sem);
+  account_attribute(ws->w, a, sim_now(), r);
+}
+
+/* Fully sharded ([training] sharding = zero3, hsdp) in overlap, as FSDP
+ * runs it: the communication actor gathers a unit's weights one unit
+ * ahead of compute (forward: the next unit's gather posted as a unit
+ * starts, the CPU running ahead of the GPU; backward: BACKWARD_PRE's
+ * prefetch), and reduce-scatters a unit's gradients once its backward is
+ * done, while the next unit computes; all on one stream of collectives,
+ * in order, as on one NCCL communicator. The update waits for the last
+ * reduce-scatter. */
+static void fsdp_overlap(struct wstate *ws, int it, struct iter_rec *r) {
+  struct worker *w = ws->w;
+  const struct sim *s = w->sim;
+  const struct model *m = s->model;
+  size_t nb = s->nbuckets, nl = m->nlayers;
+  /* The units in forward order and in backward order. */
+  size_t *fwd = g_new(size_t, nb ? nb : 1), *bwd = g_new(size_t, nb ? nb : 1);
+  bool *seen = g_new0(bool, nb ? nb : 1);
+  size_t nf = 0, nbk = 0;
+  for (size_t l = 0; l < nl; l++) {
+    size_t b = s->layer_bucket[l];
+    if (b != SIZE_MAX && !seen[b]) {
+      seen[b] = true;
+      fwd[nf++] = b;
+    }
+  }
+  memset(seen, 0, nb * sizeof *seen);
+  for (size_t l = nl; l-- > 0;) {
+    size_t b = s->layer_bucket[l];
+    if (b != SIZE_MAX && !seen[b]) {
+      seen[b] = true;
+      bwd[nbk++] = b;
+    }
+  }
+  w->first_send = -1;
+  w->wire_bytes = 0;
+  ws->nscattered = 0;
+  double t = 0;
+  size_t next = 0; /* the units posted for this pass */
+  if (nf)
+    schedule_post_unit(ws, it, fwd[next++], JOB_GATHER);
+  memset(seen, 0, nb * sizeof *seen);
+  for (size_t l = 0; l < nl; l++) {
+    size_t b = s->layer_bucket[l];
+    if (b != SIZE_MAX && !seen[b]) {
+      if (t > 0)
+        schedule_compute(ws, t, r);
+      t = 0;
+      wait_for(ws, ws->gathered[b], r);
+      seen[b] = true;
+      if (next < nf)
+        schedule_post_unit(ws, it, fwd[next++], JOB_GATHER);
+    }
+    t += m->layers[l].forward_s;
+  }
+  next = 0;
+  if (nbk)
+    schedule_post_unit(ws, it, bwd[next++], JOB_GATHER);
+  memset(seen, 0, nb * sizeof *seen);
+  for (size_t l = nl; l-- > 0;) {
+    size_t b = s->layer_bucket[l];
+    if (b != SIZE_MAX && !seen[b]) {
+      if (t > 0)
+        schedule_compute(ws, t, r);
+      t = 0;
+      wait_for(ws, ws->gathered[b], r);
+      seen[b] = true;
+      if (next < nbk)
+        schedule_post_unit(ws, it, bwd[next++], JOB_GATHER);
+    }
+    t += m->layers[l].backward_s;
+    if (b != SIZE_MAX && (l == 0 || s->layer_bucket[l - 1] != b)) {
+      schedule_compute(ws, t, r);
+      t = 0;
+      schedule_post_unit(ws, it, b, JOB_SCATTER);
+    }
+  }
+  if (t > 0)
+    schedule_compute(ws, t, r);
+  /* Every reduce-scatter, then the shard's update. */
+  account_sum_from(w);
+  double a = sim_now();
+  for (size_t k = 0; k < nbk; k++)
+    sg_sem_acquire(ws->scattered);
+  account_attribute(w, a, sim_now(), r);
+  schedule_compute(ws, m->update_s, r);
+  g_free(fwd);
+  g_free(bwd);
+  g_free(seen);
+}
+
 static void overlap_worker(struct wstate *ws) {
   struct worker *w = ws->w;
   struct sim *s = w->sim;
@@ -81,9 +182,16 @@ static void overlap_worker(struct wstate *ws) {
    * gradients' reduce-scatter, which overlaps backward, and the weights'
    * allgather, which the next forward waits for. */
   bool sharded = s->p->sharding != SHARD_NONE;
+  bool units = s->p->sharding == SHARD_ZERO3 || s->p->sharding == SHARD_HSDP;
   for (int it = 0; it < s->p->iterations; it++) {
     struct iter_rec *r = sim_rec(s, it, w->rank);
     r->start = sim_now();
+    if (units) {
+      fsdp_overlap(ws, it, r);
+      account_prune(w, sim_now());
+      r->end = sim_now();
+      continue;
+    }
     schedule_compute(ws, (sharded ? 0 : m->update_s) + m->forward_s +
                              (a - 1) / a * m->backward_s,
                      r);
