@@ -305,12 +305,19 @@ static int check_sharding(const struct point *p, const struct collective *coll,
   }
   if (p->sharding == SHARD_HSDP) {
     int g = topology_node_size(p);
-    if (g < 1 || p->nodes % g != 0) {
+    if (g < 1) {
       *err = g_strdup_printf(
           "[training] sharding = hsdp shards inside each machine: it needs "
           "a topology of machines (nvswitch, gpu-cluster or a preset), not "
           "topology = %s",
           topology_name(p->topology));
+      return -1;
+    }
+    if (p->nodes % g != 0) {
+      *err = g_strdup_printf("[training] sharding = hsdp: [platform] nodes "
+                             "= %d is not a whole number of machines of %d "
+                             "GPUs",
+                             p->nodes, g);
       return -1;
     }
     if (!coll->range_allreduce) {
