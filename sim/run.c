@@ -231,9 +231,10 @@ static int check_codec(const struct point *p, const struct collective *coll,
   return 0;
 }
 
-/* Sharded data parallel suits P: a collective that reduce-scatters, no
- * codec (compression of sharded exchanges is not simulated yet), sync or
- * overlap (pipe's sharded exchange neither). */
+/* Sharded data parallel suits P: a collective that reduce-scatters (and
+ * for units says where the shards are; for hsdp allreduces a range, on
+ * machines), a codec per hop it can time, sync or overlap (not pipe), no
+ * micro-batches for units, an exchange every iteration. */
 static int check_sharding(const struct point *p, const struct collective *coll,
                           char **err) {
   if (p->sharding == SHARD_NONE)

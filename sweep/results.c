@@ -248,15 +248,18 @@ static void fit_notes(const GPtrArray *rows, GString *notes) {
     if (strcmp(v[COL_FITS], "no") != 0)
       continue;
 #define GB(c) (g_ascii_strtod(v[c], NULL) / 1e9)
+    char act[32];
+    if (*v[COL_MEM_ACTIVATIONS])
+      g_snprintf(act, sizeof act, "%.4g", GB(COL_MEM_ACTIVATIONS));
+    else
+      g_strlcpy(act, "not modelled", sizeof act);
     g_string_append_printf(
         notes,
         "point %u: does not fit the %s's %.4g GB: it needs %.4g GB a GPU "
         "(parameters %.4g, gradients %.4g, optimizer states %.4g, "
-        "activations %s%.4g, codec residual %.4g)",
+        "activations %s, codec residual %.4g)",
         i, v[COL_DEVICE], GB(COL_CAPACITY), GB(COL_MEMORY),
-        GB(COL_MEM_PARAMS), GB(COL_MEM_GRADS), GB(COL_MEM_OPTIMIZER),
-        *v[COL_MEM_ACTIVATIONS] ? "" : "not modelled ",
-        *v[COL_MEM_ACTIVATIONS] ? GB(COL_MEM_ACTIVATIONS) : 0.0,
+        GB(COL_MEM_PARAMS), GB(COL_MEM_GRADS), GB(COL_MEM_OPTIMIZER), act,
         GB(COL_MEM_RESIDUAL));
 #undef GB
     if (*v[COL_MEM_ACTIVATIONS] && strcmp(v[COL_CHECKPOINT], "true") != 0)

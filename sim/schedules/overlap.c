@@ -141,6 +141,7 @@ static void fsdp_overlap(struct wstate *ws, int it, struct iter_rec *r) {
   if (nbk)
     schedule_post_unit(ws, it, bwd[next++], JOB_GATHER);
   memset(seen, 0, nb * sizeof *seen);
+  bool *scattered = g_new0(bool, nb ? nb : 1);
   for (size_t l = nl; l-- > 0;) {
     size_t b = s->layer_bucket[l];
     if (b != SIZE_MAX && !seen[b]) {
@@ -153,12 +154,15 @@ static void fsdp_overlap(struct wstate *ws, int it, struct iter_rec *r) {
         schedule_post_unit(ws, it, bwd[next++], JOB_GATHER);
     }
     t += m->layers[l].backward_s;
-    if (b != SIZE_MAX && (l == 0 || s->layer_bucket[l - 1] != b)) {
+    if (b != SIZE_MAX && !scattered[b] &&
+        (l == 0 || s->layer_bucket[l - 1] != b)) {
       schedule_compute(ws, t, r);
       t = 0;
       schedule_post_unit(ws, it, b, JOB_SCATTER);
+      scattered[b] = true;
     }
   }
+  g_free(scattered);
   if (t > 0)
     schedule_compute(ws, t, r);
   /* Every reduce-scatter, then the shard's update. */
