@@ -39,6 +39,24 @@
  * side runs exchanges of several iterations). The one statement of those
  * conditions: what keeps fast-forward from P (the key and value, for the
  * estimate's message), or NULL when it applies. */
+/* A codec per hop on the GPU beside backward (overlap, pipe): a step's
+ * encode waits for the layer computing, so steps alike in bytes are not
+ * alike in time (a codec per bucket or a linear codec's rounds encode
+ * outside the collective's steps). */
+static bool codec_per_hop_beside_compute(const struct point *p) {
+  if (p->placement != PLACE_GPU || !run_has_codec(p) ||
+      p->mode == MODE_SYNC || p->compression != COMPRESS_PER_HOP)
+    return false;
+  codec_t *c;
+  char e[CODEC_ERR_MAX];
+  bool linear = false;
+  if (codec_create(p->codec, &c, e, sizeof e) == 0) {
+    linear = codec_is_linear(c);
+    codec_free(c);
+  }
+  return !linear;
+}
+
 const char *ff_blocker(const struct point *p) {
   if (!p->fast_forward)
     return "[exchange] fast_forward = off";
@@ -51,6 +69,8 @@ const char *ff_blocker(const struct point *p) {
     return "[exchange] placement = nic";
   if (p->framing.packets)
     return "[nic] framing = packets";
+  if (codec_per_hop_beside_compute(p))
+    return "[exchange] placement = gpu with a codec per hop in overlap";
   return NULL;
 }
 

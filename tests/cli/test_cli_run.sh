@@ -1067,6 +1067,17 @@ if ff_runs "zero3 overlap" zff.ini zf5 zf6 1 --set training.sharding=zero3 \
   --set training.mode=overlap; then
   check_ff_equal "zero3 overlap fast-forward" zf5 zf6 1
 fi
+# A codec per hop on the GPU beside backward keeps fast-forward off (its
+# encodes wait for the layer computing): the same results either way.
+if ff_runs "q8 on the GPU in overlap" zero.ini zg1 zg2 1 \
+  --set model.name=resnet18 --set exchange.payload=none \
+  --set training.sharding=none --set training.mode=overlap \
+  --set exchange.codec=q8 --set exchange.placement=gpu \
+  --set exchange.algorithm=ring; then
+  check_ff_equal "q8 on the GPU in overlap" zg1 zg2 1
+  [ "$(csv_get zg1/runs.csv 1 fast_forwarded_steps)" = 0 ]
+  check "q8 on the GPU in overlap skips no step" $?
+fi
 bad "zero3 with micro-batches" "gradient accumulation is not simulated fully sharded" \
   run small.ini --set training.sharding=zero3 --set model.micro_batch=1 --out never
 bad "shard_unit" "shard_unit = tensor: must be one of block, layer" \
