@@ -42,9 +42,8 @@ double optimizer_update_s(enum optimizer o, double params, double memory_Bps,
 }
 
 double memory_weight_bytes(const char *precision) {
-  return strcmp(precision, "fp32") == 0 || strcmp(precision, "tf32") == 0
-             ? 4
-             : 2;
+  double b = model_precision_weight_bytes(precision);
+  return b > 0 ? b : 4;
 }
 
 /* A transformer's hidden size and blocks: its attention layers' width and

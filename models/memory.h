@@ -55,8 +55,9 @@ double optimizer_update_flops(enum optimizer o);
 double optimizer_update_s(enum optimizer o, double params, double memory_Bps,
                           double fp32_flops);
 
-/* Bytes a parameter's weight takes in PRECISION (fp32, tf32: 4; the
- * 16-bit and fp8 ones: 2, fp8 training keeping 16-bit weights). */
+/* Bytes a parameter's weight takes in PRECISION, as the precision table
+ * gives them (model_precision_weight_bytes; fp32's 4 for a name it does
+ * not know). */
 double memory_weight_bytes(const char *precision);
 
 struct memory_opts {

@@ -136,9 +136,14 @@ static const struct precision {
   /* fp16 with fp32 accumulation, as the older parts' measurements name
    * their tensor-core runs. */
   bool mixed;
+  /* Bytes a weight (and its gradient) takes in training at it: 4 in
+   * fp32 and tf32 (fp32 storage), 2 in the 16-bit ones and in mixed; fp8
+   * training keeps 16-bit weights (Transformer Engine's). */
+  double weight_bytes;
 } PRECISIONS[] = {
-    {"fp32", false, false}, {"tf32", false, false}, {"bf16", true, false},
-    {"fp16", true, false},  {"fp8", false, false},  {"mixed", false, true},
+    {"fp32", false, false, 4}, {"tf32", false, false, 4},
+    {"bf16", true, false, 2},  {"fp16", true, false, 2},
+    {"fp8", false, false, 2},  {"mixed", false, true, 2},
 };
 enum { NPREC = sizeof PRECISIONS / sizeof PRECISIONS[0] };
 
@@ -153,6 +158,11 @@ static int precision_index(const char *name) {
  * names). */
 static const char *const DTYPE_NAMES[] = {"fp32", "fp16", "bf16", "fp64",
                                           "fp8_e4m3", "fp8_e5m2"};
+
+double model_precision_weight_bytes(const char *name) {
+  int k = precision_index(name);
+  return k >= 0 ? PRECISIONS[k].weight_bytes : 0;
+}
 
 const char *model_dtype_find(const char *name) {
   for (size_t i = 0; i < G_N_ELEMENTS(DTYPE_NAMES); i++)

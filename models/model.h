@@ -95,6 +95,10 @@ const char *model_dtype_find(const char *name);
  * mixed, ...), and all of their names, comma-separated, into BUF of LEN
  * bytes (64 hold them), which it returns. */
 bool model_precision_known(const char *name);
+/* Bytes a weight (and its gradient) takes when training at precision
+ * NAME (fp32, tf32: 4; bf16, fp16, fp8, mixed: 2), 0 for a name that is
+ * none. */
+double model_precision_weight_bytes(const char *name);
 const char *model_precision_names(char *buf, size_t len);
 
 struct model_opts {

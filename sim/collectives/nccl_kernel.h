@@ -24,10 +24,10 @@
 
 #include "common.h"
 
-/* The periods fast-forward compares before a call's streams count as
- * periodic (kff.h): a ring's (and a ring allgather's) macro steps, a
- * tree's or NVLS's chunks, over a FIFO's slots and two more (the
- * estimate's count, nccl.c, declares the same). */
+/* The periods a call's streams declare they repeat over before they
+ * count as periodic (the kff.h contract): a ring's (and a ring
+ * allgather's) macro steps, a tree's or NVLS's chunks, over a FIFO's
+ * slots and two more (the estimate's count, nccl.c, declares the same). */
 enum { NK_RING_REPS = 3, NK_CHUNK_REPS = NCCL_STEPS + 2 };
 
 /* What a protocol costs (the caller derives it from NCCL's model and the
