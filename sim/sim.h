@@ -732,6 +732,8 @@ const struct schedule *schedule_of(enum mode mode);
 bool schedule_exchanges(const struct sim *s, int it);
 /* GPU work of SECONDS on WS's worker, counted as compute of R. */
 void schedule_compute(struct wstate *ws, double seconds, struct iter_rec *r);
+/* The GPU work of *T seconds accumulated, if any, then none left. */
+void schedule_flush(struct wstate *ws, double *t, struct iter_rec *r);
 /* Every bucket of iteration IT: prepared, exchanged, checked, recorded. */
 void schedule_exchange_all(struct wstate *ws, int it);
 /* Sharded data parallel's exchange of iteration IT ([training]

@@ -165,13 +165,6 @@ static void fsdp_scatter(struct wstate *ws, size_t b, int it) {
     payload_check_range(ws, b, it, lo[i], hi[i]);
 }
 
-/* GPU work of *T seconds, if any, then none left. */
-static void fsdp_flush(struct wstate *ws, double *t, struct iter_rec *r) {
-  if (*t > 0)
-    schedule_compute(ws, *t, r);
-  *t = 0;
-}
-
 double schedule_fsdp_iteration(struct wstate *ws, int it, struct iter_rec *r) {
   struct worker *w = ws->w;
   struct sim *s = w->sim;
@@ -181,38 +174,31 @@ double schedule_fsdp_iteration(struct wstate *ws, int it, struct iter_rec *r) {
   double c0 = r->compute_s, t = 0;
   w->first_send = -1;
   w->wire_bytes = 0;
-  /* Forward: a unit's weights before its first layer, freed after it
-   * (FSDP's reshard_after_forward). */
-  for (size_t l = 0; l < m->nlayers; l++) {
-    size_t b = s->layer_bucket[l];
-    if (b != SIZE_MAX && !have[b]) {
-      fsdp_flush(ws, &t, r);
-      fsdp_gather(ws, b);
-      have[b] = true;
+  /* Forward, then backward: a unit's weights gathered before the pass's
+   * first layer of it (forward: freed after it, FSDP's
+   * reshard_after_forward; backward: gathered again), and in backward its
+   * gradients reduce-scattered once the pass leaves it. */
+  size_t nl = m->nlayers;
+  for (int backward = 0; backward < 2; backward++) {
+    memset(have, 0, nb * sizeof *have);
+    for (size_t i = 0; i < nl; i++) {
+      size_t l = backward ? nl - 1 - i : i, b = s->layer_bucket[l];
+      if (b != SIZE_MAX && !have[b]) {
+        schedule_flush(ws, &t, r);
+        fsdp_gather(ws, b);
+        have[b] = true;
+      }
+      t += backward ? m->layers[l].backward_s : m->layers[l].forward_s;
+      if (backward && b != SIZE_MAX && !scattered[b] &&
+          (l == 0 || s->layer_bucket[l - 1] != b)) {
+        schedule_flush(ws, &t, r);
+        fsdp_scatter(ws, b, it);
+        scattered[b] = true;
+        progress(w, it, ++done);
+      }
     }
-    t += m->layers[l].forward_s;
+    schedule_flush(ws, &t, r);
   }
-  fsdp_flush(ws, &t, r);
-  memset(have, 0, nb * sizeof *have);
-  /* Backward: gathered again before the unit's last layer, its gradients
-   * reduce-scattered once its first layer is done. */
-  for (size_t l = m->nlayers; l-- > 0;) {
-    size_t b = s->layer_bucket[l];
-    if (b != SIZE_MAX && !have[b]) {
-      fsdp_flush(ws, &t, r);
-      fsdp_gather(ws, b);
-      have[b] = true;
-    }
-    t += m->layers[l].backward_s;
-    if (b != SIZE_MAX && !scattered[b] &&
-        (l == 0 || s->layer_bucket[l - 1] != b)) {
-      fsdp_flush(ws, &t, r);
-      fsdp_scatter(ws, b, it);
-      scattered[b] = true;
-      progress(w, it, ++done);
-    }
-  }
-  fsdp_flush(ws, &t, r);
   for (size_t b = 0; b < nb; b++)
     xbt_assert(scattered[b], "zero3: unit %zu never reduce-scattered", b);
   exchange_done(ws, it);
@@ -237,6 +223,12 @@ double schedule_exchange_sharded(struct wstate *ws, int it, double update_s,
   double spent = sim_now() - t0;
   shard_allgather_all(ws, it);
   return spent;
+}
+
+void schedule_flush(struct wstate *ws, double *t, struct iter_rec *r) {
+  if (*t > 0)
+    schedule_compute(ws, *t, r);
+  *t = 0;
 }
 
 void schedule_compute(struct wstate *ws, double seconds, struct iter_rec *r) {

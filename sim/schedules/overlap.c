@@ -84,6 +84,53 @@ static void wait_for(struct wstate *ws, sg_sem_t sem, struct iter_rec *r) {
   account_attribute(ws->w, a, sim_now(), r);
 }
 
+/* One pass over the layers, forward or BACKWARD: the first unit's gather
+ * posted before it, each unit's waited for as the pass enters it and the
+ * next unit's posted then; in backward a unit's reduce-scatter posted
+ * once the pass leaves it. The layers' compute accumulates in *T, run
+ * before each wait and post (and carried into the next pass, whose first
+ * gather it hides). Returns the units passed. */
+static size_t fsdp_pass(struct wstate *ws, int it, bool backward, double *t,
+                        struct iter_rec *r) {
+  const struct sim *s = ws->w->sim;
+  const struct model *m = s->model;
+  size_t nb = s->nbuckets ? s->nbuckets : 1, nl = m->nlayers, n = 0;
+  size_t *order = g_new(size_t, nb);
+  bool *seen = g_new0(bool, nb), *left = g_new0(bool, nb);
+  for (size_t i = 0; i < nl; i++) {
+    size_t b = s->layer_bucket[backward ? nl - 1 - i : i];
+    if (b != SIZE_MAX && !seen[b]) {
+      seen[b] = true;
+      order[n++] = b;
+    }
+  }
+  memset(seen, 0, nb * sizeof *seen);
+  size_t next = 0;
+  if (n)
+    schedule_post_unit(ws, it, order[next++], JOB_GATHER);
+  for (size_t i = 0; i < nl; i++) {
+    size_t l = backward ? nl - 1 - i : i, b = s->layer_bucket[l];
+    if (b != SIZE_MAX && !seen[b]) {
+      schedule_flush(ws, t, r);
+      wait_for(ws, ws->gathered[b], r);
+      seen[b] = true;
+      if (next < n)
+        schedule_post_unit(ws, it, order[next++], JOB_GATHER);
+    }
+    *t += backward ? m->layers[l].backward_s : m->layers[l].forward_s;
+    if (backward && b != SIZE_MAX && !left[b] &&
+        (l == 0 || s->layer_bucket[l - 1] != b)) {
+      schedule_flush(ws, t, r);
+      schedule_post_unit(ws, it, b, JOB_SCATTER);
+      left[b] = true;
+    }
+  }
+  g_free(order);
+  g_free(seen);
+  g_free(left);
+  return n;
+}
+
 /* Fully sharded ([training] sharding = zero3, hsdp) in overlap, as FSDP
  * runs it: the communication actor gathers a unit's weights one unit
  * ahead of compute (forward: the next unit's gather posted as a unit
@@ -94,87 +141,20 @@ static void wait_for(struct wstate *ws, sg_sem_t sem, struct iter_rec *r) {
  * reduce-scatter. */
 static void fsdp_overlap(struct wstate *ws, int it, struct iter_rec *r) {
   struct worker *w = ws->w;
-  const struct sim *s = w->sim;
-  const struct model *m = s->model;
-  size_t nb = s->nbuckets, nl = m->nlayers;
-  /* The units in forward order and in backward order. */
-  size_t *fwd = g_new(size_t, nb ? nb : 1), *bwd = g_new(size_t, nb ? nb : 1);
-  bool *seen = g_new0(bool, nb ? nb : 1);
-  size_t nf = 0, nbk = 0;
-  for (size_t l = 0; l < nl; l++) {
-    size_t b = s->layer_bucket[l];
-    if (b != SIZE_MAX && !seen[b]) {
-      seen[b] = true;
-      fwd[nf++] = b;
-    }
-  }
-  memset(seen, 0, nb * sizeof *seen);
-  for (size_t l = nl; l-- > 0;) {
-    size_t b = s->layer_bucket[l];
-    if (b != SIZE_MAX && !seen[b]) {
-      seen[b] = true;
-      bwd[nbk++] = b;
-    }
-  }
   w->first_send = -1;
   w->wire_bytes = 0;
   ws->nscattered = 0;
   double t = 0;
-  size_t next = 0; /* the units posted for this pass */
-  if (nf)
-    schedule_post_unit(ws, it, fwd[next++], JOB_GATHER);
-  memset(seen, 0, nb * sizeof *seen);
-  for (size_t l = 0; l < nl; l++) {
-    size_t b = s->layer_bucket[l];
-    if (b != SIZE_MAX && !seen[b]) {
-      if (t > 0)
-        schedule_compute(ws, t, r);
-      t = 0;
-      wait_for(ws, ws->gathered[b], r);
-      seen[b] = true;
-      if (next < nf)
-        schedule_post_unit(ws, it, fwd[next++], JOB_GATHER);
-    }
-    t += m->layers[l].forward_s;
-  }
-  next = 0;
-  if (nbk)
-    schedule_post_unit(ws, it, bwd[next++], JOB_GATHER);
-  memset(seen, 0, nb * sizeof *seen);
-  bool *scattered = g_new0(bool, nb ? nb : 1);
-  for (size_t l = nl; l-- > 0;) {
-    size_t b = s->layer_bucket[l];
-    if (b != SIZE_MAX && !seen[b]) {
-      if (t > 0)
-        schedule_compute(ws, t, r);
-      t = 0;
-      wait_for(ws, ws->gathered[b], r);
-      seen[b] = true;
-      if (next < nbk)
-        schedule_post_unit(ws, it, bwd[next++], JOB_GATHER);
-    }
-    t += m->layers[l].backward_s;
-    if (b != SIZE_MAX && !scattered[b] &&
-        (l == 0 || s->layer_bucket[l - 1] != b)) {
-      schedule_compute(ws, t, r);
-      t = 0;
-      schedule_post_unit(ws, it, b, JOB_SCATTER);
-      scattered[b] = true;
-    }
-  }
-  g_free(scattered);
-  if (t > 0)
-    schedule_compute(ws, t, r);
+  fsdp_pass(ws, it, false, &t, r);
+  size_t units = fsdp_pass(ws, it, true, &t, r);
+  schedule_flush(ws, &t, r);
   /* Every reduce-scatter, then the shard's update. */
   account_sum_from(w);
   double a = sim_now();
-  for (size_t k = 0; k < nbk; k++)
+  for (size_t k = 0; k < units; k++)
     sg_sem_acquire(ws->scattered);
   account_attribute(w, a, sim_now(), r);
-  schedule_compute(ws, m->update_s, r);
-  g_free(fwd);
-  g_free(bwd);
-  g_free(seen);
+  schedule_compute(ws, w->sim->model->update_s, r);
 }
 
 static void overlap_worker(struct wstate *ws) {

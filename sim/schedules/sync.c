@@ -22,35 +22,28 @@ static void sync_worker(struct wstate *ws) {
       break;
     struct iter_rec *r = sim_rec(s, it, w->rank);
     r->start = sim_now();
-    if (s->p->sharding == SHARD_ZERO3 || s->p->sharding == SHARD_HSDP) {
-      /* Fully sharded, the exchange runs unit by unit inside forward and
-       * backward: what is not compute is waiting for it. */
-      double a = sim_now();
-      memset(w->acc, 0, sizeof w->acc);
-      double covered = schedule_fsdp_iteration(ws, it, r);
-      for (int st = 0; st < ST_NSTATES; st++)
-        covered += w->acc[st];
-      r->codec_s += w->acc[ST_CODEC];
-      r->comm_s += w->acc[ST_COMM];
-      r->reduce_s += w->acc[ST_REDUCE];
-      r->idle_s += w->acc[ST_IDLE] + fmax(0, (sim_now() - a) - covered);
-      r->end = sim_now();
-      continue;
-    }
     /* Sharded, the shard's update runs inside the exchange, between the
-     * gradients' reduce-scatter and the weights' allgather. */
-    bool sharded = s->p->sharding != SHARD_NONE;
-    schedule_compute(ws, (sharded ? 0 : m->update_s) + m->forward_s +
-                             m->backward_s,
-                     r);
+     * gradients' reduce-scatter and the weights' allgather; fully sharded,
+     * the exchange runs unit by unit inside forward and backward too. */
+    bool sharded = s->p->sharding != SHARD_NONE,
+         units = s->p->sharding == SHARD_ZERO3 ||
+                 s->p->sharding == SHARD_HSDP;
+    if (!units)
+      schedule_compute(ws, (sharded ? 0 : m->update_s) + m->forward_s +
+                               m->backward_s,
+                       r);
     if (schedule_exchanges(s, it)) {
-      double a = sim_now(), upd = 0;
+      double a = sim_now(), computed = 0;
       memset(w->acc, 0, sizeof w->acc);
-      if (sharded)
-        upd = schedule_exchange_sharded(ws, it, m->update_s, r);
+      if (units)
+        computed = schedule_fsdp_iteration(ws, it, r);
+      else if (sharded)
+        computed = schedule_exchange_sharded(ws, it, m->update_s, r);
       else
         schedule_exchange_all(ws, it);
-      double covered = upd;
+      /* The window's time: what the communication side logged, the
+       * compute inside it, and the rest waiting. */
+      double covered = computed;
       for (int st = 0; st < ST_NSTATES; st++)
         covered += w->acc[st];
       r->codec_s += w->acc[ST_CODEC];
