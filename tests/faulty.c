@@ -17,11 +17,11 @@
  *                  1.01: the same in a real linear compressor
  *   ring-lossy     nccl-ring that leaves the last of its p blocks out of
  *                  the exchange: a lost block
- *   shard-ok       a sharded exchange ([training] sharding): the balanced
- *                  ring's reduce-scatter, later its allgather
- *   shard-no-ag    shard-ok without its allgather
- *   shard-no-rs    shard-ok without its reduce-scatter
- *   shard-wrong-ranges  shard-ok naming the next worker's shard its own
+ *   shard-no-ag    inceptionn sharded ([training] sharding) without its
+ *                  allgather
+ *   shard-no-rs    inceptionn sharded without its reduce-scatter
+ *   shard-wrong-ranges  inceptionn sharded, naming the next worker's
+ *                  shard its own
  */
 #include "codec_impl.h"
 #include "collectives/common.h"
@@ -222,75 +222,25 @@ static const struct collective ring_lossy = {
     .worker = lossy_worker,
 };
 
-static void shard_rs(struct coll_call *c) {
-  ring_reduce_scatter(c, c->sim->ranks, c->sim->nworkers, c->rank, 0,
-                      c->v->n);
-}
-
-static void shard_ag(struct coll_call *c) {
-  ring_allgather(c, c->sim->ranks, c->sim->nworkers, c->rank, 0, c->v->n,
-                 RING_ENCODE_ONCE);
-}
+/* The sharded faults are inceptionn (the balanced ring, whose halves
+ * shard) with one piece replaced, set up before main(). */
+extern const struct collective coll_inceptionn;
+static struct collective shard_no_ag, shard_no_rs, shard_wrong_ranges;
 
 static void shard_nothing(struct coll_call *c) { (void)c; }
 
-/* ring_reduce_scatter leaves rank r the sum of block (r + 1) mod p. */
-static int shard_ranges(int me, int p, uint64_t n, uint64_t lo[2],
-                        uint64_t hi[2]) {
-  int k = (me + 1) % p;
-  lo[0] = block_lo(0, n, p, k);
-  hi[0] = block_lo(0, n, p, k + 1);
-  return 1;
-}
-
-/* shard_ranges one block off: the oracle checks a block not summed. */
+/* inceptionn's shard, one worker off: the oracle checks a block not
+ * summed there. */
 static int shard_ranges_off(int me, int p, uint64_t n, uint64_t lo[2],
                             uint64_t hi[2]) {
-  return shard_ranges((me + 1) % p, p, n, lo, hi);
+  return coll_inceptionn.shard_ranges((me + 1) % p, p, n, lo, hi);
 }
-
-static const struct collective shard_ok = {
-    .name = "shard-ok",
-    .description = "a sharded exchange, the balanced ring's two legs",
-    .worker = lossy_worker,
-    .reduce_scatter = shard_rs,
-    .shard_allgather = shard_ag,
-    .shard_ranges = shard_ranges,
-};
-
-static const struct collective shard_wrong_ranges = {
-    .name = "shard-wrong-ranges",
-    .description = "shard-ok naming another worker's shard as its own",
-    .worker = lossy_worker,
-    .reduce_scatter = shard_rs,
-    .shard_allgather = shard_ag,
-    .shard_ranges = shard_ranges_off,
-};
-
-static const struct collective shard_no_ag = {
-    .name = "shard-no-ag",
-    .description = "a sharded exchange without its allgather (a fault)",
-    .worker = lossy_worker,
-    .reduce_scatter = shard_rs,
-    .shard_allgather = shard_nothing,
-    .shard_ranges = shard_ranges,
-};
-
-static const struct collective shard_no_rs = {
-    .name = "shard-no-rs",
-    .description = "a sharded exchange without its reduce-scatter (a fault)",
-    .worker = lossy_worker,
-    .reduce_scatter = shard_nothing,
-    .shard_allgather = shard_ag,
-    .shard_ranges = shard_ranges,
-};
 
 const struct codec_ops *const codec_registry_extra[] = {
     &drop_ops,   &q8_off_ops,      &tlc_off_ops,
     &linsum_ops, &linsum_off_ops, &psgd_off_ops, NULL};
 const struct collective *const coll_registry_extra[] = {
-    &ring_lossy, &shard_ok, &shard_no_ag, &shard_no_rs, &shard_wrong_ranges,
-    NULL};
+    &ring_lossy, &shard_no_ag, &shard_no_rs, &shard_wrong_ranges, NULL};
 
 /* The broken codecs are the real ones with their decoder replaced, set
  * up before main() (their tables are not constant expressions here). */
@@ -314,4 +264,13 @@ __attribute__((constructor)) static void faulty_init(void) {
   psgd_off_ops = codec_powersgd_ops;
   psgd_off_ops.info.name = "powersgd-off";
   psgd_off_ops.lin = &psgd_off_lin;
+  shard_no_ag = coll_inceptionn;
+  shard_no_ag.name = "shard-no-ag";
+  shard_no_ag.shard_allgather = shard_nothing;
+  shard_no_rs = coll_inceptionn;
+  shard_no_rs.name = "shard-no-rs";
+  shard_no_rs.reduce_scatter = shard_nothing;
+  shard_wrong_ranges = coll_inceptionn;
+  shard_wrong_ranges.name = "shard-wrong-ranges";
+  shard_wrong_ranges.shard_ranges = shard_ranges_off;
 }
