@@ -236,7 +236,7 @@ static int check_codec(const struct point *p, const struct collective *coll,
  * machines), a codec per hop it can time, sync or overlap (not pipe), no
  * micro-batches for units, an exchange every iteration. */
 static int check_sharding(const struct point *p, const struct collective *coll,
-                          char **err) {
+                          const codec_t *codec, char **err) {
   if (p->sharding == SHARD_NONE)
     return 0;
   const char *what = sharding_names[p->sharding];
@@ -258,15 +258,8 @@ static int check_sharding(const struct point *p, const struct collective *coll,
    * the allgather: ZeRO++'s quantized weights and gradients, on a ring);
    * once per bucket, or a linear codec's rounds, are not simulated
    * sharded. */
-  if (run_has_codec(p)) {
-    codec_t *c;
-    char e[CODEC_ERR_MAX];
-    bool linear = false, fixed = true;
-    if (codec_create(p->codec, &c, e, sizeof e) == 0) {
-      linear = codec_is_linear(c);
-      fixed = codec_size_is_fixed(c);
-      codec_free(c);
-    }
+  if (codec) {
+    bool linear = codec_is_linear(codec), fixed = codec_size_is_fixed(codec);
     const char *why =
         linear ? "a linear codec's rounds are not simulated sharded"
         : p->compression == COMPRESS_PER_BUCKET
@@ -343,9 +336,12 @@ int run_check(const struct point *p, char **err) {
   *err = NULL;
   const struct collective *coll = coll_find(p->algorithm);
   codec_t *c;
-  if (check_collective(p, coll, err) != 0 ||
-      check_sharding(p, coll, err) != 0 || check_codec(p, coll, &c, err) != 0)
+  if (check_collective(p, coll, err) != 0 || check_codec(p, coll, &c, err) != 0)
     return -1;
+  if (check_sharding(p, coll, c, err) != 0) {
+    codec_free(c);
+    return -1;
+  }
   char e[1024];
   if (coll->check_point && coll->check_point(p, e, sizeof e) != 0) {
     *err = g_strdup(e);

@@ -1102,7 +1102,7 @@ bad "sharding per bucket" "compression = per-bucket is not simulated sharded" \
   --set exchange.compression=per-bucket --out never
 bad "zero3 with a data-sized codec" "its weights are gathered without values" \
   run small.ini --set training.sharding=zero3 --set exchange.codec=inceptionn:eb=-10 \
-  --set exchange.algorithm=inceptionn --out never
+  --set exchange.algorithm=inceptionn --set exchange.payload=full --out never
 bad "sharding in pipe" "sharding = zero2 runs with mode = sync or overlap" \
   run small.ini --set training.sharding=zero2 --set training.mode=pipe --out never
 bad "optimizer" "optimizer = lamb: must be one of sgd, momentum, adam, adamw" \
