@@ -694,24 +694,40 @@ static int config_bert(const char *file, JsonObject *o, const char *dt,
 /* Llama and Mistral (LlamaForCausalLM, MistralForCausalLM): grouped-query
  * attention (num_key_value_heads), SwiGLU MLP, RMSNorm, an untied head
  * unless tie_word_embeddings. */
-/* Llama and the families that share its modules (transformers'
- * LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GemmaForCausalLM,
- * Gemma2ForCausalLM, Phi3ForCausalLM, MixtralForCausalLM), by TYPE:
- * Qwen2 biases its query, key and value projections; Gemma ties its head
- * to the embedding by default and Gemma 2 adds a norm before and after
- * its MLP; Phi-3 fuses query, key and value in one projection and gate
- * and up in another; Mixtral's MLP is num_local_experts experts (w1, w3,
- * w2) behind a router. A sliding window (sliding_window; Qwen2 only with
- * use_sliding_window) bounds attention. */
-static int config_llama(const char *file, JsonObject *o, const char *type,
-                        const char *dt, GPtrArray *out,
-                        struct import_info *info, char *err, size_t errlen) {
+/* The model types that share Llama's modules (transformers'
+ * LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
+ * GemmaForCausalLM, Gemma2ForCausalLM, Phi3ForCausalLM,
+ * MixtralForCausalLM), and how each differs. A sliding window
+ * (sliding_window) bounds attention where a config gives one. */
+static const struct llama_kind {
+  const char *type;   /* model_type */
+  const char *family; /* the model file's family (its execution order) */
+  bool qkv_bias;      /* biases on the query, key and value (Qwen2) */
+  bool tied;          /* the head tied to the embedding by default (Gemma) */
+  bool mlp_norms;     /* a norm before and after the MLP (Gemma 2) */
+  bool fused;         /* qkv_proj and gate_up_proj fused (Phi-3) */
+  bool experts;       /* num_local_experts experts (w1, w3, w2) behind a
+                       * router (Mixtral) */
+  bool window_flag;   /* the window only with use_sliding_window (Qwen2) */
+  bool window_even;   /* the window on the even layers only (Gemma 2) */
+} LLAMA_KINDS[] = {
+    {"llama", "llama", false, false, false, false, false, false, false},
+    {"mistral", "llama", false, false, false, false, false, false, false},
+    {"qwen2", "llama", true, false, false, false, false, true, false},
+    {"gemma", "llama", false, true, false, false, false, false, false},
+    {"gemma2", "llama", false, true, true, false, false, false, true},
+    {"phi3", "phi3", false, false, false, true, false, false, false},
+    {"mixtral", "mixtral", false, false, false, false, true, false, false},
+};
+
+static int config_llama(const char *file, JsonObject *o,
+                        const struct llama_kind *kind, const char *dt,
+                        GPtrArray *out, struct import_info *info, char *err,
+                        size_t errlen) {
   int64_t d = 0, L = 0, V = 0, H = 0, KV = 0, I = 0, hd = 0, P = 0, E = 0,
           K = 0, W = 0;
-  bool qwen2 = !strcmp(type, "qwen2"), gemma2 = !strcmp(type, "gemma2"),
-       gemma = !strcmp(type, "gemma") || gemma2, phi3 = !strcmp(type, "phi3"),
-       moe = !strcmp(type, "mixtral");
-  bool tie = false, abias = false, mbias = false, slide = !qwen2;
+  bool moe = kind->experts;
+  bool tie = false, abias = false, mbias = false, slide = !kind->window_flag;
   int rc = json_count(file, o, "hidden_size", true, 0, 1, &d, err, errlen);
   if (!rc)
     rc = json_layers(file, o, "num_hidden_layers", &L, err, errlen);
@@ -740,7 +756,8 @@ static int config_llama(const char *file, JsonObject *o, const char *type,
     rc = json_count(file, o, "max_position_embeddings", false, 2048, 1, &P,
                     err, errlen);
   if (!rc)
-    rc = json_flag(file, o, "tie_word_embeddings", gemma, &tie, err, errlen);
+    rc = json_flag(file, o, "tie_word_embeddings", kind->tied, &tie, err,
+                   errlen);
   if (!rc && moe)
     rc = json_count(file, o, "num_local_experts", true, 0, 1, &E, err,
                     errlen);
@@ -757,7 +774,7 @@ static int config_llama(const char *file, JsonObject *o, const char *type,
               "%s: num_local_experts %" PRId64 ": gradsim imports at most "
               "1024",
               file, E);
-  if (!rc && qwen2)
+  if (!rc && kind->window_flag)
     rc = json_flag(file, o, "use_sliding_window", false, &slide, err,
                    errlen);
   if (!rc && slide)
@@ -778,7 +795,7 @@ static int config_llama(const char *file, JsonObject *o, const char *type,
   add(out, dt, "model.embed_tokens.weight", (uint64_t)V, D);
   for (int64_t i = 0; i < L; i++) {
     add(out, dt, "model.layers.%" PRId64 ".input_layernorm.weight", D, 0, i);
-    if (phi3) {
+    if (kind->fused) {
       add(out, dt, "model.layers.%" PRId64 ".self_attn.qkv_proj.weight",
           Q + 2 * Kw, D, i);
     } else {
@@ -787,7 +804,7 @@ static int config_llama(const char *file, JsonObject *o, const char *type,
         uint64_t rows = k ? Kw : Q;
         add(out, dt, "model.layers.%" PRId64 ".self_attn.%s.weight", rows, D,
             i, qkv[k]);
-        if (abias || qwen2)
+        if (abias || kind->qkv_bias)
           add(out, dt, "model.layers.%" PRId64 ".self_attn.%s.bias", rows, 0,
               i, qkv[k]);
       }
@@ -797,10 +814,10 @@ static int config_llama(const char *file, JsonObject *o, const char *type,
       add(out, dt, "model.layers.%" PRId64 ".self_attn.o_proj.bias", D, 0, i);
     add(out, dt, "model.layers.%" PRId64 ".post_attention_layernorm.weight",
         D, 0, i);
-    if (gemma2)
+    if (kind->mlp_norms)
       add(out, dt, "model.layers.%" PRId64 ".pre_feedforward_layernorm.weight",
           D, 0, i);
-    if (phi3) {
+    if (kind->fused) {
       add(out, dt, "model.layers.%" PRId64 ".mlp.gate_up_proj.weight", 2 * F,
           D, i);
       add(out, dt, "model.layers.%" PRId64 ".mlp.down_proj.weight", D, F, i);
@@ -825,7 +842,7 @@ static int config_llama(const char *file, JsonObject *o, const char *type,
               0, i, mlp[k]);
       }
     }
-    if (gemma2)
+    if (kind->mlp_norms)
       add(out, dt,
           "model.layers.%" PRId64 ".post_feedforward_layernorm.weight", D, 0,
           i);
@@ -838,10 +855,17 @@ static int config_llama(const char *file, JsonObject *o, const char *type,
   info->experts = (int)E;
   info->experts_active = (int)K;
   info->window = (uint64_t)W;
-  info->window_even = gemma2;
+  info->window_even = kind->window_even;
   g_free(info->family);
-  info->family = g_strdup(phi3 ? "phi3" : moe ? "mixtral" : "llama");
+  info->family = g_strdup(kind->family);
   return 0;
+}
+
+static const struct llama_kind *llama_kind_of(const char *type) {
+  for (size_t i = 0; i < G_N_ELEMENTS(LLAMA_KINDS); i++)
+    if (!strcmp(LLAMA_KINDS[i].type, type))
+      return &LLAMA_KINDS[i];
+  return NULL;
 }
 
 int import_config(const char *path, GPtrArray *out, struct import_info *info,
@@ -882,11 +906,9 @@ int import_config_data(const char *path, const char *text, size_t len,
     rc = config_gpt2(path, o, dt, out, info, err, errlen);
   else if (!strcmp(type, "bert"))
     rc = config_bert(path, o, dt, out, info, err, errlen);
-  else if (!strcmp(type, "llama") || !strcmp(type, "mistral") ||
-           !strcmp(type, "qwen2") || !strcmp(type, "gemma") ||
-           !strcmp(type, "gemma2") || !strcmp(type, "phi3") ||
-           !strcmp(type, "mixtral"))
-    rc = config_llama(path, o, type, dt, out, info, err, errlen);
+  else if (llama_kind_of(type))
+    rc = config_llama(path, o, llama_kind_of(type), dt, out, info, err,
+                      errlen);
   else
     rc = fail(err, errlen, -EINVAL,
               "%s: model_type '%s' is not a family gradsim generates (gpt2, "
