@@ -669,10 +669,12 @@ static inline struct iter_rec *sim_rec(struct sim *s, int it, int w) {
 struct job {
   int iteration;
   size_t bucket;
-  int kind; /* JOB_BUCKET, or a fully sharded unit's JOB_GATHER or
+  int kind; /* JOB_BUCKET; a sharded exchange's second half, every
+             * bucket's weights allgathered after the shard's update
+             * (JOB_ALLGATHER); a fully sharded unit's JOB_GATHER or
              * JOB_SCATTER (bucket: the unit) */
 };
-enum { JOB_BUCKET, JOB_GATHER, JOB_SCATTER };
+enum { JOB_BUCKET, JOB_ALLGATHER, JOB_GATHER, JOB_SCATTER };
 
 /* A worker's side of the run beside what collectives see (struct
  * worker): its vectors, local-step accumulators, and the job queue
@@ -743,10 +745,6 @@ void schedule_exchange_all(struct wstate *ws, int it);
  * result checked. Returns the seconds the update took. */
 double schedule_exchange_sharded(struct wstate *ws, int it, double update_s,
                                  struct iter_rec *r);
-/* The job of a sharded exchange's second half: every bucket's weights
- * allgathered (after the shard's update; its first half, the gradients'
- * reduce-scatter, is the buckets' own jobs). */
-#define SCHEDULE_SHARD_ALLGATHER (SIZE_MAX - 1)
 /* Fully sharded (sharding = zero3), iteration IT of WS's worker in sync:
  * forward and backward unit by unit, each unit's weights allgathered
  * before its forward and its backward, its gradients reduce-scattered
@@ -756,8 +754,10 @@ double schedule_fsdp_iteration(struct wstate *ws, int it, struct iter_rec *r);
 /* Post a job to WS's communication actor; wait for one to finish,
  * attributing the wait to R. */
 void schedule_post(struct wstate *ws, int it, size_t bucket);
-/* A fully sharded unit's job (JOB_GATHER, JOB_SCATTER) for B. */
-void schedule_post_unit(struct wstate *ws, int it, size_t b, int kind);
+/* A job of another KIND (JOB_ALLGATHER; JOB_GATHER, JOB_SCATTER of unit
+ * B); JOB_ALLGATHER's end releases the done semaphore as a bucket run's
+ * last does. */
+void schedule_post_job(struct wstate *ws, int it, size_t b, int kind);
 void schedule_wait_done(struct wstate *ws, struct iter_rec *r);
 /* The actors' code: a worker's communication actor, an aggregator. */
 void schedule_comm_actor(int argc, char **argv);

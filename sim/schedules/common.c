@@ -253,6 +253,12 @@ void schedule_comm_actor(int argc, char **argv) {
       g_free(j);
       break;
     }
+    if (j->kind == JOB_ALLGATHER) {
+      shard_allgather_all(ws, j->iteration);
+      sg_sem_release(ws->done_sem);
+      g_free(j);
+      continue;
+    }
     if (j->kind == JOB_GATHER) {
       fsdp_gather(ws, j->bucket);
       sg_sem_release(ws->gathered[j->bucket]);
@@ -271,8 +277,6 @@ void schedule_comm_actor(int argc, char **argv) {
     }
     if (j->bucket == SIZE_MAX) {
       schedule_exchange_all(ws, j->iteration);
-    } else if (j->bucket == SCHEDULE_SHARD_ALLGATHER) {
-      shard_allgather_all(ws, j->iteration);
     } else {
       if (j->bucket == 0) {
         w->first_send = -1;
@@ -300,18 +304,17 @@ void schedule_comm_actor(int argc, char **argv) {
       if (j->bucket == last && w->sim->p->sharding == SHARD_NONE)
         exchange_done(ws, j->iteration);
     }
-    if (j->bucket == SIZE_MAX || j->bucket == SCHEDULE_SHARD_ALLGATHER ||
-        j->bucket == last)
+    if (j->bucket == SIZE_MAX || j->bucket == last)
       sg_sem_release(ws->done_sem);
     g_free(j);
   }
 }
 
 void schedule_post(struct wstate *ws, int it, size_t bucket) {
-  schedule_post_unit(ws, it, bucket, JOB_BUCKET);
+  schedule_post_job(ws, it, bucket, JOB_BUCKET);
 }
 
-void schedule_post_unit(struct wstate *ws, int it, size_t b, int kind) {
+void schedule_post_job(struct wstate *ws, int it, size_t b, int kind) {
   struct job *j = g_new(struct job, 1);
   j->iteration = it;
   j->bucket = b;

@@ -107,7 +107,7 @@ static size_t fsdp_pass(struct wstate *ws, int it, bool backward, double *t,
   memset(seen, 0, nb * sizeof *seen);
   size_t next = 0;
   if (n)
-    schedule_post_unit(ws, it, order[next++], JOB_GATHER);
+    schedule_post_job(ws, it, order[next++], JOB_GATHER);
   for (size_t i = 0; i < nl; i++) {
     size_t l = backward ? nl - 1 - i : i, b = s->layer_bucket[l];
     if (b != SIZE_MAX && !seen[b]) {
@@ -115,13 +115,13 @@ static size_t fsdp_pass(struct wstate *ws, int it, bool backward, double *t,
       wait_for(ws, ws->gathered[b], r);
       seen[b] = true;
       if (next < n)
-        schedule_post_unit(ws, it, order[next++], JOB_GATHER);
+        schedule_post_job(ws, it, order[next++], JOB_GATHER);
     }
     *t += backward ? m->layers[l].backward_s : m->layers[l].forward_s;
     if (backward && b != SIZE_MAX && !left[b] &&
         (l == 0 || s->layer_bucket[l - 1] != b)) {
       schedule_flush(ws, t, r);
-      schedule_post_unit(ws, it, b, JOB_SCATTER);
+      schedule_post_job(ws, it, b, JOB_SCATTER);
       left[b] = true;
     }
   }
@@ -187,7 +187,7 @@ static void overlap_worker(struct wstate *ws) {
       if (sharded) {
         schedule_compute(ws, m->update_s, r);
         account_sum_from(w);
-        schedule_post(ws, it, SCHEDULE_SHARD_ALLGATHER);
+        schedule_post_job(ws, it, 0, JOB_ALLGATHER);
         schedule_wait_done(ws, r);
       }
     } else {
