@@ -167,9 +167,7 @@ static void memory_of(const struct sim *s, struct run_result *r) {
       .stage = p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP ? 3
                : p->sharding == SHARD_ZERO2                            ? 2
                                           : p->sharding == SHARD_ZERO1,
-      /* HSDP shards inside a machine. */
-      .shards = p->sharding == SHARD_HSDP ? topology_node_size(p)
-                                          : s->nworkers,
+      .shards = run_shards(p),
       .batch = m->batch,
       .checkpoint = p->checkpoint,
       .residual_bytes = s->codec && codec_is_stateful(s->codec) ? 4 : 0};

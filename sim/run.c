@@ -80,12 +80,8 @@ static struct model *load_model(const struct point *p, char **err) {
                                            p->update_Bps, 0)
                       : optimizer_update_s(p->optimizer, (double)m->params,
                                            m->memory_Bps, m->fp32_flops);
-  /* Sharded, each GPU updates its shard: a p-th of the parameters (HSDP:
-   * of its machine's GPUs). */
-  if (p->sharding == SHARD_HSDP && topology_node_size(p) > 0)
-    m->update_s /= topology_node_size(p);
-  else if (p->sharding != SHARD_NONE)
-    m->update_s /= p->nodes;
+  /* Sharded, each GPU updates its shard. */
+  m->update_s /= run_shards(p);
   m->update_s += p->step_overhead_s;
   return m;
 }

@@ -38,6 +38,13 @@ struct model_opts point_model_opts(const struct point *p) {
                              .mfu = p->mfu};
 }
 
+int run_shards(const struct point *p) {
+  if (p->sharding == SHARD_NONE)
+    return 1;
+  int g = topology_node_size(p);
+  return p->sharding == SHARD_HSDP && g > 0 ? g : p->nodes;
+}
+
 bool run_has_codec(const struct point *p) {
   return strcmp(p->codec, "none") != 0;
 }

@@ -650,6 +650,9 @@ char *coll_names(void);
 /* P compresses: its [exchange] codec is not "none" (the key's one
  * spelling of no codec). */
 bool run_has_codec(const struct point *p);
+/* The GPUs P's sharded states are divided among: its workers, HSDP's a
+ * machine's; 1 unsharded. */
+int run_shards(const struct point *p);
 
 /* ---- fast-forward --------------------------------------------------------
  * Its whole interface is ffwd/ffwd.h (steps, runs of buckets, recurrence)
