@@ -2,7 +2,9 @@
 # tests/parity/parity.sh: gradsim's collectives named after MPICH against
 # SimGrid SMPI's own implementations, on the same platform files with the
 # same host order, ideal network: ring = lr, rdb = rdb, rabenseifner =
-# rab_rdb, ps = MPI_Gather (default, linear) + MPI_Bcast (binomial_tree).
+# rab_rdb, ps = MPI_Gather (default, linear) + MPI_Bcast (binomial_tree);
+# ring's sharded exchanges (zero2, zero3) = reduce_scatter ompi_ring and
+# allgather NTSLR.
 #
 #   parity.sh GRADSIM SOURCE_ROOT            (the suite's: 12 to 24 workers,
 #                                     and SimGrid's examples: 12 and 120)
@@ -100,16 +102,18 @@ eager_bytes = 64KiB
 iterations = 1
 INI
 
-# smpi PLATFORM HOSTFILE NP ALGORITHM-CFG MODE N: the simulated time.
+# smpi PLATFORM HOSTFILE NP ALGORITHM-CFGS MODE N [ARGS]: the simulated
+# time (ALGORITHM-CFGS: --cfg words, split on spaces).
 # Not under meson's MALLOC_PERTURB_: glibc would fill every buffer SMPI
 # allocates and frees (its ranks' copies of messages), half the test's
 # time, and that checks nothing of gradsim's.
 smpi() {
+  # shellcheck disable=SC2086 # $4: --cfg words
   env -u MALLOC_PERTURB_ smpirun -np "$3" -platform "$1" -hostfile "$2" \
     --cfg=network/model:CM02 --cfg=network/crosstraffic:0 \
     --cfg=network/TCP-gamma:0 --cfg=smpi/simulate-computation:no \
-    --cfg=smpi/shared-malloc-blocksize:67108864 "$4" \
-    --log=root.thres:critical ./coll "$5" "$6" 2>smpi.err |
+    --cfg=smpi/shared-malloc-blocksize:67108864 $4 \
+    --log=root.thres:critical ./coll "${@:5}" 2>smpi.err |
     awk '/simulated_s/ { print $2 }'
 }
 
@@ -164,6 +168,48 @@ run_case() {
   fi
   algorithms "$name" "$np" "$name.xml" "$hosts" "$TOL" \
     --set platform.hosts="$T/$hosts" "$@"
+  local gpus=0
+  [ "$name" = nvswitch ] && gpus=$NVG
+  sharded "$name" "$np" "$name.xml" "$hosts" "$gpus" \
+    --set platform.hosts="$T/$hosts" "$@"
+}
+
+# sharded NAME NODES PLATFORM HOSTFILE SETS...: ring's sharded exchanges
+# ([training] sharding) against SMPI's reduce-scatter and allgather that
+# move the same messages, ompi_ring (MPI_Reduce_scatter_block: a block to
+# r + 1 each step, received from r - 1) and NTSLR (MPICH's ring
+# allgather), on N values that the NODES workers divide (SMPI's block
+# calls need it; lr's remainder is the allreduce's test). zero2's
+# exchange (reduce-scatter, the update, which no device makes take time
+# here, allgather) against MPI_Reduce_scatter_block then MPI_Allgather;
+# zero3's iteration of one unit, 1 us forward and 2 us backward (compute
+# = 3 us, a third forward), against gather, forward, gather, backward,
+# reduce-scatter. On machines (nvswitch, G GPUs each) also hsdp's
+# iteration: zero3's inside each machine (MPI_Comm_split), then the
+# shard's lr allreduce across the machines' ranks of one local index.
+sharded() {
+  local name=$1 np=$2 xml=$3 hosts=$4 mg=$5
+  shift 5
+  local n=$(( (BIG + np - 1) / np * np )) list=zero2,zero3
+  [ "$mg" -gt 0 ] && list=$list,hsdp
+  if ! "$G" run base.ini --quiet --out "$name-sharded" \
+      --set platform.nodes="$np" "$@" --set exchange.algorithm=ring \
+      --set training.sharding=$list --set model.compute=0.000003 \
+      --set model.params="$n" >/dev/null 2>"$name.err"; then
+    nfail=$((nfail + 1)); echo "FAIL - $name sharded: gradsim run:"; cat "$name.err"; return
+  fi
+  local algs="--cfg=smpi/reduce_scatter:ompi_ring --cfg=smpi/allgather:NTSLR"
+  local g s
+  g=$(awk -F, 'NR == 2 { print $18 }' "$name-sharded/runs.csv")
+  s=$(smpi "$xml" "$hosts" "$np" "$algs" zero2 "$n")
+  compare "$name p=$np n=$n zero2 ring vs SMPI ompi_ring + NTSLR" "$s" "$g"
+  g=$(awk -F, 'NR == 3 { print $19 }' "$name-sharded/runs.csv")
+  s=$(smpi "$xml" "$hosts" "$np" "$algs" zero3 "$n" 1 2)
+  compare "$name p=$np n=$n zero3 ring vs SMPI NTSLR x2 + ompi_ring" "$s" "$g"
+  [ "$mg" -gt 0 ] || return
+  g=$(awk -F, 'NR == 4 { print $19 }' "$name-sharded/runs.csv")
+  s=$(smpi "$xml" "$hosts" "$np" "$algs --cfg=smpi/allreduce:lr" hsdp "$n" 1 2 "$mg")
+  compare "$name p=$np n=$n hsdp ring vs SMPI (NTSLR x2 + ompi_ring) in machines of $mg, lr across" "$s" "$g"
 }
 
 # example_case NAME FILE NODES: every algorithm at both sizes on SimGrid's
@@ -191,6 +237,7 @@ if [ "${PARITY_LARGE:-0}" = 1 ]; then
   seq_hosts 128 w >h-nv
   CASES="fat-tree:128:h-ft:FT fat-tree-mixed:128:h-ftmixed:FT fat-tree-100:100:h-ft100:FT
 dragonfly:96:h-df:DF torus:128:h-torus:TORUS nvswitch:128:h-nv:NV"
+  NVG=8
   NV="--set platform.topology=nvswitch --set platform.gpus_per_node=8 --set platform.nics_per_node=4 --set platform.leaf=8 --set platform.oversubscription=2 --set platform.nvlink_bandwidth=100Gbps --set platform.nvlink_latency=1us --set platform.pcie_bandwidth=20Gbps"
   DF="--set platform.topology=dragonfly --set platform.hosts_per_router=2"
   TORUS="--set platform.topology=torus --set platform.torus_dims=8x8x2"
@@ -203,6 +250,7 @@ else
   seq_hosts 16 w >h-nv
   CASES="fat-tree:16:h-ft:FT fat-tree-mixed:16:h-ftmixed:FT fat-tree-12:12:h-ft100:FT
 dragonfly:24:h-df:DF torus:16:h-torus:TORUS nvswitch:16:h-nv:NV"
+  NVG=4
   NV="--set platform.topology=nvswitch --set platform.gpus_per_node=4 --set platform.nics_per_node=2 --set platform.leaf=2 --set platform.oversubscription=2 --set platform.nvlink_bandwidth=40Gbps --set platform.nvlink_latency=2us --set platform.pcie_bandwidth=20Gbps"
   DF="--set platform.topology=dragonfly --set platform.hosts_per_router=1"
   TORUS="--set platform.topology=torus --set platform.torus_dims=4x4"
