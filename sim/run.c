@@ -231,22 +231,31 @@ static int check_codec(const struct point *p, const struct collective *coll,
  * for units says where the shards are; for hsdp allreduces a range, on
  * machines), a codec per hop it can time, sync or overlap (not pipe), no
  * micro-batches for units, an exchange every iteration. */
+/* The collectives that can (KIND 0: reduce-scatter, 1: with a codec, 2:
+ * allreduce a range), comma-separated (g_free). */
+static char *shard_names(int kind) {
+  GString *names = g_string_new(NULL);
+  for (size_t i = 0; i < coll_count(); i++) {
+    const struct collective *c = coll_at(i);
+    if (c->reduce_scatter && (kind != 1 || !c->shard_plain) &&
+        (kind != 2 || c->range_allreduce))
+      g_string_append_printf(names, "%s%s", names->len ? ", " : "", c->name);
+  }
+  return g_string_free(names, FALSE);
+}
+
 static int check_sharding(const struct point *p, const struct collective *coll,
                           const codec_t *codec, char **err) {
   if (p->sharding == SHARD_NONE)
     return 0;
   const char *what = sharding_names[p->sharding];
   if (!coll->reduce_scatter) {
-    GString *names = g_string_new(NULL);
-    for (size_t i = 0; i < coll_count(); i++)
-      if (coll_at(i)->reduce_scatter)
-        g_string_append_printf(names, "%s%s", names->len ? ", " : "",
-                               coll_at(i)->name);
+    char *names = shard_names(0);
     *err = g_strdup_printf("[training] sharding = %s reduce-scatters "
                            "gradients and allgathers weights, which "
                            "algorithm = %s does not: take %s",
-                           what, coll->name, names->str);
-    g_string_free(names, TRUE);
+                           what, coll->name, names);
+    g_free(names);
     return -1;
   }
   /* A codec per hop compresses both halves as the collective's
@@ -254,6 +263,17 @@ static int check_sharding(const struct point *p, const struct collective *coll,
    * the allgather: ZeRO++'s quantized weights and gradients, on a ring);
    * once per bucket, or a linear codec's rounds, are not simulated
    * sharded. */
+  if (codec && coll->shard_plain) {
+    char *names = shard_names(1);
+    *err = g_strdup_printf("[training] sharding = %s with algorithm = %s "
+                           "and [exchange] codec = %s: its reduce-scatter "
+                           "and allgather carry values only (a codec on "
+                           "sharded exchanges: %s; grad_dtype sets the "
+                           "values' type)",
+                           what, coll->name, p->codec, names);
+    g_free(names);
+    return -1;
+  }
   if (codec) {
     bool linear = codec_is_linear(codec), fixed = codec_size_is_fixed(codec);
     const char *why =
@@ -311,10 +331,12 @@ static int check_sharding(const struct point *p, const struct collective *coll,
       return -1;
     }
     if (!coll->range_allreduce) {
+      char *names = shard_names(2);
       *err = g_strdup_printf("[training] sharding = hsdp with algorithm = "
                              "%s: it cannot allreduce a shard across "
-                             "machines (range_allreduce)",
-                             coll->name);
+                             "machines (take %s)",
+                             coll->name, names);
+      g_free(names);
       return -1;
     }
   }
@@ -496,7 +518,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
       double events = out->fast_forward ? kff_events(cm.events, cm.period,
                                                      cm.reps, cm.settles)
                                           : cm.events;
-      out->kernel_messages += cm.streams * events;
+      out->kernel_messages += cm.streams * events * fmax(cm.calls, 1);
       out->streams = fmax(out->streams, cm.streams);
     } else {
       out->kernel_messages = -1;

@@ -554,6 +554,10 @@ struct coll_messages {
   double streams, events, period;
   int reps;
   bool settles;
+  /* Calls of EVENTS events each a stream makes for the bucket (0: one;
+   * a sharded exchange's reduce-scatter and allgathers), each
+   * fast-forwarded on its own. */
+  double calls;
 };
 
 struct collective {
@@ -601,6 +605,9 @@ struct collective {
   /* HSDP: values [LO, HI) of C->v allreduced over C->group (NULL: the
    * collective cannot). */
   void (*range_allreduce)(struct coll_call *c, uint64_t lo, uint64_t hi);
+  /* Its sharded halves carry values only, no codec (nccl: NCCL's
+   * ReduceScatter and AllGather kernels). */
+  bool shard_plain;
   /* One aggregator's part (NULL when the collective has none). */
   void (*aggregator)(struct coll_call *c);
   /* Start the collective's own actors beside the workers' (may be NULL;

@@ -992,6 +992,74 @@ static void nccl_allgather(struct coll_call *c, struct msg *mine,
   nccl_kernel_allgather(c, &pl, rc, r->g.p, mine, all);
 }
 
+/* The rank at position POS of channel CHAN's ring (ring_chans' order:
+ * machine by machine, each from its entry to its exit). */
+static int ring_rank_at(const void *ctx, int chan, int pos) {
+  const struct geo *g = ctx;
+  int gn = g->g, node = pos / gn;
+  return node * gn + path_at(gn, ring_entry(g, chan, node),
+                             ring_exit(g, chan, node), pos % gn);
+}
+
+/* Sharded data parallel: NCCL's ReduceScatter or AllGather of C's bucket
+ * over every worker, rank r's shard the r-th of the bucket (FSDP's flat
+ * parameter, padded to a multiple of the world, as NCCL's calls take
+ * it). NCCL's rings (reduce_scatter.h, all_gather.h runRing: a loop's
+ * p - 1 steps, its chunks and slices as the allreduce's), the protocol
+ * and channels by NCCL's tuner for the call's bytes (the world's: NCCL
+ * counts a reduce-scatter's or allgather's nBytes over every rank). Not
+ * modelled: NVLS and CollNet reduce-scatters and allgathers, and PAT
+ * (NCCL 2.23+, one GPU a machine). */
+static void nccl_leg(struct coll_call *c, enum nk_leg leg) {
+  struct nccl_run *r = run_of(c->sim);
+  const struct point *p = c->sim->p;
+  xbt_assert(!c->group, "nccl: no sharded call over a group (run_check "
+                        "refuses hsdp)");
+  int vb = sim_value_bytes(c);
+  double bytes = (double)c->v->n * vb;
+  struct nccl_choice ch;
+  enum nccl_coll coll =
+      leg == NK_REDUCE_SCATTER ? NCCL_COLL_REDUCE_SCATTER : NCCL_COLL_ALLGATHER;
+  xbt_assert(nccl_model_choose(&r->model, coll, bytes, NCCL_ALGO_RING,
+                               p->nccl_proto, &ch) == 0,
+             "no NCCL ring %s of %.0f bytes",
+             leg == NK_REDUCE_SCATTER ? "reduce-scatter" : "allgather", bytes);
+  int kinds = alike_kinds(&r->g, NCCL_ALGO_RING);
+  int merge = ch.nchannels % kinds ? 1 : ch.nchannels / kinds;
+  bool simple = ch.proto == NCCL_PROTO_SIMPLE;
+  struct nk_plan pl = {.nc = ch.nchannels / merge,
+                       .cost = cost_of(c->sim, r, NCCL_ALGO_RING, ch.proto,
+                                       ch.nchannels),
+                       .slices = simple ? NCCL_RING_CHUNKSTEPS / 2 : 1,
+                       .macro = r->g.nodes > 1 ? r->g.g : 1,
+                       .window = simple ? NCCL_STEPS / 2 : NCCL_STEPS,
+                       .hw = hop_of,
+                       .leg = leg,
+                       .rank_at = ring_rank_at,
+                       .ctx = &r->g};
+  plan_links(&pl, r);
+  pl.cost.chan_Bps *= merge;
+  pl.chunk = merge * nccl_proto_chunk(NCCL_ALGO_RING, ch.proto) / (uint64_t)vb;
+  struct ring_chan rc[RING_CHANNELS_MAX];
+  ring_chans(c, &r->g, pl.nc, rc);
+  nccl_kernel_ring(c, &pl, rc, r->g.p);
+}
+
+static void nccl_reduce_scatter(struct coll_call *c) {
+  nccl_leg(c, NK_REDUCE_SCATTER);
+}
+static void nccl_shard_allgather(struct coll_call *c) {
+  nccl_leg(c, NK_ALLGATHER);
+}
+
+/* Rank ME's shard: the ME-th of the G parts. */
+static int nccl_shard_ranges(int me, int g, uint64_t n, uint64_t lo[2],
+                             uint64_t hi[2]) {
+  lo[0] = block_lo(0, n, g, me);
+  hi[0] = block_lo(0, n, g, me + 1);
+  return 1;
+}
+
 static void nccl_worker(struct coll_call *c) { nccl_call(c, NCCL_ALGO_AUTO); }
 static void nccl_ring_worker(struct coll_call *c) {
   nccl_call(c, NCCL_ALGO_RING);
@@ -1038,6 +1106,15 @@ static int check_forced(const struct point *p, enum nccl_algo force,
     return -1;
   }
   enum nccl_algo fa = force != NCCL_ALGO_AUTO ? force : p->nccl_algo;
+  if (p->sharding != SHARD_NONE && fa != NCCL_ALGO_AUTO &&
+      fa != NCCL_ALGO_RING) {
+    snprintf(err, errlen,
+             "[training] sharding = %s with NCCL's %s: NCCL's "
+             "reduce-scatter and allgather are simulated on rings only "
+             "(take algorithm = nccl or nccl-ring)",
+             sharding_names[p->sharding], nccl_algo_names[fa]);
+    return -1;
+  }
   struct nccl_choice ch;
   if (rc == 2 || nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 1 << 20, fa,
                                    p->nccl_proto, &ch) != 0) {
@@ -1073,6 +1150,45 @@ static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
  * down, with a tree's credit back); false where the lockstep rings and
  * trees of a codec per hop run it. */
 
+/* A sharded bucket's (nccl_leg): its reduce-scatter and allgather
+ * (zero3's unit: two allgathers), each p - 1 ring steps a loop of its
+ * channels' parts of the shards. */
+static bool leg_messages(const struct point *p, const struct geo *g,
+                         const struct nccl_model *m, uint64_t n, int vb,
+                         struct coll_messages *out) {
+  double bytes = (double)n * vb, events = 0, streams = 0;
+  bool units = p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP;
+  int slices = 1;
+  for (int leg = 0; leg < 2; leg++) {
+    struct nccl_choice ch;
+    if (nccl_model_choose(m, leg ? NCCL_COLL_ALLGATHER
+                                 : NCCL_COLL_REDUCE_SCATTER,
+                          bytes, NCCL_ALGO_RING, p->nccl_proto, &ch) != 0)
+      return false;
+    int kinds = alike_kinds(g, NCCL_ALGO_RING);
+    int merge = ch.nchannels % kinds ? 1 : ch.nchannels / kinds;
+    double nc = ch.nchannels / merge;
+    double chunk = (double)(merge * nccl_proto_chunk(NCCL_ALGO_RING,
+                                                     ch.proto) /
+                            (uint64_t)vb);
+    double part = ceil(ceil((double)n / g->p) / nc);
+    slices = ch.proto == NCCL_PROTO_SIMPLE ? NCCL_RING_CHUNKSTEPS / 2 : 1;
+    double loops = ceil(part / chunk);
+    double w = leg && units ? 2 : 1;
+    events += w * loops * (g->p - 1) * slices * nc;
+    streams += w * nc;
+  }
+  /* Per call, at the calls' mean channels. */
+  double calls = units ? 3 : 2;
+  *out = (struct coll_messages){.streams = streams / calls,
+                                .events = events / streams,
+                                .period = (g->nodes > 1 ? g->g : 1) * slices,
+                                .reps = NK_RING_REPS,
+                                .settles = true,
+                                .calls = calls};
+  return true;
+}
+
 static bool kernel_messages(const struct point *p, uint64_t n, int vb,
                             enum nccl_algo force, struct coll_messages *out) {
   if (run_has_codec(p) && p->compression == COMPRESS_PER_HOP)
@@ -1082,6 +1198,9 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
   char e[256];
   double bytes = (double)n * vb;
   struct nccl_choice ch;
+  if (p->sharding != SHARD_NONE)
+    return point_model(p, &g, &m, e, sizeof e) == 0 &&
+           leg_messages(p, &g, &m, n, vb, out);
   if (point_model(p, &g, &m, e, sizeof e) != 0 ||
       nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, bytes,
                         force != NCCL_ALGO_AUTO ? force : p->nccl_algo,
@@ -1166,6 +1285,10 @@ const struct collective coll_nccl_ring = {
     .check_point = nccl_ring_point,
     .recurs = nccl_recurs,
     .allgather = nccl_allgather,
+    .reduce_scatter = nccl_reduce_scatter,
+    .shard_allgather = nccl_shard_allgather,
+    .shard_ranges = nccl_shard_ranges,
+    .shard_plain = true,
     .worker = nccl_ring_worker,
     .formula_params = nccl_formula,
     .messages = nccl_ring_messages,
@@ -1207,6 +1330,10 @@ const struct collective coll_nccl = {
     .recurs = nccl_recurs,
     .spawn = nccl_spawn,
     .allgather = nccl_allgather,
+    .reduce_scatter = nccl_reduce_scatter,
+    .shard_allgather = nccl_shard_allgather,
+    .shard_ranges = nccl_shard_ranges,
+    .shard_plain = true,
     .worker = nccl_worker,
     .formula_params = nccl_formula,
     .messages = nccl_messages,

@@ -287,6 +287,7 @@ static double nk_step(const struct nk *k, int b) {
 
 struct nk_ring {
   struct ring_chan ch;
+  int q;         /* the channel */
   int loops;
   uint64_t bv;   /* values per slice, as timed */
   int total;     /* sends, and receives, over the loops */
@@ -300,14 +301,44 @@ struct nk_rings {
   struct kff_stream *st;
 };
 
-/* Values [A, B) of slice I of loop L's block J of channel R. */
-static void ring_block(const struct nk_ring *r, int p, int l, int j, int i,
-                       int slices, uint64_t *a, uint64_t *b) {
-  uint64_t lo = block_lo(r->ch.lo, r->ch.hi, r->loops, l),
-           hi = block_lo(r->ch.lo, r->ch.hi, r->loops, l + 1);
-  uint64_t ba = block_lo(lo, hi, p, j), bb = block_lo(lo, hi, p, j + 1);
+/* Values [A, B) of slice I of loop L's block J of channel R: the
+ * allreduce's block J of the loop's part of the channel's share; a leg's
+ * the loop's part of the channel's part of the shard of the rank at
+ * position J. */
+static void ring_block(const struct nk *k, const struct nk_ring *r, int l,
+                       int j, int i, uint64_t *a, uint64_t *b) {
+  const struct nk_plan *pl = k->pl;
+  int p = k->p, slices = pl->slices;
+  uint64_t ba, bb;
+  if (pl->leg == NK_ALLREDUCE) {
+    uint64_t lo = block_lo(r->ch.lo, r->ch.hi, r->loops, l),
+             hi = block_lo(r->ch.lo, r->ch.hi, r->loops, l + 1);
+    ba = block_lo(lo, hi, p, j);
+    bb = block_lo(lo, hi, p, j + 1);
+  } else {
+    uint64_t n = k->c->v->n;
+    int rank = pl->rank_at(pl->ctx, r->q, j);
+    uint64_t slo = block_lo(0, n, p, rank), shi = block_lo(0, n, p, rank + 1);
+    uint64_t clo = block_lo(slo, shi, pl->nc, r->q),
+             chi = block_lo(slo, shi, pl->nc, r->q + 1);
+    ba = block_lo(clo, chi, r->loops, l);
+    bb = block_lo(clo, chi, r->loops, l + 1);
+  }
   *a = block_lo(ba, bb, slices, i);
   *b = block_lo(ba, bb, slices, i + 1);
+}
+
+/* A loop's steps: the allreduce's 2 (p - 1), a leg's p - 1. Step S (from
+ * 1) of the loop sends the block at position ME - S + 1 and receives
+ * ME - S's (the allreduce: its reduce-scatter leaves ME + 1's sum; NCCL's
+ * AllGather sends its own first), one position earlier in NCCL's
+ * ReduceScatter (whose last step leaves ME's own sum), summing in the
+ * reduce-scatter's steps. */
+static int ring_per(const struct nk *k) {
+  return (k->pl->leg == NK_ALLREDUCE ? 2 : 1) * (k->p - 1);
+}
+static int ring_shift(const struct nk *k) {
+  return k->pl->leg == NK_REDUCE_SCATTER ? 1 : 0;
 }
 
 /* Messages are slices: message q is slice q mod S of ring step q / S
@@ -339,12 +370,12 @@ static void ring_fire(struct nk *k, int q) {
   struct nk_rings *x = k->st;
   struct nk_ring *r = &x->r[q];
   struct coll_call *c = k->c;
-  int p = k->p, sl = k->pl->slices, per = 2 * (p - 1);
+  int p = k->p, sl = k->pl->slices, per = ring_per(k);
   r->armed = false;
   int st = r->sent / sl, l = st / per, s = st % per + 1;
   uint64_t a, b;
-  ring_block(r, p, l, (r->ch.me - s + 1 + 2 * p) % p, r->sent % sl, sl, &a,
-             &b);
+  ring_block(k, r, l, (r->ch.me - s + 1 - ring_shift(k) + 2 * p) % p,
+             r->sent % sl, &a, &b);
   struct msg *out = nk_pack(k, a, b, r->bv);
   kff_sent(&x->st[q], r->ch.next,
            (double)out->bytes + c->sim->p->envelope_bytes);
@@ -356,11 +387,13 @@ static void ring_fire(struct nk *k, int q) {
 
 static void ring_got(struct nk *k, struct nk_in *in, struct msg *msg) {
   struct nk_ring *r = &((struct nk_rings *)k->st)->r[in->chan];
-  int p = k->p, sl = k->pl->slices, per = 2 * (p - 1);
+  int p = k->p, sl = k->pl->slices, per = ring_per(k);
   int st = r->got / sl, l = st / per, s = st % per + 1;
   uint64_t a, b;
-  ring_block(r, p, l, (r->ch.me - s + 2 * p) % p, r->got % sl, sl, &a, &b);
-  sim_unpack(k->c, msg, k->c->v, a, b, s <= p - 1);
+  ring_block(k, r, l, (r->ch.me - s - ring_shift(k) + 2 * p) % p,
+             r->got % sl, &a, &b);
+  sim_unpack(k->c, msg, k->c->v, a, b,
+             k->pl->leg != NK_ALLGATHER && s <= p - 1);
   msg_free(msg);
   r->got++;
   kff_rx(&((struct nk_rings *)k->st)->st[in->chan]);
@@ -399,13 +432,20 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
   nk_alloc(&k, nc, nc);
   long *total = g_new(long, nc);
   for (int q = 0; q < nc; q++) {
-    uint64_t n = ch[q].hi - ch[q].lo;
+    /* A leg's channel carries a part of each of the P shards: timed as
+     * P of the largest part (shards and parts differ by a value at
+     * most). */
+    uint64_t v = c->v->n, n = pl->leg == NK_ALLREDUCE
+                                  ? ch[q].hi - ch[q].lo
+                                  : (uint64_t)p *
+                                        (((v + p - 1) / p + nc - 1) / nc);
     struct nk_ring *r = &x.r[q];
     r->ch = ch[q];
+    r->q = q;
     r->loops = n ? (int)((n + (uint64_t)p * pl->chunk - 1) /
                          ((uint64_t)p * pl->chunk))
                  : 0;
-    r->total = r->loops * 2 * (p - 1) * sl;
+    r->total = r->loops * ring_per(&k) * sl;
     r->bv = n ? aligned_block(c, n, (uint64_t)r->loops * p * sl) : 0;
     total[q] = r->total;
     k.at[q] = INFINITY;

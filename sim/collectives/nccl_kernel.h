@@ -48,6 +48,12 @@ struct nk_tree {
   int depth, reach; /* the caller's depth, the tree's deepest */
 };
 
+/* What a ring call runs: the allreduce, or one of its legs apart as
+ * NCCL's ReduceScatter and AllGather run them (sharded data parallel:
+ * NVIDIA/nccl src/device/reduce_scatter.h and all_gather.h, runRing),
+ * rank r's shard the r-th of the vector's P parts (block_lo). */
+enum nk_leg { NK_ALLREDUCE, NK_REDUCE_SCATTER, NK_ALLGATHER };
+
 /* A call's plan. */
 struct nk_plan {
   int nc;              /* channels */
@@ -68,10 +74,19 @@ struct nk_plan {
   double lat_hw[NCCL_HW_COUNT], link_Bps[NCCL_HW_COUNT];
   /* Where a message from rank A to rank B runs (NVLink, PCIe, network). */
   enum nccl_hw (*hw)(const struct sim *s, int a, int b);
+  /* ring: the legs it runs; for one leg apart, the rank at position POS
+   * of channel CHAN's ring (whose shard that position's blocks are),
+   * asked with CTX. */
+  enum nk_leg leg;
+  int (*rank_at)(const void *ctx, int chan, int pos);
+  const void *ctx;
 };
 
 /* The ring allreduce on NC channels (CH[k]: channel k's share and its
- * neighbours; CH[k].me the caller's index in the ring of P members). */
+ * neighbours; CH[k].me the caller's index in the ring of P members), or
+ * one of its legs (PL->leg): then every channel carries its part of
+ * every shard (CH[k].lo and hi unused), as NCCL's ReduceScatter (rank r
+ * left the sum of its shard) and AllGather (every rank every shard). */
 void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
                       const struct ring_chan *ch, int p);
 /* The tree allreduce on NC channels (TREE[k]: channel k's tree). */

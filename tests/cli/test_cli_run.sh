@@ -1084,8 +1084,40 @@ bad "shard_unit" "shard_unit = tensor: must be one of block, layer" \
   run small.ini --set training.shard_unit=tensor --out never
 bad "sharding" "sharding = zero4: must be one of none, zero1, zero2, zero3, hsdp" \
   run small.ini --set training.sharding=zero4 --out never
-bad "sharding with nccl" "sharding = zero2 reduce-scatters gradients and allgathers weights, which algorithm = nccl does not: take ring, inceptionn" \
-  run small.ini --set training.sharding=zero2 --set exchange.algorithm=nccl --out never
+bad "sharding with rdb" "sharding = zero2 reduce-scatters gradients and allgathers weights, which algorithm = rdb does not: take ring, nccl-ring, inceptionn, nccl" \
+  run small.ini --set training.sharding=zero2 --set exchange.algorithm=rdb --out never
+# NCCL's ReduceScatter and AllGather (rank r's shard the r-th of the
+# bucket, NCCL's rings, its tuner's protocol and channels) over two DGX
+# H100s: the oracle passes on every shard in sync and overlap, overlap
+# takes less time, and the results are those of every step simulated.
+if run_ok "nccl sharded runs" run zero.ini --set platform.preset=dgx-h100 \
+  --set platform.nodes=16 --set exchange.algorithm=nccl \
+  --set training.sharding=zero2,zero3 --set training.mode=sync,overlap \
+  --out znc --quiet; then
+  o=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "oracle") k = i; next }
+               { printf "%s ", $k }' znc/runs.csv)
+  [ "$o" = "pass pass pass pass " ] &&
+    awk -v s="$(csv_get znc/runs.csv 2 iteration_s)" -v o="$(csv_get znc/runs.csv 4 iteration_s)" \
+      'BEGIN { exit !(o < s) }'
+  check "nccl sharded: the oracle on every shard, overlap faster" $? \
+    "oracle: $o; $(cut -d, -f12,19,51 znc/runs.csv)"
+fi
+if ff_runs "nccl sharded" zero.ini znf1 znf2 2 --set platform.preset=dgx-h100 \
+  --set platform.nodes=16 --set exchange.algorithm=nccl-ring \
+  --set exchange.payload=none --set training.sharding=zero1,zero3; then
+  check_ff_equal "nccl sharded fast-forward" znf1 znf2 2
+fi
+bad "nccl hsdp" "sharding = hsdp with algorithm = nccl: it cannot allreduce a shard across machines (take ring, inceptionn)" \
+  run zero.ini --set platform.preset=dgx-h100 --set platform.nodes=16 \
+  --set exchange.algorithm=nccl --set training.sharding=hsdp --out never
+bad "nccl sharded with a codec" "its reduce-scatter and allgather carry values only (a codec on sharded exchanges: ring, inceptionn;" \
+  run zero.ini --set platform.preset=dgx-h100 --set platform.nodes=16 \
+  --set exchange.algorithm=nccl --set exchange.codec=q8 \
+  --set training.sharding=zero2 --out never
+bad "nccl sharded on trees" "NCCL's reduce-scatter and allgather are simulated on rings only" \
+  run zero.ini --set platform.preset=dgx-h100 --set platform.nodes=16 \
+  --set exchange.algorithm=nccl --set exchange.nccl_algo=tree \
+  --set training.sharding=zero2 --out never
 # A codec per hop compresses both halves (ZeRO++'s quantized gradients
 # and weights, on a ring), the oracle holding every value (zero2) or the
 # shard (zero3) to the codec's bound.
