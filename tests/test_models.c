@@ -1560,6 +1560,14 @@ Test(import, todays_families) {
   /* Mistral-7B v0.1: 7,241,732,096, a 4096-token window. */
   cr_assert_eq(import_shipped("mistral-7b", &info, t), 7241732096ull);
   cr_assert_eq(info.window, 4096);
+  g_ptr_array_set_size(t, 0);
+  /* ZeRO++'s 18B GPT: GPT-2's layers (qkv, projection, two MLP matrices
+   * with biases, two norms) at d 6144 over 40 layers, 512 positions,
+   * GPT-2's vocabulary, the head tied; the final norm. */
+  uint64_t gpt = 40 * (12ull * 6144 * 6144 + 13 * 6144) + 50257ull * 6144 +
+                 512ull * 6144 + 2 * 6144;
+  cr_assert_eq(gpt, 18434525184ull);
+  cr_assert_eq(import_shipped("gpt-18b", &info, t), gpt);
   g_ptr_array_free(t, TRUE);
   import_info_clear(&info);
 }

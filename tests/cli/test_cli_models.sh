@@ -323,7 +323,7 @@ done
 MODELS="alexnet cifar100-cnn cifar100-convex hdc lstm-ptb lstm-wiki2 mnist-mlp
 resnet101 resnet110 resnet18 resnet44 resnet50 vgg16 vgg16-cifar
 bert-large gpt2 gpt2-xl llama-2-7b llama-2-13b llama-3-8b mistral-7b
-qwen2-7b gemma-7b gemma-2-9b phi-3-mini-4k mixtral-8x7b"
+qwen2-7b gemma-7b gemma-2-9b phi-3-mini-4k mixtral-8x7b gpt-18b"
 num_re='^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$'
 
 if run_ok "model list exits 0" model list; then
@@ -331,7 +331,7 @@ if run_ok "model list exits 0" model list; then
   got=$(awk 'NR > 1 && NF == 0 { exit } NR > 1 { print $1 }' "$L/out" | sort | tr '\n' ' ')
   want=$(printf '%s\n' $MODELS | sort | tr '\n' ' ')
   [ "$got" = "$want" ]
-  check "model list lists exactly the 26 models" $? "want: $want" "got:  $got"
+  check "model list lists exactly the 27 models" $? "want: $want" "got:  $got"
 fi
 if run_ok "model list --format csv exits 0" model list --format csv; then
   cp "$L/out" "$L/list.csv"
@@ -342,7 +342,7 @@ if run_ok "model list --format csv exits 0" model list --format csv; then
       if (!ok) print NR ": " $0 }' "$L/list.csv" | head -3)
   got=$(awk -F ',' 'NR > 1 { print $1 }' "$L/list.csv" | sort | tr '\n' ' ')
   [ "$(head -1 "$L/list.csv")" = "$H" ] && [ "$got" = "$want" ] && [ -z "$bad" ]
-  check "model list csv: header, 26 rows of 9 fields (names, then numbers)" $? \
+  check "model list csv: header, 27 rows of 9 fields (names, then numbers)" $? \
     "header: $(head -1 "$L/list.csv")" "models: $got" "bad rows: $bad"
   bad=
   for m in $MODELS; do

@@ -891,8 +891,8 @@ fi
 # reduce-scattered, each worker's shard updated, the weights allgathered.
 # The ring's two halves move the allreduce's bytes, every value checked
 # by the oracle (payload = full) on a flat network with a remainder p does
-# not divide and on DGX H100 machines; the update is a p-th, the memory
-# ZeRO's.
+# not divide, on a 2:1 oversubscribed fat tree and on DGX H100 machines;
+# the update is a p-th, the memory ZeRO's.
 cat >zero.ini <<'EOF'
 [platform]
 nodes = 4
@@ -911,9 +911,11 @@ payload = full
 iterations = 2
 sharding = none, zero1, zero2, zero3
 EOF
-for plat in flat dgx; do
+for plat in flat fat-tree dgx; do
   extra=()
   [ "$plat" = dgx ] && extra=(--set platform.preset=dgx-h100 --set platform.nodes=16)
+  [ "$plat" = fat-tree ] && extra=(--set platform.topology=fat-tree \
+    --set platform.leaf=2 --set platform.oversubscription=2)
   if run_ok "sharded runs ($plat)" run zero.ini "${extra[@]}" --out "zero-$plat" --quiet; then
     o=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "oracle") k = i; next }
                  { printf "%s ", $k }' "zero-$plat/runs.csv")

@@ -1,0 +1,27 @@
+# plots/zeropp-zero3.gp: ZeRO-3's TFLOPs per GPU for the 18B GPT on 384
+# V100 (ZeRO++ evaluation): gradsim's compute and exposed communication
+# an iteration as TFLOPs, beside the blog's ZeRO-3 bars (100 Gb/s: 14 and
+# 26; 4 x 100 Gb/s: 40; 800 Gb/s: 47, not evaluable: one NIC carries
+# gradsim's ring).
+name = 'zeropp-zero3'
+W = 900; H = 520
+load lib
+set title 'ZeRO-3, 18B GPT on 384 V100: TFLOPs per GPU (gradsim bars, the blog red)'
+set ylabel 'TFLOPs per GPU'
+set yrange [0:60]
+set xrange [0.5:4.5]
+set xtics ('1K tokens, 100G' 1, '2K, 100G' 2, '2K, 4x100G' 3, '2K, 8x100G' 4)
+set key top left
+# Megatron-DeepSpeed's FLOPs an iteration for B sequences (the spec's derive).
+f(b) = 96.0 * b * 512 * 40 * 6144 * 6144 * (1 + 512.0 / (6 * 6144) + 50257.0 / (16 * 40 * 6144)) / 1e12
+x(s) = s eq 'zero3 1K' ? 1 : s eq 'zero3 2K' ? 2 : s eq 'zero3 2K 4x100G' ? 3 : 4
+b(s) = s eq 'zero3 1K' ? 2 : 4
+$paper << EOD
+x,tflops
+1,14
+2,26
+3,40
+4,47
+EOD
+plot runs using (x(strcol('variant'))):(f(b(strcol('variant'))) / column('iteration_s')):(0.6) with boxes lc rgb '#4292c6' title 'gradsim', \
+     $paper using 1:2 with points pt 7 ps 1.5 lc rgb 'red' title 'ZeRO++ blog, ZeRO-3'
