@@ -626,6 +626,13 @@ static int k_sharding(struct point *p, const char *v, char *e, size_t l) {
   p->sharding = (enum sharding)t;
   return rc;
 }
+static int k_shard_codec(struct point *p, const char *v, char *e,
+                         size_t l) {
+  int t;
+  int rc = choice(v, shard_codec_names, SHARD_CODEC_COUNT, &t, e, l);
+  p->shard_codec = (enum shard_codec)t;
+  return rc;
+}
 static int k_shard_unit(struct point *p, const char *v, char *e, size_t l) {
   static const char *const names[] = {"block", "layer"};
   int t;
@@ -908,6 +915,7 @@ static const struct key keys[] = {
     {"exchange", "nccl_ll128_bw", "auto", k_nccl_ll128_bw},
     {"exchange", "nvls_efficiency", "auto", k_nvls_eff},
     {"exchange", "compression", "per-hop", k_compression},
+    {"exchange", "shard_codec", "all", k_shard_codec},
     {"exchange", "implementation", "gradsim", k_implementation},
     {"exchange", "fast_forward", "auto", k_fast_forward},
     {"exchange", "eager_bytes", "0", k_eager},

@@ -76,6 +76,16 @@ enum sharding {
   SHARD_HSDP,
   SHARD_COUNT
 };
+/* Which halves of a sharded exchange carry a codec per hop ([exchange]
+ * shard_codec): both, the weights' allgathers only (ZeRO++'s quantized
+ * weights, qwZ), or the gradients' reduce-scatters only; the other half
+ * moves its values uncompressed (at grad_dtype's width). */
+enum shard_codec {
+  SHARD_CODEC_ALL,
+  SHARD_CODEC_WEIGHTS,
+  SHARD_CODEC_GRADIENTS,
+  SHARD_CODEC_COUNT
+};
 
 /* The one table of each enum's names, indexed by it: the values of its
  * key ([platform] fabric, [exchange] payload and placement, [training]
@@ -93,6 +103,7 @@ extern const char *const nccl_version_names[NCCL_VERSION_COUNT];
 extern const char *const compression_names[COMPRESS_COUNT];
 extern const char *const implementation_names[IMPL_COUNT];
 extern const char *const sharding_names[SHARD_COUNT];
+extern const char *const shard_codec_names[SHARD_CODEC_COUNT];
 
 /* One simulation's configuration (every key of an experiment file, the
  * docs/run.md, "Experiment keys"). Strings are owned by whoever filled it. */
@@ -205,6 +216,7 @@ struct point {
   double step_overhead_s; /* fixed time added to every iteration */
   int optimizer;          /* enum optimizer (models/memory.h) */
   enum sharding sharding;
+  enum shard_codec shard_codec; /* [exchange] shard_codec */
   bool shard_per_layer;   /* [training] shard_unit = layer (else block) */
   bool checkpoint;        /* [training] activation_checkpointing */
   double *slowdown; /* per worker, parsed from stragglers; NULL: none (a

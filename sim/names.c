@@ -64,6 +64,12 @@ const char *const sharding_names[SHARD_COUNT] = {
     [SHARD_HSDP] = "hsdp",
 };
 
+const char *const shard_codec_names[SHARD_CODEC_COUNT] = {
+    [SHARD_CODEC_ALL] = "all",
+    [SHARD_CODEC_WEIGHTS] = "weights",
+    [SHARD_CODEC_GRADIENTS] = "gradients",
+};
+
 const char *const implementation_names[IMPL_COUNT] = {
     [IMPL_GRADSIM] = "gradsim",
     [IMPL_PYTORCH] = "pytorch",

@@ -281,9 +281,11 @@ static int check_sharding(const struct point *p, const struct collective *coll,
         : p->compression == COMPRESS_PER_BUCKET
             ? "compression = per-bucket is not simulated sharded (per-hop "
               "is)"
-        : (p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP) && !fixed
+        : (p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP) &&
+                  !fixed && p->shard_codec != SHARD_CODEC_GRADIENTS
             ? "its weights are gathered without values, which a codec "
-              "whose size depends on the data cannot time"
+              "whose size depends on the data cannot time (shard_codec = "
+              "gradients keeps it off the gathers)"
             : NULL;
     if (why) {
       *err = g_strdup_printf("[training] sharding = %s with [exchange] "

@@ -34,6 +34,15 @@ static void exchange_bucket(struct wstate *ws, size_t b) {
   sim_stage(ws->w, s, c.v->n);
 }
 
+/* A sharded call of bucket B carries its values uncompressed: a bucket
+ * the codec skips, or the half ([exchange] shard_codec) that does not
+ * carry the codec (WEIGHTS: the allgathers, else the reduce-scatters). */
+static bool shard_raw(const struct sim *s, size_t b, bool weights) {
+  enum shard_codec sc = s->p->shard_codec;
+  return sim_uncompressed(s, b) ||
+         sc == (weights ? SHARD_CODEC_GRADIENTS : SHARD_CODEC_WEIGHTS);
+}
+
 /* Bucket B of iteration IT: prepared, exchanged (in rounds, for a linear
  * codec: linear.c; through the codec once, around the collective, for
  * [exchange] compression = per-bucket: bucketwise.c) and checked. */
@@ -45,7 +54,7 @@ static void exchange_one(struct wstate *ws, size_t b, int it) {
      * (shard_allgather_all). */
     struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
                           .bucket = b, .v = &ws->vecs[b],
-                          .raw = sim_uncompressed(s, b)};
+                          .raw = shard_raw(s, b, false)};
     s->coll->reduce_scatter(&c);
     return;
   }
@@ -112,7 +121,7 @@ static void shard_allgather_all(struct wstate *ws, int it) {
   struct sim *s = w->sim;
   for (size_t b = 0; b < s->nbuckets; b++) {
     struct coll_call c = {.sim = s, .w = w, .rank = w->rank, .bucket = b,
-                          .v = &ws->vecs[b], .raw = sim_uncompressed(s, b)};
+                          .v = &ws->vecs[b], .raw = shard_raw(s, b, true)};
     s->coll->shard_allgather(&c);
     payload_check(ws, b, it);
   }
@@ -120,12 +129,13 @@ static void shard_allgather_all(struct wstate *ws, int it) {
 }
 
 /* zero3 and hsdp: a call of WS's worker on V for bucket B, over its
- * machine (hsdp) or over all workers. */
+ * machine (hsdp) or over all workers, of the WEIGHTS or the gradients. */
 static struct coll_call fsdp_call(struct wstate *ws, size_t b,
-                                  struct vec *v) {
+                                  struct vec *v, bool weights) {
   struct sim *s = ws->w->sim;
   struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
-                        .bucket = b, .v = v, .raw = sim_uncompressed(s, b)};
+                        .bucket = b, .v = v,
+                        .raw = shard_raw(s, b, weights)};
   if (ws->machine) {
     c.group = ws->machine;
     c.g = ws->nmachine;
@@ -136,7 +146,7 @@ static struct coll_call fsdp_call(struct wstate *ws, size_t b,
 
 /* Unit B's weights gathered (timed: no values held). */
 static void fsdp_gather(struct wstate *ws, size_t b) {
-  struct coll_call c = fsdp_call(ws, b, &ws->params[b]);
+  struct coll_call c = fsdp_call(ws, b, &ws->params[b], true);
   ws->w->sim->coll->shard_allgather(&c);
 }
 
@@ -146,7 +156,7 @@ static void fsdp_gather(struct wstate *ws, size_t b) {
 static void fsdp_scatter(struct wstate *ws, size_t b, int it) {
   struct sim *s = ws->w->sim;
   payload_prepare(ws, b, it);
-  struct coll_call c = fsdp_call(ws, b, &ws->vecs[b]);
+  struct coll_call c = fsdp_call(ws, b, &ws->vecs[b], false);
   s->coll->reduce_scatter(&c);
   uint64_t lo[2], hi[2];
   int k = s->coll->shard_ranges(c.group ? c.me : c.rank,

@@ -1131,6 +1131,37 @@ if run_ok "sharded with q8 runs" run zero.ini --set exchange.codec=q8 \
     [ "$(csv_get zq8/runs.csv 1 wire_bytes)" = "$(csv_get zq8/runs.csv 3 wire_bytes)" ]
   check "sharded q8: the oracle passes, the allreduce's bytes" $? "oracle: $o"
 fi
+# shard_codec puts the codec on one half only: the weights' allgathers
+# (ZeRO++'s quantized weights) or the gradients' reduce-scatters, the
+# other half at full width: on the ring, zero2's bytes are half q8's and
+# half fp32's either way, zero3's two gathers or its reduce-scatter at
+# q8; the oracle passes each. With the gradients alone, zero3 takes a
+# codec whose size depends on the data (the gathers carry none).
+if run_ok "shard_codec runs" run zero.ini --set exchange.codec=q8 \
+  --set exchange.algorithm=ring --set training.sharding=zero2,zero3 \
+  --set exchange.shard_codec=all,weights,gradients --out zsc --quiet; then
+  ok=0
+  for r in 1 2 3 4 5 6; do
+    [ "$(csv_get zsc/runs.csv $r oracle)" = pass ] || ok=1
+  done
+  # Rows: (all, weights, gradients) x (zero2, zero3); bytes a worker.
+  b() { csv_get zsc/runs.csv "$1" wire_bytes; }
+  # fp32 = 4 x q8's bytes (q8: a byte a value and a scale per block).
+  awk -v a="$(b 1)" -v w="$(b 3)" -v g="$(b 5)" -v a3="$(b 2)" -v w3="$(b 4)" -v g3="$(b 6)" 'BEGIN {
+    r = w / a; if (r < 2.3 || r > 2.7) exit 1      # (1 + 4) / 2 q8 halves
+    if (w != g && (w - g) / w > 1e-3) exit 1
+    if (w3 / a3 < 1.8 || w3 / a3 > 2.2) exit 1     # 2 q8 gathers + fp32 RS
+    if (g3 / a3 < 2.8 || g3 / a3 > 3.2) exit 1     # 2 fp32 gathers + q8 RS
+  }' || ok=1
+  check "shard_codec: the codec on the weights or the gradients alone, the oracle passing" $ok \
+    "$(cut -d, -f25,28,51 zsc/runs.csv)"
+fi
+run_ok "zero3 with a data-sized codec on the gradients alone runs" run small.ini \
+  --set training.sharding=zero3 --set exchange.codec=inceptionn:eb=-10 \
+  --set exchange.algorithm=inceptionn --set exchange.payload=full \
+  --set exchange.shard_codec=gradients --out zsc2 --quiet
+bad "shard_codec" "shard_codec = params: must be one of all, weights, gradients" \
+  run small.ini --set exchange.shard_codec=params --out never
 bad "sharding per bucket" "compression = per-bucket is not simulated sharded" \
   run small.ini --set training.sharding=zero1 --set exchange.codec=q8 \
   --set exchange.compression=per-bucket --out never
