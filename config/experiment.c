@@ -640,6 +640,12 @@ static int k_shard_unit(struct point *p, const char *v, char *e, size_t l) {
   p->shard_per_layer = t == 1;
   return rc;
 }
+static int k_hpz(struct point *p, const char *v, char *e, size_t l) {
+  return boolean(v, &p->hpz, e, l);
+}
+static int k_qgz(struct point *p, const char *v, char *e, size_t l) {
+  return boolean(v, &p->qgz, e, l);
+}
 static int k_checkpoint(struct point *p, const char *v, char *e, size_t l) {
   return boolean(v, &p->checkpoint, e, l);
 }
@@ -940,6 +946,8 @@ static const struct key keys[] = {
     {"training", "sharding", "none", k_sharding},
     {"training", "shard_unit", "block", k_shard_unit},
     {"training", "activation_checkpointing", "false", k_checkpoint},
+    {"training", "hpz", "false", k_hpz},
+    {"training", "qgz", "false", k_qgz},
     {"gradients", "dist", "laplace", k_dist},
     {"gradients", "scale", "5e-4", k_scale},
     {"gradients", "nu", "3", k_nu},

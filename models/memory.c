@@ -66,7 +66,8 @@ void model_memory(const struct model *m, const struct memory_opts *o,
    * optimizer's fp32 states. */
   double k = (wb < 4 ? 4 : 0) + 4.0 * STATES[o->optimizer];
   *out = (struct memory){0};
-  out->params = wb * psi / (o->stage >= 3 ? n : 1);
+  out->params = wb * psi / (o->stage >= 3 ? n : 1) +
+                (o->secondary > 0 ? wb * psi / o->secondary : 0);
   out->grads = wb * psi / (o->stage >= 2 ? n : 1);
   out->optimizer = k * psi / (o->stage >= 1 ? n : 1);
   out->residual = o->residual_bytes * psi;

@@ -67,6 +67,10 @@ struct memory_opts {
   int shards;            /* GPUs the sharded states are split over */
   int batch;             /* per-GPU batch (sequences) */
   bool checkpoint;       /* activation checkpointing */
+  /* ZeRO++'s hierarchical partitioning (hpz): a second copy of the
+   * weights sharded over this many GPUs (a machine's; 0: none), counted
+   * with the weights. */
+  int secondary;
   double residual_bytes; /* a codec's error feedback, bytes a parameter */
 };
 

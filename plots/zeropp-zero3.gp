@@ -1,7 +1,7 @@
 # plots/zeropp-zero3.gp: ZeRO-3's TFLOPs per GPU for the 18B GPT on 384
-# V100 (ZeRO++ evaluation): gradsim's compute and exposed communication
-# an iteration as TFLOPs, beside the blog's ZeRO-3 bars (100 Gb/s: 14 and
-# 26; 4 x 100 Gb/s: 40; 800 Gb/s: 47, not evaluable: one NIC carries
+# V100 (ZeRO++ evaluation): a bar per variant, gradsim's TFLOPs (the
+# spec's derive), beside the blog's ZeRO-3 values (100 Gb/s: 14 and 26;
+# 4 x 100 Gb/s: 40; 800 Gb/s: 47, not evaluable: one NIC carries
 # gradsim's ring).
 name = 'zeropp-zero3'
 W = 900; H = 520

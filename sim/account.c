@@ -170,6 +170,7 @@ static void memory_of(const struct sim *s, struct run_result *r) {
       .shards = run_shards(p),
       .batch = m->batch,
       .checkpoint = p->checkpoint,
+      .secondary = p->hpz ? topology_node_size(p) : 0,
       .residual_bytes = s->codec && codec_is_stateful(s->codec) ? 4 : 0};
   struct memory mem;
   model_memory(m, &o, &mem);

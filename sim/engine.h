@@ -219,6 +219,13 @@ struct point {
   enum shard_codec shard_codec; /* [exchange] shard_codec */
   bool shard_per_layer;   /* [training] shard_unit = layer (else block) */
   bool checkpoint;        /* [training] activation_checkpointing */
+  /* ZeRO++ (Wang et al., ICLR 2024) on sharding = zero3: hpz, its
+   * hierarchical partitioning (a secondary copy of the weights sharded
+   * inside each machine, backward's gathers from it inside the machine);
+   * qgz, its gradients reduced inside each machine first, then each
+   * machine's part across machines (its all-to-alls' two hops, here as
+   * reduce-scatters). */
+  bool hpz, qgz;
   double *slowdown; /* per worker, parsed from stragglers; NULL: none (a
                      * sweep of huge clusters holds no per-worker array) */
   /* [gradients] */

@@ -227,23 +227,24 @@ static int check_codec(const struct point *p, const struct collective *coll,
   return 0;
 }
 
-/* Sharded data parallel suits P: a collective that reduce-scatters (and
- * for units says where the shards are; for hsdp allreduces a range, on
- * machines), a codec per hop it can time, sync or overlap (not pipe), no
- * micro-batches for units, an exchange every iteration. */
 /* The collectives that can (KIND 0: reduce-scatter, 1: with a codec, 2:
- * allreduce a range), comma-separated (g_free). */
+ * allreduce a range, 3: reduce-scatter one), comma-separated (g_free). */
 static char *shard_names(int kind) {
   GString *names = g_string_new(NULL);
   for (size_t i = 0; i < coll_count(); i++) {
     const struct collective *c = coll_at(i);
     if (c->reduce_scatter && (kind != 1 || !c->shard_plain) &&
-        (kind != 2 || c->range_allreduce))
+        (kind != 2 || c->range_allreduce) &&
+        (kind != 3 || c->range_reduce_scatter))
       g_string_append_printf(names, "%s%s", names->len ? ", " : "", c->name);
   }
   return g_string_free(names, FALSE);
 }
 
+/* Sharded data parallel suits P: a collective that reduce-scatters (and
+ * for units says where the shards are; for hsdp allreduces a range, on
+ * machines), a codec per hop it can time, sync or overlap (not pipe), no
+ * micro-batches for units, an exchange every iteration. */
 static int check_sharding(const struct point *p, const struct collective *coll,
                           const codec_t *codec, char **err) {
   if (p->sharding == SHARD_NONE)
@@ -258,22 +259,22 @@ static int check_sharding(const struct point *p, const struct collective *coll,
     g_free(names);
     return -1;
   }
-  /* A codec per hop compresses both halves as the collective's
-   * allreduce does (each hop of the reduce-scatter, each block once in
-   * the allgather: ZeRO++'s quantized weights and gradients, on a ring);
-   * once per bucket, or a linear codec's rounds, are not simulated
-   * sharded. */
   if (codec && coll->shard_plain) {
     char *names = shard_names(1);
     *err = g_strdup_printf("[training] sharding = %s with algorithm = %s "
-                           "and [exchange] codec = %s: its reduce-scatter "
-                           "and allgather carry values only (a codec on "
-                           "sharded exchanges: %s; grad_dtype sets the "
-                           "values' type)",
-                           what, coll->name, p->codec, names);
+                           "and [exchange] codec = %s: %s's reduce-scatter "
+                           "and allgather are simulated without a codec "
+                           "(take codec = none, or for a codec algorithm "
+                           "= %s; grad_dtype = bf16 narrows the values)",
+                           what, coll->name, p->codec, coll->name, names);
     g_free(names);
     return -1;
   }
+  /* A codec per hop compresses both halves as the collective's
+   * allreduce does (each hop of the reduce-scatter, each block once in
+   * the allgather: ZeRO++'s quantized weights and gradients, on a ring),
+   * or one of them ([exchange] shard_codec); once per bucket, or a linear
+   * codec's rounds, are not simulated sharded. */
   if (codec) {
     bool linear = codec_is_linear(codec), fixed = codec_size_is_fixed(codec);
     const char *why =
@@ -315,23 +316,41 @@ static int check_sharding(const struct point *p, const struct collective *coll,
                            what, coll->name);
     return -1;
   }
-  if (p->sharding == SHARD_HSDP) {
+  if ((p->hpz || p->qgz) && p->sharding != SHARD_ZERO3) {
+    *err = g_strdup_printf("[training] %s is ZeRO++'s, on sharding = zero3 "
+                           "(not sharding = %s)",
+                           p->hpz ? "hpz" : "qgz", what);
+    return -1;
+  }
+  if (p->qgz && !coll->range_reduce_scatter) {
+    char *names = shard_names(3);
+    *err = g_strdup_printf("[training] qgz with algorithm = %s: it cannot "
+                           "reduce-scatter a machine's part across "
+                           "machines (take %s)",
+                           coll->name, names);
+    g_free(names);
+    return -1;
+  }
+  if (p->sharding == SHARD_HSDP || p->hpz || p->qgz) {
+    const char *key = p->sharding == SHARD_HSDP ? "sharding = hsdp"
+                      : p->hpz                  ? "hpz"
+                                                : "qgz";
     int g = topology_node_size(p);
     if (g < 1) {
       *err = g_strdup_printf(
-          "[training] sharding = hsdp shards inside each machine: it needs "
-          "a topology of machines (nvswitch, gpu-cluster or a preset), not "
-          "topology = %s",
-          topology_name(p->topology));
+          "[training] %s works inside each machine: it needs a topology of "
+          "machines (nvswitch, gpu-cluster or a preset), not topology = %s",
+          key, topology_name(p->topology));
       return -1;
     }
     if (p->nodes % g != 0) {
-      *err = g_strdup_printf("[training] sharding = hsdp: [platform] nodes "
-                             "= %d is not a whole number of machines of %d "
-                             "GPUs",
-                             p->nodes, g);
+      *err = g_strdup_printf("[training] %s: [platform] nodes = %d is not "
+                             "a whole number of machines of %d GPUs",
+                             key, p->nodes, g);
       return -1;
     }
+  }
+  if (p->sharding == SHARD_HSDP) {
     if (!coll->range_allreduce) {
       char *names = shard_names(2);
       *err = g_strdup_printf("[training] sharding = hsdp with algorithm = "
@@ -846,7 +865,7 @@ static void make_workers(struct sim *s, sg_host_t *hosts, bool oracle) {
         ws->scattered = sg_sem_init(0);
       }
     }
-    if (p->sharding == SHARD_HSDP) {
+    if (p->sharding == SHARD_HSDP || p->hpz || p->qgz) {
       /* Machines of G consecutive workers (the platforms' order). */
       int g = topology_node_size(p), nm = s->nworkers / g;
       ws->nmachine = g;

@@ -605,6 +605,11 @@ struct collective {
   /* HSDP: values [LO, HI) of C->v allreduced over C->group (NULL: the
    * collective cannot). */
   void (*range_allreduce)(struct coll_call *c, uint64_t lo, uint64_t hi);
+  /* ZeRO++'s qgz: values [LO, HI) of C->v reduce-scattered over
+   * C->group, member i left the sum of shard_ranges(i, g, HI - LO)
+   * shifted by LO (NULL: the collective cannot). */
+  void (*range_reduce_scatter)(struct coll_call *c, uint64_t lo,
+                               uint64_t hi);
   /* Its sharded halves carry values only, no codec (nccl: NCCL's
    * ReduceScatter and AllGather kernels). */
   bool shard_plain;
@@ -681,10 +686,17 @@ struct job {
   size_t bucket;
   int kind; /* JOB_BUCKET; a sharded exchange's second half, every
              * bucket's weights allgathered after the shard's update
-             * (JOB_ALLGATHER); a fully sharded unit's JOB_GATHER or
-             * JOB_SCATTER (bucket: the unit) */
+             * (JOB_ALLGATHER); a fully sharded unit's JOB_GATHER (for
+             * forward), JOB_GATHER_BACKWARD or JOB_SCATTER (bucket: the
+             * unit) */
 };
-enum { JOB_BUCKET, JOB_ALLGATHER, JOB_GATHER, JOB_SCATTER };
+enum {
+  JOB_BUCKET,
+  JOB_ALLGATHER,
+  JOB_GATHER,
+  JOB_GATHER_BACKWARD,
+  JOB_SCATTER
+};
 
 /* A worker's side of the run beside what collectives see (struct
  * worker): its vectors, local-step accumulators, and the job queue

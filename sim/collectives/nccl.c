@@ -1010,6 +1010,9 @@ static int ring_rank_at(const void *ctx, int chan, int pos) {
  * counts a reduce-scatter's or allgather's nBytes over every rank). Not
  * modelled: NVLS and CollNet reduce-scatters and allgathers, and PAT
  * (NCCL 2.23+, one GPU a machine). */
+/* cost_of's rates are the allreduce's: NCCL's tables give a ring's
+ * reduce-scatter and allgather the same bus bandwidth (but v2.18's LL on
+ * one machine, a quarter against a third). */
 static void nccl_leg(struct coll_call *c, enum nk_leg leg) {
   struct nccl_run *r = run_of(c->sim);
   const struct point *p = c->sim->p;
@@ -1111,7 +1114,8 @@ static int check_forced(const struct point *p, enum nccl_algo force,
     snprintf(err, errlen,
              "[training] sharding = %s with NCCL's %s: NCCL's "
              "reduce-scatter and allgather are simulated on rings only "
-             "(take algorithm = nccl or nccl-ring)",
+             "(set nccl_algo = auto or ring, or take algorithm = "
+             "nccl-ring)",
              sharding_names[p->sharding], nccl_algo_names[fa]);
     return -1;
   }
@@ -1142,17 +1146,11 @@ static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
   return check_forced(p, NCCL_ALGO_TREE, err, errlen);
 }
 
-/* What one rank of NCCL's kernel sends for a call of N values of VB
- * bytes, FORCE the algorithm asked for (the estimate's count, struct
- * collective messages): as nccl_call plans the call from the tuner's
- * choice, each channel's chunks through its steps (a ring's 2 (p - 1)
- * steps a loop, each in its slices; a tree's or NVLS's chunk up and
- * down, with a tree's credit back); false where the lockstep rings and
- * trees of a codec per hop run it. */
-
 /* A sharded bucket's (nccl_leg): its reduce-scatter and allgather
  * (zero3's unit: two allgathers), each p - 1 ring steps a loop of its
- * channels' parts of the shards. */
+ * channels' parts of the shards; the period is the allgather's (its
+ * protocol's slices), the reduce-scatter's alike but where the tuner
+ * picks another protocol for it. */
 static bool leg_messages(const struct point *p, const struct geo *g,
                          const struct nccl_model *m, uint64_t n, int vb,
                          struct coll_messages *out) {
@@ -1188,6 +1186,14 @@ static bool leg_messages(const struct point *p, const struct geo *g,
                                 .calls = calls};
   return true;
 }
+
+/* What one rank of NCCL's kernel sends for a call of N values of VB
+ * bytes, FORCE the algorithm asked for (the estimate's count, struct
+ * collective messages): as nccl_call plans the call from the tuner's
+ * choice, each channel's chunks through its steps (a ring's 2 (p - 1)
+ * steps a loop, each in its slices; a tree's or NVLS's chunk up and
+ * down, with a tree's credit back); false where the lockstep rings and
+ * trees of a codec per hop run it. */
 
 static bool kernel_messages(const struct point *p, uint64_t n, int vb,
                             enum nccl_algo force, struct coll_messages *out) {

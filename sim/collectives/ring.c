@@ -116,6 +116,19 @@ static void lr_range_allreduce(struct coll_call *c, uint64_t lo,
   default_allreduce(c, grp, p, me, lo + body, hi);
 }
 
+/* qgz: lr's reduce-scatter of [LO, HI) over the call's group (its body's
+ * ring, the rest allreduced by SMPI's default), as lr_shard_ranges says
+ * for HI - LO values shifted by LO. */
+static void lr_range_reduce_scatter(struct coll_call *c, uint64_t lo,
+                                    uint64_t hi) {
+  int p, me;
+  const int *grp = group_of(c, &p, &me);
+  uint64_t body = (hi - lo) / (uint64_t)p * (uint64_t)p;
+  if (body > 0)
+    ring_reduce_scatter(c, grp, p, me, lo, lo + body);
+  default_allreduce(c, grp, p, me, lo + body, hi);
+}
+
 static int inceptionn_shard_ranges(int me, int p, uint64_t n, uint64_t lo[2],
                                    uint64_t hi[2]) {
   int k = (me + 1) % p;
@@ -144,6 +157,13 @@ static void inceptionn_shard_allgather(struct coll_call *c) {
   ring_allgather(c, grp, p, me, 0, c->v->n, RING_EVERY_HOP);
 }
 
+static void inceptionn_range_reduce_scatter(struct coll_call *c,
+                                            uint64_t lo, uint64_t hi) {
+  int p, me;
+  const int *grp = group_of(c, &p, &me);
+  ring_reduce_scatter(c, grp, p, me, lo, hi);
+}
+
 static void inceptionn_range_allreduce(struct coll_call *c, uint64_t lo,
                                        uint64_t hi) {
   int p, me;
@@ -163,6 +183,7 @@ const struct collective coll_ring = {
     .shard_allgather = lr_shard_allgather,
     .shard_ranges = lr_shard_ranges,
     .range_allreduce = lr_range_allreduce,
+    .range_reduce_scatter = lr_range_reduce_scatter,
 };
 
 const struct collective coll_inceptionn = {
@@ -176,4 +197,5 @@ const struct collective coll_inceptionn = {
     .shard_allgather = inceptionn_shard_allgather,
     .shard_ranges = inceptionn_shard_ranges,
     .range_allreduce = inceptionn_range_allreduce,
+    .range_reduce_scatter = inceptionn_range_reduce_scatter,
 };

@@ -128,15 +128,16 @@ static void shard_allgather_all(struct wstate *ws, int it) {
   exchange_done(ws, it);
 }
 
-/* zero3 and hsdp: a call of WS's worker on V for bucket B, over its
- * machine (hsdp) or over all workers, of the WEIGHTS or the gradients. */
+/* zero3 and hsdp: a call of WS's worker on V for bucket B, of the
+ * WEIGHTS or the gradients, over its machine (hsdp; MACHINE) or over all
+ * workers. */
 static struct coll_call fsdp_call(struct wstate *ws, size_t b,
-                                  struct vec *v, bool weights) {
+                                  struct vec *v, bool weights, bool machine) {
   struct sim *s = ws->w->sim;
   struct coll_call c = {.sim = s, .w = ws->w, .rank = ws->w->rank,
                         .bucket = b, .v = v,
                         .raw = shard_raw(s, b, weights)};
-  if (ws->machine) {
+  if (machine || s->p->sharding == SHARD_HSDP) {
     c.group = ws->machine;
     c.g = ws->nmachine;
     c.me = ws->me_machine;
@@ -144,9 +145,12 @@ static struct coll_call fsdp_call(struct wstate *ws, size_t b,
   return c;
 }
 
-/* Unit B's weights gathered (timed: no values held). */
-static void fsdp_gather(struct wstate *ws, size_t b) {
-  struct coll_call c = fsdp_call(ws, b, &ws->params[b], true);
+/* Unit B's weights gathered (timed: no values held) for forward or
+ * BACKWARD; with hpz backward's from the machine's secondary copy,
+ * inside the machine. */
+static void fsdp_gather(struct wstate *ws, size_t b, bool backward) {
+  struct coll_call c = fsdp_call(ws, b, &ws->params[b], true,
+                                 backward && ws->w->sim->p->hpz);
   ws->w->sim->coll->shard_allgather(&c);
 }
 
@@ -156,13 +160,38 @@ static void fsdp_gather(struct wstate *ws, size_t b) {
 static void fsdp_scatter(struct wstate *ws, size_t b, int it) {
   struct sim *s = ws->w->sim;
   payload_prepare(ws, b, it);
-  struct coll_call c = fsdp_call(ws, b, &ws->vecs[b], false);
+  bool qgz = s->p->qgz;
+  struct coll_call c = fsdp_call(ws, b, &ws->vecs[b], false, qgz);
   s->coll->reduce_scatter(&c);
   uint64_t lo[2], hi[2];
   int k = s->coll->shard_ranges(c.group ? c.me : c.rank,
                                 c.group ? c.g : s->nworkers, ws->vecs[b].n,
                                 lo, hi);
-  if (ws->rail && ws->nrail > 1) {
+  if (qgz && ws->nrail > 1) {
+    /* qgz: each part of the machine's shard reduce-scattered across the
+     * machines, among the rail; what is left of it is this worker's. */
+    struct coll_call r = c;
+    r.group = ws->rail;
+    r.g = ws->nrail;
+    r.me = ws->me_rail;
+    uint64_t flo[4], fhi[4];
+    int fk = 0;
+    for (int i = 0; i < k; i++) {
+      if (hi[i] <= lo[i])
+        continue;
+      s->coll->range_reduce_scatter(&r, lo[i], hi[i]);
+      uint64_t slo[2], shi[2];
+      int sk = s->coll->shard_ranges(r.me, r.g, hi[i] - lo[i], slo, shi);
+      for (int j = 0; j < sk; j++) {
+        flo[fk] = lo[i] + slo[j];
+        fhi[fk++] = lo[i] + shi[j];
+      }
+    }
+    for (int i = 0; i < fk; i++)
+      payload_check_range(ws, b, it, flo[i], fhi[i]);
+    return;
+  }
+  if (s->p->sharding == SHARD_HSDP && ws->nrail > 1) {
     struct coll_call r = c;
     r.group = ws->rail;
     r.g = ws->nrail;
@@ -195,7 +224,7 @@ double schedule_fsdp_iteration(struct wstate *ws, int it, struct iter_rec *r) {
       size_t l = backward ? nl - 1 - i : i, b = s->layer_bucket[l];
       if (b != SIZE_MAX && !have[b]) {
         schedule_flush(ws, &t, r);
-        fsdp_gather(ws, b);
+        fsdp_gather(ws, b, backward);
         have[b] = true;
       }
       t += backward ? m->layers[l].backward_s : m->layers[l].forward_s;
@@ -269,8 +298,8 @@ void schedule_comm_actor(int argc, char **argv) {
       g_free(j);
       continue;
     }
-    if (j->kind == JOB_GATHER) {
-      fsdp_gather(ws, j->bucket);
+    if (j->kind == JOB_GATHER || j->kind == JOB_GATHER_BACKWARD) {
+      fsdp_gather(ws, j->bucket, j->kind == JOB_GATHER_BACKWARD);
       sg_sem_release(ws->gathered[j->bucket]);
       g_free(j);
       continue;

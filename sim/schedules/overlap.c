@@ -107,7 +107,8 @@ static size_t fsdp_pass(struct wstate *ws, int it, bool backward, double *t,
   memset(seen, 0, nb * sizeof *seen);
   size_t next = 0;
   if (n)
-    schedule_post_job(ws, it, order[next++], JOB_GATHER);
+    schedule_post_job(ws, it, order[next++],
+                      backward ? JOB_GATHER_BACKWARD : JOB_GATHER);
   for (size_t i = 0; i < nl; i++) {
     size_t l = backward ? nl - 1 - i : i, b = s->layer_bucket[l];
     if (b != SIZE_MAX && !seen[b]) {
@@ -115,7 +116,8 @@ static size_t fsdp_pass(struct wstate *ws, int it, bool backward, double *t,
       wait_for(ws, ws->gathered[b], r);
       seen[b] = true;
       if (next < n)
-        schedule_post_job(ws, it, order[next++], JOB_GATHER);
+        schedule_post_job(ws, it, order[next++],
+                          backward ? JOB_GATHER_BACKWARD : JOB_GATHER);
     }
     *t += backward ? m->layers[l].backward_s : m->layers[l].forward_s;
     if (backward && b != SIZE_MAX && !left[b] &&

@@ -4,7 +4,8 @@
 # same host order, ideal network: ring = lr, rdb = rdb, rabenseifner =
 # rab_rdb, ps = MPI_Gather (default, linear) + MPI_Bcast (binomial_tree);
 # ring's sharded exchanges (zero2, zero3) = reduce_scatter ompi_ring and
-# allgather NTSLR.
+# allgather NTSLR, hsdp = the same in each machine's communicator
+# (MPI_Comm_split), then lr across machines.
 #
 #   parity.sh GRADSIM SOURCE_ROOT            (the suite's: 12 to 24 workers,
 #                                     and SimGrid's examples: 12 and 120)
@@ -206,7 +207,7 @@ sharded() {
   g=$(awk -F, 'NR == 3 { print $19 }' "$name-sharded/runs.csv")
   s=$(smpi "$xml" "$hosts" "$np" "$algs" zero3 "$n" 1 2)
   compare "$name p=$np n=$n zero3 ring vs SMPI NTSLR x2 + ompi_ring" "$s" "$g"
-  [ "$mg" -gt 0 ] || return
+  [ "$mg" -gt 0 ] || return 0
   g=$(awk -F, 'NR == 4 { print $19 }' "$name-sharded/runs.csv")
   s=$(smpi "$xml" "$hosts" "$np" "$algs --cfg=smpi/allreduce:lr" hsdp "$n" 1 2 "$mg")
   compare "$name p=$np n=$n hsdp ring vs SMPI (NTSLR x2 + ompi_ring) in machines of $mg, lr across" "$s" "$g"

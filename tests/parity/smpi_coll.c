@@ -30,7 +30,10 @@
  * to 0.6%):
  * - How the ranks start. Every rank sleeps 1 us first (smpi_usleep), as
  *   gradsim's workers compute for the parity test's 1 us, so that in both
- *   the collective begins when all ranks wake at one instant. SimGrid
+ *   the collective begins when all ranks wake at one instant (zero3
+ *   starts at time 0, as gradsim's first gather does; hsdp sleeps until
+ *   t = 1000 s after its MPI_Comm_split, which leaves the ranks at
+ *   different times). SimGrid
  *   resumes actors woken at one instant in an order of its own (8 ranks:
  *   0 1 2 3 4 5 6 7 from time 0, 0 1 2 3 6 4 7 5 after one sleep,
  *   7 5 4 3 6 1 2 0 after two), so their first messages are posted in
@@ -60,14 +63,17 @@
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   if (argc < 3) {
-    fprintf(stderr, "usage: smpi_coll allreduce|ps|zero2 N | zero3 N F B\n");
+    fprintf(stderr,
+            "usage: smpi_coll allreduce|ps|zero2 N | zero3 N F B | "
+            "hsdp N F B G\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int n = atoi(argv[2]), rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int ps = strcmp(argv[1], "ps") == 0;
-  int zero2 = strcmp(argv[1], "zero2") == 0, zero3 = strcmp(argv[1], "zero3") == 0;
+  int zero2 = strcmp(argv[1], "zero2") == 0;
+  int zero3 = strcmp(argv[1], "zero3") == 0;
   int hsdp = strcmp(argv[1], "hsdp") == 0;
   if ((zero3 && argc < 5) || (hsdp && argc < 6)) {
     fprintf(stderr, "usage: smpi_coll zero3 N F B | hsdp N F B G\n");
@@ -79,7 +85,8 @@ int main(int argc, char **argv) {
   if (hsdp) {
     g = atoi(argv[5]);
     if (g < 1 || size % g != 0) {
-      fprintf(stderr, "smpi_coll hsdp: G = %d does not divide %d ranks\n", g, size);
+      fprintf(stderr, "smpi_coll hsdp: G = %d does not divide %d ranks\n", g,
+              size);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Comm_split(MPI_COMM_WORLD, rank / g, rank, &in);
