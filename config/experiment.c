@@ -633,6 +633,14 @@ static int k_shard_codec(struct point *p, const char *v, char *e,
   p->shard_codec = (enum shard_codec)t;
   return rc;
 }
+static int k_codec_stream(struct point *p, const char *v, char *e,
+                          size_t l) {
+  static const char *const names[] = {"compute", "own"};
+  int t;
+  int rc = choice(v, names, 2, &t, e, l);
+  p->codec_own_stream = t == 1;
+  return rc;
+}
 static int k_shard_unit(struct point *p, const char *v, char *e, size_t l) {
   static const char *const names[] = {"block", "layer"};
   int t;
@@ -922,6 +930,7 @@ static const struct key keys[] = {
     {"exchange", "nvls_efficiency", "auto", k_nvls_eff},
     {"exchange", "compression", "per-hop", k_compression},
     {"exchange", "shard_codec", "all", k_shard_codec},
+    {"exchange", "codec_stream", "compute", k_codec_stream},
     {"exchange", "implementation", "gradsim", k_implementation},
     {"exchange", "fast_forward", "auto", k_fast_forward},
     {"exchange", "eager_bytes", "0", k_eager},

@@ -217,6 +217,10 @@ struct point {
   int optimizer;          /* enum optimizer (models/memory.h) */
   enum sharding sharding;
   enum shard_codec shard_codec; /* [exchange] shard_codec */
+  /* [exchange] codec_stream = own: a GPU codec's kernels on a CUDA
+   * stream of their own, beside the layers' compute (else after it, on
+   * the compute's stream). */
+  bool codec_own_stream;
   bool shard_per_layer;   /* [training] shard_unit = layer (else block) */
   bool checkpoint;        /* [training] activation_checkpointing */
   /* ZeRO++ (Wang et al., ICLR 2024) on sharding = zero3: hpz, its

@@ -203,7 +203,8 @@ void sim_cpu(struct worker *w, double seconds, enum state st) {
 }
 
 bool sim_gpu_shared(const struct sim *s) {
-  return s->codec && s->p->placement == PLACE_GPU;
+  return s->codec && s->p->placement == PLACE_GPU &&
+         !s->p->codec_own_stream;
 }
 
 double sim_gpu(struct worker *w, double seconds) {

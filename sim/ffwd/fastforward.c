@@ -42,10 +42,11 @@
 /* A codec per hop on the GPU beside backward (overlap, pipe): a step's
  * encode waits for the layer computing, so steps alike in bytes are not
  * alike in time (a codec per bucket or a linear codec's rounds encode
- * outside the collective's steps). */
+ * outside the collective's steps; codec_stream = own waits for none). */
 static bool codec_per_hop_beside_compute(const struct point *p) {
   if (p->placement != PLACE_GPU || !run_has_codec(p) ||
-      p->mode == MODE_SYNC || p->compression != COMPRESS_PER_HOP)
+      p->mode == MODE_SYNC || p->compression != COMPRESS_PER_HOP ||
+      p->codec_own_stream)
     return false;
   codec_t *c;
   char e[CODEC_ERR_MAX];

@@ -1121,6 +1121,22 @@ if ff_runs "q8 on the GPU in overlap" zero.ini zg1 zg2 1 \
   [ "$(csv_get zg1/runs.csv 1 fast_forwarded_steps)" = 0 ]
   check "q8 on the GPU in overlap skips no step" $?
 fi
+# On a stream of its own the codec waits for no layer: the iteration is
+# no longer than on the compute's stream, and ring steps fast-forward
+# again, to the results of every step.
+if ff_runs "q8 on its own stream" zero.ini zg3 zg4 1 \
+  --set model.name=resnet18 --set exchange.payload=none \
+  --set training.sharding=none --set training.mode=overlap \
+  --set exchange.codec=q8 --set exchange.placement=gpu \
+  --set exchange.algorithm=ring --set exchange.codec_stream=own; then
+  check_ff_equal "q8 on its own stream" zg3 zg4 1
+  awk -v o="$(csv_get zg3/runs.csv 1 iteration_s)" -v c="$(csv_get zg1/runs.csv 1 iteration_s)" \
+    -v f="$(csv_get zg3/runs.csv 1 fast_forwarded_steps)" 'BEGIN { exit !(o <= c && f > 0) }'
+  check "q8 on its own stream: no longer, steps skipped" $? \
+    "own $(csv_get zg3/runs.csv 1 iteration_s), compute's $(csv_get zg1/runs.csv 1 iteration_s)"
+fi
+bad "codec_stream" "codec_stream = side: must be one of compute, own" \
+  run small.ini --set exchange.codec_stream=side --out never
 bad "zero3 with micro-batches" "gradient accumulation is not simulated fully sharded" \
   run small.ini --set training.sharding=zero3 --set model.micro_batch=1 --out never
 bad "shard_unit" "shard_unit = tensor: must be one of block, layer" \
