@@ -316,6 +316,18 @@ static int check_sharding(const struct point *p, const struct collective *coll,
                            what, coll->name);
     return -1;
   }
+  /* A power of two of GPUs for what halves and doubles: the shards'
+   * group, and with hpz the machine's. */
+  int shards = run_shards(p), mg = p->hpz ? topology_node_size(p) : 0;
+  if (coll->shard_pow2 && ((shards > 0 && (shards & (shards - 1))) ||
+                           (mg > 0 && (mg & (mg - 1))))) {
+    *err = g_strdup_printf("[training] sharding = %s with algorithm = %s: "
+                           "its reduce-scatter and allgather halve and "
+                           "double over a power of two GPUs, not %d",
+                           what, coll->name,
+                           shards & (shards - 1) ? shards : mg);
+    return -1;
+  }
   if ((p->hpz || p->qgz) && p->sharding != SHARD_ZERO3) {
     *err = g_strdup_printf("[training] %s is ZeRO++'s, on sharding = zero3 "
                            "(not sharding = %s)",

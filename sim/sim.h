@@ -610,6 +610,8 @@ struct collective {
    * shifted by LO (NULL: the collective cannot). */
   void (*range_reduce_scatter)(struct coll_call *c, uint64_t lo,
                                uint64_t hi);
+  /* Its sharded halves need a power-of-two group (nothing folded). */
+  bool shard_pow2;
   /* Its sharded halves carry values only, no codec (nccl: NCCL's
    * ReduceScatter and AllGather kernels). */
   bool shard_plain;

@@ -121,23 +121,30 @@ static void rab_step(struct coll_call *c, int partner, const struct rab *r,
   msg_free(in);
 }
 
+/* The partner's rank: its index in GROUP (NULL: every worker). */
+static int member(const int *group, int i) { return group ? group[i] : i; }
+
+/* The reduce-scatter's halving; with C NULL only its bookkeeping, which
+ * leaves R as the exchange would (the sharded allgather's start). */
 static void rab_reduce_scatter(struct coll_call *c, const struct fold *f,
-                               struct rab *r) {
+                               struct rab *r, const int *group) {
   unsigned mask = 1;
   r->send_idx = r->recv_idx = 0;
   r->last_idx = r->q;
   while (mask < r->q) {
     int newdst = f->newrank ^ (int)mask;
-    int partner = real_rank(f, newdst);
+    int partner = member(group, real_rank(f, newdst));
     unsigned half = r->q / (mask * 2);
     if (f->newrank < newdst) {
       r->send_idx = r->recv_idx + half;
-      rab_step(c, partner, r, r->send_idx, r->last_idx, r->recv_idx,
-               r->send_idx, true);
+      if (c)
+        rab_step(c, partner, r, r->send_idx, r->last_idx, r->recv_idx,
+                 r->send_idx, true);
     } else {
       r->recv_idx = r->send_idx + half;
-      rab_step(c, partner, r, r->send_idx, r->recv_idx, r->recv_idx,
-               r->last_idx, true);
+      if (c)
+        rab_step(c, partner, r, r->send_idx, r->recv_idx, r->recv_idx,
+                 r->last_idx, true);
     }
     r->send_idx = r->recv_idx;
     mask <<= 1;
@@ -148,10 +155,10 @@ static void rab_reduce_scatter(struct coll_call *c, const struct fold *f,
 }
 
 static void rab_allgather(struct coll_call *c, const struct fold *f,
-                          struct rab *r) {
+                          struct rab *r, const int *group) {
   for (unsigned mask = r->q / 2; mask > 0; mask >>= 1) {
     int newdst = f->newrank ^ (int)mask;
-    int partner = real_rank(f, newdst);
+    int partner = member(group, real_rank(f, newdst));
     unsigned half = r->q / (mask * 2);
     if (f->newrank < newdst) {
       if (mask != r->q / 2)
@@ -173,12 +180,48 @@ static void rabenseifner_worker(struct coll_call *c) {
   fold_in(c, &f);
   if (f.newrank >= 0) {
     struct rab r = {c->v->n, (unsigned)f.q, 0, 0, 0};
-    rab_reduce_scatter(c, &f, &r);
-    rab_allgather(c, &f, &r);
+    rab_reduce_scatter(c, &f, &r, NULL);
+    rab_allgather(c, &f, &r, NULL);
   }
   fold_out(c, &f);
 }
 
+/* Sharded (sim.h, reduce_scatter): Rabenseifner's two halves apart, over
+ * the call's group, whose size is a power of two (run_check: shard_pow2,
+ * so nothing is folded): member i is left the sum of block recv_idx of
+ * MPICH's bookkeeping, and the allgather starts from there. */
+static const int *rab_group(const struct coll_call *c, int *g, int *me) {
+  *g = c->group ? c->g : c->sim->nworkers;
+  *me = c->group ? c->me : c->rank;
+  return c->group;
+}
+
+static void rab_shard_reduce_scatter(struct coll_call *c) {
+  int g, me;
+  const int *grp = rab_group(c, &g, &me);
+  struct fold f = fold_of(g, me);
+  struct rab r = {c->v->n, (unsigned)f.q, 0, 0, 0};
+  rab_reduce_scatter(c, &f, &r, grp);
+}
+
+static void rab_shard_allgather(struct coll_call *c) {
+  int g, me;
+  const int *grp = rab_group(c, &g, &me);
+  struct fold f = fold_of(g, me);
+  struct rab r = {c->v->n, (unsigned)f.q, 0, 0, 0};
+  rab_reduce_scatter(NULL, &f, &r, grp);
+  rab_allgather(c, &f, &r, grp);
+}
+
+static int rab_shard_ranges(int me, int g, uint64_t n, uint64_t lo[2],
+                            uint64_t hi[2]) {
+  struct fold f = fold_of(g, me);
+  struct rab r = {n, (unsigned)f.q, 0, 0, 0};
+  rab_reduce_scatter(NULL, &f, &r, NULL);
+  lo[0] = disp(&r, r.recv_idx);
+  hi[0] = disp(&r, r.recv_idx + 1);
+  return 1;
+}
 
 const struct collective coll_rdb = {
     .name = "rdb",
@@ -200,4 +243,11 @@ const struct collective coll_rabenseifner = {
     .formula = "rabenseifner",
     .worker = rabenseifner_worker,
     .allgather = gather_rdb,
+    /* Sharded: recursive halving's reduce-scatter and recursive
+     * doubling's allgather apart (SMPI's rab_rdb is the two together:
+     * tests/parity), over a power of two. */
+    .reduce_scatter = rab_shard_reduce_scatter,
+    .shard_allgather = rab_shard_allgather,
+    .shard_ranges = rab_shard_ranges,
+    .shard_pow2 = true,
 };

@@ -5,7 +5,8 @@
 # rab_rdb, ps = MPI_Gather (default, linear) + MPI_Bcast (binomial_tree);
 # ring's sharded exchanges (zero2, zero3) = reduce_scatter ompi_ring and
 # allgather NTSLR, hsdp = the same in each machine's communicator
-# (MPI_Comm_split), then lr across machines.
+# (MPI_Comm_split), then lr across machines; rabenseifner's zero2 =
+# rab_rdb.
 #
 #   parity.sh GRADSIM SOURCE_ROOT            (the suite's: 12 to 24 workers,
 #                                     and SimGrid's examples: 12 and 120)
@@ -193,6 +194,19 @@ sharded() {
   shift 5
   local n=$(( (BIG + np - 1) / np * np )) list=zero2,zero3
   [ "$mg" -gt 0 ] && list=$list,hsdp
+  # rabenseifner's halves apart, on a power of two: zero2's exchange
+  # against SMPI's rab_rdb allreduce, the same messages.
+  if [ $((np & (np - 1))) = 0 ]; then
+    if "$G" run base.ini --quiet --out "$name-rab" --set platform.nodes="$np" \
+        "$@" --set exchange.algorithm=rabenseifner --set training.sharding=zero2 \
+        --set model.params="$n" >/dev/null 2>"$name.err"; then
+      compare "$name p=$np n=$n zero2 rabenseifner vs SMPI rab_rdb" \
+        "$(smpi "$xml" "$hosts" "$np" --cfg=smpi/allreduce:rab_rdb allreduce "$n")" \
+        "$(awk -F, 'NR == 2 { print $18 }' "$name-rab/runs.csv")"
+    else
+      nfail=$((nfail + 1)); echo "FAIL - $name zero2 rabenseifner: gradsim run:"; cat "$name.err"
+    fi
+  fi
   if ! "$G" run base.ini --quiet --out "$name-sharded" \
       --set platform.nodes="$np" "$@" --set exchange.algorithm=ring \
       --set training.sharding=$list --set model.compute=0.000003 \
