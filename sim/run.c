@@ -241,6 +241,18 @@ static char *shard_names(int kind) {
   return g_string_free(names, FALSE);
 }
 
+/* COLL cannot do across machines what KEY needs (WHAT; shard_names'
+ * KIND says which can): -1 with *ERR. */
+static int lacks(const struct collective *coll, const char *key,
+                 const char *what, int kind, char **err) {
+  char *names = shard_names(kind);
+  *err = g_strdup_printf("[training] %s with algorithm = %s: it cannot %s "
+                         "across machines (take %s)",
+                         key, coll->name, what, names);
+  g_free(names);
+  return -1;
+}
+
 /* Sharded data parallel suits P: a collective that reduce-scatters (and
  * for units says where the shards are; for hsdp allreduces a range, on
  * machines), a codec per hop it can time, sync or overlap (not pipe), no
@@ -334,15 +346,8 @@ static int check_sharding(const struct point *p, const struct collective *coll,
                            p->hpz ? "hpz" : "qgz", what);
     return -1;
   }
-  if (p->qgz && !coll->range_reduce_scatter) {
-    char *names = shard_names(3);
-    *err = g_strdup_printf("[training] qgz with algorithm = %s: it cannot "
-                           "reduce-scatter a machine's part across "
-                           "machines (take %s)",
-                           coll->name, names);
-    g_free(names);
-    return -1;
-  }
+  if (p->qgz && !coll->range_reduce_scatter)
+    return lacks(coll, "qgz", "reduce-scatter a machine's part", 3, err);
   if (p->sharding == SHARD_HSDP || p->hpz || p->qgz) {
     const char *key = p->sharding == SHARD_HSDP ? "sharding = hsdp"
                       : p->hpz                  ? "hpz"
@@ -362,17 +367,8 @@ static int check_sharding(const struct point *p, const struct collective *coll,
       return -1;
     }
   }
-  if (p->sharding == SHARD_HSDP) {
-    if (!coll->range_allreduce) {
-      char *names = shard_names(2);
-      *err = g_strdup_printf("[training] sharding = hsdp with algorithm = "
-                             "%s: it cannot allreduce a shard across "
-                             "machines (take %s)",
-                             coll->name, names);
-      g_free(names);
-      return -1;
-    }
-  }
+  if (p->sharding == SHARD_HSDP && !coll->range_allreduce)
+    return lacks(coll, "sharding = hsdp", "allreduce a shard", 2, err);
   if (p->local_steps > 1) {
     *err = g_strdup_printf("[training] sharding = %s exchanges every "
                            "iteration: local_steps = %d is not simulated "

@@ -1184,7 +1184,7 @@ fi
 bad "nccl hsdp" "sharding = hsdp with algorithm = nccl: it cannot allreduce a shard across machines (take ring, inceptionn)" \
   run zero.ini --set platform.preset=dgx-h100 --set platform.nodes=16 \
   --set exchange.algorithm=nccl --set training.sharding=hsdp --out never
-bad "nccl sharded with a codec" "nccl's reduce-scatter and allgather are simulated without a codec (take codec = none, or for a codec algorithm = ring, inceptionn;" \
+bad "nccl sharded with a codec" "nccl's reduce-scatter and allgather are simulated without a codec (take codec = none, or for a codec algorithm = ring, inceptionn, rabenseifner;" \
   run zero.ini --set platform.preset=dgx-h100 --set platform.nodes=16 \
   --set exchange.algorithm=nccl --set exchange.codec=q8 \
   --set training.sharding=zero2 --out never
