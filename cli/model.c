@@ -128,6 +128,8 @@ static void print_memory(const struct model *m, const struct memory_opts *o) {
     printf("%.4g GB", mem.activations / 1e9);
   else
     printf("not modelled");
+  if (o->stage >= 3)
+    printf(", gathered units %.4g GB", mem.buffers / 1e9);
   printf(", total %.4g GB", mem.total / 1e9);
   if (m->capacity > 0)
     printf(" of the %s's %.4g GB: %s", m->device, m->capacity / 1e9,
@@ -310,7 +312,12 @@ int cli_model(int argc, char **argv) {
                             .stage = (int)a.stage,
                             .shards = gpus,
                             .batch = m->batch,
-                            .checkpoint = a.checkpoint};
+                            .checkpoint = a.checkpoint,
+                            /* Stage 3: FSDP's blocks, the next one
+                             * prefetched (mode = overlap's). */
+                            .unit_params =
+                                (double)model_largest_unit(m, false),
+                            .units_held = 2};
     print_show(m, &o, csv);
     model_free(m);
   }

@@ -71,12 +71,19 @@ struct memory_opts {
    * weights sharded over this many GPUs (a machine's; 0: none), counted
    * with the weights. */
   int secondary;
+  /* Stage 3: the parameters of the largest unit (model_largest_unit),
+   * and how many units are gathered at once (1; FSDP's prefetch of the
+   * next unit: 2). */
+  double unit_params;
+  int units_held;
   double residual_bytes; /* a codec's error feedback, bytes a parameter */
 };
 
 /* One GPU's memory, bytes. */
 struct memory {
-  double params, grads, optimizer, activations, residual, total;
+  /* BUFFERS: stage 3's gathered units, each unit's full weights and its
+   * gradients before their reduce-scatter (16-bit, or fp32). */
+  double params, grads, optimizer, activations, residual, buffers, total;
   bool activations_known; /* false: not modelled (not in total) */
 };
 

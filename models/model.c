@@ -1201,3 +1201,37 @@ int model_device_info(const char *name, const struct model_opts *opts,
   g_array_free(devs, TRUE);
   return rc;
 }
+
+char *model_unit_key(const char *name, bool per_layer) {
+  if (per_layer)
+    return g_strdup(name);
+  const char *part = name;
+  for (;;) {
+    const char *dot = strchr(part, '.');
+    size_t len = dot ? (size_t)(dot - part) : strlen(part);
+    bool digits = len > 0;
+    for (size_t i = 0; i < len; i++)
+      digits = digits && g_ascii_isdigit(part[i]);
+    if (digits)
+      return g_strndup(name, (size_t)(part - name) + len);
+    if (!dot)
+      return g_strdup(name);
+    part = dot + 1;
+  }
+}
+
+uint64_t model_largest_unit(const struct model *m, bool per_layer) {
+  uint64_t best = 0, cur = 0;
+  char *prev = NULL;
+  for (size_t t = 0; t < m->ntensors; t++) {
+    char *k = model_unit_key(m->layers[m->tensors[t].layer].name, per_layer);
+    if (prev && strcmp(k, prev) != 0)
+      cur = 0;
+    cur += m->tensors[t].elements;
+    best = cur > best ? cur : best;
+    g_free(prev);
+    prev = k;
+  }
+  g_free(prev);
+  return best;
+}

@@ -99,6 +99,17 @@ bool model_precision_known(const char *name);
  * NAME (fp32, tf32: 4; bf16, fp16, fp8, mixed: 2), 0 for a name that is
  * none. */
 double model_precision_weight_bytes(const char *name);
+
+/* The unit of sharded data parallel (FSDP's wrapping, [training]
+ * shard_unit) layer NAME belongs to: a block, the layers whose names
+ * agree up to their first all-digit part (model.layers.12.mlp.up_proj:
+ * model.layers.12; transformer.h.3.attn: transformer.h.3; layer1.0.conv1:
+ * layer1.0); a layer outside any block, or every layer with PER_LAYER, a
+ * unit of its own. g_free the key. */
+char *model_unit_key(const char *name, bool per_layer);
+/* The parameters of M's largest unit: its tensors' runs in backward
+ * order of one unit key (as the run forms the units). */
+uint64_t model_largest_unit(const struct model *m, bool per_layer);
 const char *model_precision_names(char *buf, size_t len);
 
 struct model_opts {

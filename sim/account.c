@@ -171,6 +171,8 @@ static void memory_of(const struct sim *s, struct run_result *r) {
       .batch = m->batch,
       .checkpoint = p->checkpoint,
       .secondary = p->hpz ? topology_node_size(p) : 0,
+      .unit_params = (double)model_largest_unit(m, p->shard_per_layer),
+      .units_held = p->mode == MODE_OVERLAP ? 2 : 1,
       .residual_bytes = s->codec && codec_is_stateful(s->codec) ? 4 : 0};
   struct memory mem;
   model_memory(m, &o, &mem);
@@ -179,6 +181,7 @@ static void memory_of(const struct sim *s, struct run_result *r) {
   r->mem_optimizer = mem.optimizer;
   r->mem_activations = mem.activations_known ? mem.activations : NAN;
   r->mem_residual = mem.residual;
+  r->mem_buffers = mem.buffers;
   r->mem_total = mem.total;
   r->capacity = m->capacity > 0 ? m->capacity : NAN;
 }

@@ -260,6 +260,7 @@ struct run_result {
   /* One GPU's memory (models/memory.h), bytes: model states, the
    * activations (NAN: not modelled, not in the total), a codec's error
    * feedback, their total; the device's capacity (NAN: not listed). */
+  double mem_buffers; /* stage 3's gathered units (models/memory.h) */
   double mem_params, mem_grads, mem_optimizer, mem_activations, mem_residual,
       mem_total, capacity;
   double formula_s; /* NAN where no analytic model applies */

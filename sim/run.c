@@ -609,30 +609,6 @@ static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
   return (struct bucket *)(void *)g_array_free(bs, FALSE);
 }
 
-/* The unit layer L belongs to under sharding = zero3 ([training]
- * shard_unit): a block, the layers whose names agree up to their first
- * all-digit part (model.layers.12.mlp.up_proj: model.layers.12;
- * transformer.h.3.attn: transformer.h.3; layer1.0.conv1: layer1.0), FSDP's
- * wrapping of a transformer's blocks; a layer outside any block, or
- * every layer with PER_LAYER, a unit of its own. Into KEY (g_free'd). */
-static char *unit_key(const char *name, bool per_layer) {
-  if (per_layer)
-    return g_strdup(name);
-  const char *part = name;
-  for (;;) {
-    const char *dot = strchr(part, '.');
-    size_t len = dot ? (size_t)(dot - part) : strlen(part);
-    bool digits = len > 0;
-    for (size_t i = 0; i < len; i++)
-      digits = digits && g_ascii_isdigit(part[i]);
-    if (digits)
-      return g_strndup(name, (size_t)(part - name) + len);
-    if (!dot)
-      return g_strdup(name);
-    part = dot + 1;
-  }
-}
-
 /* sharding = zero3: the units as buckets, each the run of tensors (in
  * backward order) of one unit, and each layer's bucket in *LAYER_BUCKET
  * (SIZE_MAX: a layer whose unit has no tensors). */
@@ -643,7 +619,7 @@ static struct bucket *units_of(const struct model *m, bool per_layer,
                                          NULL);
   char *prev = NULL;
   for (size_t t = 0; t < m->ntensors; t++) {
-    char *k = unit_key(m->layers[m->tensors[t].layer].name, per_layer);
+    char *k = model_unit_key(m->layers[m->tensors[t].layer].name, per_layer);
     if (!prev || strcmp(k, prev) != 0) {
       struct bucket b = {t, 0, 0};
       g_array_append_val(bs, b);
@@ -660,7 +636,7 @@ static struct bucket *units_of(const struct model *m, bool per_layer,
   g_free(prev);
   *layer_bucket = g_new(size_t, m->nlayers ? m->nlayers : 1);
   for (size_t l = 0; l < m->nlayers; l++) {
-    char *k = unit_key(m->layers[l].name, per_layer);
+    char *k = model_unit_key(m->layers[l].name, per_layer);
     gsize b = GPOINTER_TO_SIZE(g_hash_table_lookup(of, k));
     (*layer_bucket)[l] = b ? b - 1 : SIZE_MAX;
     g_free(k);

@@ -22,7 +22,7 @@ static const char RUNS_HEADER[] =
     "compression,implementation,optimizer,activation_checkpointing,sharding,"
     "memory_params_bytes,memory_grads_bytes,memory_optimizer_bytes,"
     "memory_activations_bytes,memory_residual_bytes,memory_bytes,"
-    "capacity_bytes,fits\n";
+    "capacity_bytes,fits,memory_buffers_bytes\n";
 static const char ITER_HEADER[] =
     "point,iteration,worker,start_s,end_s,compute_s,codec_s,comm_s,"
     "reduce_s,idle_s,exchange_s,wire_bytes\n";
@@ -130,7 +130,9 @@ char *results_row(const struct point *p, const struct run_result *r) {
   csv_num(s, r->mem_residual);
   csv_num(s, r->mem_total);
   csv_num(s, r->capacity);
-  g_string_append_printf(s, ",%s\n", run_fits(r));
+  g_string_append_printf(s, ",%s", run_fits(r));
+  csv_num(s, r->mem_buffers);
+  g_string_append_c(s, '\n');
   return g_string_free(s, FALSE);
 }
 
@@ -257,10 +259,10 @@ static void fit_notes(const GPtrArray *rows, GString *notes) {
         notes,
         "point %u: does not fit the %s's %.4g GB: it needs %.4g GB a GPU "
         "(parameters %.4g, gradients %.4g, optimizer states %.4g, "
-        "activations %s, codec residual %.4g)",
+        "activations %s, codec residual %.4g, gathered units %.4g)",
         i, v[COL_DEVICE], GB(COL_CAPACITY), GB(COL_MEMORY),
         GB(COL_MEM_PARAMS), GB(COL_MEM_GRADS), GB(COL_MEM_OPTIMIZER), act,
-        GB(COL_MEM_RESIDUAL));
+        GB(COL_MEM_RESIDUAL), GB(COL_MEM_BUFFERS));
 #undef GB
     if (*v[COL_MEM_ACTIVATIONS] && strcmp(v[COL_CHECKPOINT], "true") != 0)
       g_string_append(notes, "; [training] activation_checkpointing = true "

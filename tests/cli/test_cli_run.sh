@@ -70,7 +70,7 @@ if run_ok "a small ring runs" run small.ini --out o1; then
   check "runs.csv has the required columns" "$(isempty "$miss")" \
     "missing:$miss" "header: $hdr"
   check "runs.csv ends with the split, the buckets skipped, the compression and the memory" \
-    "$(case $hdr in *,grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,exposed_reduce_s,split_idle_s,aggr_reduce_s,fast_forwarded_buckets,compression,implementation,optimizer,activation_checkpointing,sharding,memory_params_bytes,memory_grads_bytes,memory_optimizer_bytes,memory_activations_bytes,memory_residual_bytes,memory_bytes,capacity_bytes,fits) echo 0 ;; *) echo 1 ;; esac)" \
+    "$(case $hdr in *,grad_dtype,split_compute_s,exposed_comm_s,exposed_codec_s,exposed_reduce_s,split_idle_s,aggr_reduce_s,fast_forwarded_buckets,compression,implementation,optimizer,activation_checkpointing,sharding,memory_params_bytes,memory_grads_bytes,memory_optimizer_bytes,memory_activations_bytes,memory_residual_bytes,memory_bytes,capacity_bytes,fits,memory_buffers_bytes) echo 0 ;; *) echo 1 ;; esac)" \
     "header: $hdr"
   check "runs.csv has one row" "$([ "$(csv_rows o1/runs.csv)" = 1 ]; echo $?)"
   rel=$(csv_get o1/runs.csv 1 formula_rel_err)
@@ -1028,17 +1028,24 @@ fi
 # the two machines: the oracle passes on every worker's shard, the update
 # and the model states are an 8th, and the machines exchange only the
 # shards' allreduce (fewer bytes than zero3's gathers over all 16).
+# One GPU's model states in DIR's row R: weights, gradients, optimizer.
+states() {
+  awk -v p="$(csv_get "$1/runs.csv" "$2" memory_params_bytes)" \
+    -v g="$(csv_get "$1/runs.csv" "$2" memory_grads_bytes)" \
+    -v o="$(csv_get "$1/runs.csv" "$2" memory_optimizer_bytes)" \
+    'BEGIN { printf "%.17g", p + g + o }'
+}
 if run_ok "hsdp runs" run zero.ini --set platform.preset=dgx-h100 \
   --set platform.nodes=16 --set training.sharding=zero3,hsdp \
   --set exchange.algorithm=ring --out zh --quiet; then
   c3=$(csv_get zh/runs.csv 1 compute_s) ch=$(csv_get zh/runs.csv 2 compute_s)
   rel_le "$ch" "$(awk -v c="$c3" 'BEGIN { printf "%.17g", c - 0.004 / 16 + 0.004 / 8 }')" 1e-9 &&
     [ "$(csv_get zh/runs.csv 2 oracle)" = pass ] &&
-    rel_le "$(csv_get zh/runs.csv 2 memory_bytes)" \
-      "$(awk -v m="$(csv_get zh/runs.csv 1 memory_bytes)" 'BEGIN { printf "%.17g", 2 * m }')" 1e-9 &&
+    rel_le "$(states zh 2)" "$(awk -v m="$(states zh 1)" 'BEGIN { printf "%.17g", 2 * m }')" 1e-9 &&
+    [ "$(csv_get zh/runs.csv 1 memory_buffers_bytes)" = "$(csv_get zh/runs.csv 2 memory_buffers_bytes)" ] &&
     awk -v a="$(csv_get zh/runs.csv 2 wire_bytes)" -v b="$(csv_get zh/runs.csv 1 wire_bytes)" \
       'BEGIN { exit !(a < b) }'
-  check "hsdp: the oracle, an 8th of the update and the states, fewer bytes" $? \
+  check "hsdp: the oracle, an 8th of the update and the states, its gathered units zero3's, fewer bytes" $? \
     "$(cut -d, -f20,25,28 zh/runs.csv)"
 fi
 # ZeRO++'s hpz (backward's gathers from a copy sharded inside each
