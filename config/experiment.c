@@ -93,6 +93,16 @@ static int choice(const char *v, const char *const *names, int n, int *out,
   return -EINVAL;
 }
 
+/* A key of two values, OFF or ON, into *FLAG (choice's message). */
+static int choice_flag(const char *v, const char *off, const char *on,
+                       bool *flag, char *err, size_t errlen) {
+  const char *const names[] = {off, on};
+  int t;
+  int rc = choice(v, names, 2, &t, err, errlen);
+  *flag = t == 1;
+  return rc;
+}
+
 /* Strict inputs (issue 38): a rate names its unit (a bare number would be
  * bytes per second, never what a user meant) and lies between 1 kbps and
  * 100 Tbps (from a slow serial line to beyond any link or memory bus
@@ -518,11 +528,7 @@ static int k_compress_min(struct point *p, const char *v, char *e,
   return int_in(v, 0, 1 << 30, &p->compress_min, e, l);
 }
 static int k_pull(struct point *p, const char *v, char *e, size_t l) {
-  static const char *const names[] = {"tree", "direct"};
-  int t;
-  int rc = choice(v, names, 2, &t, e, l);
-  p->pull_direct = t == 1;
-  return rc;
+  return choice_flag(v, "tree", "direct", &p->pull_direct, e, l);
 }
 static int k_server_momentum(struct point *p, const char *v, char *e,
                              size_t l) {
@@ -635,18 +641,10 @@ static int k_shard_codec(struct point *p, const char *v, char *e,
 }
 static int k_codec_stream(struct point *p, const char *v, char *e,
                           size_t l) {
-  static const char *const names[] = {"compute", "own"};
-  int t;
-  int rc = choice(v, names, 2, &t, e, l);
-  p->codec_own_stream = t == 1;
-  return rc;
+  return choice_flag(v, "compute", "own", &p->codec_own_stream, e, l);
 }
 static int k_shard_unit(struct point *p, const char *v, char *e, size_t l) {
-  static const char *const names[] = {"block", "layer"};
-  int t;
-  int rc = choice(v, names, 2, &t, e, l);
-  p->shard_per_layer = t == 1;
-  return rc;
+  return choice_flag(v, "block", "layer", &p->shard_per_layer, e, l);
 }
 static int k_hpz(struct point *p, const char *v, char *e, size_t l) {
   return boolean(v, &p->hpz, e, l);
@@ -758,11 +756,7 @@ static int k_burst(struct point *p, const char *v, char *e, size_t l) {
   return rc;
 }
 static int k_framing(struct point *p, const char *v, char *e, size_t l) {
-  static const char *const names[] = {"none", "packets"};
-  int t;
-  int rc = choice(v, names, 2, &t, e, l);
-  p->framing.packets = t == 1;
-  return rc;
+  return choice_flag(v, "none", "packets", &p->framing.packets, e, l);
 }
 static int k_mtu(struct point *p, const char *v, char *e, size_t l) {
   int x = 0;

@@ -164,9 +164,9 @@ static void memory_of(const struct sim *s, struct run_result *r) {
   struct memory_opts o = {
       .optimizer = (enum optimizer)p->optimizer,
       .precision = p->precision,
-      .stage = p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP ? 3
-               : p->sharding == SHARD_ZERO2                            ? 2
-                                          : p->sharding == SHARD_ZERO1,
+      .stage = run_units(p)                 ? 3
+               : p->sharding == SHARD_ZERO2 ? 2
+                                            : p->sharding == SHARD_ZERO1,
       .shards = run_shards(p),
       .batch = m->batch,
       .checkpoint = p->checkpoint,

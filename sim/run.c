@@ -294,8 +294,7 @@ static int check_sharding(const struct point *p, const struct collective *coll,
         : p->compression == COMPRESS_PER_BUCKET
             ? "compression = per-bucket is not simulated sharded (per-hop "
               "is)"
-        : (p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP) &&
-                  !fixed && p->shard_codec != SHARD_CODEC_GRADIENTS
+        : run_units(p) && !fixed && p->shard_codec != SHARD_CODEC_GRADIENTS
             ? "its weights are gathered without values, which a codec "
               "whose size depends on the data cannot time (shard_codec = "
               "gradients keeps it off the gathers)"
@@ -307,7 +306,7 @@ static int check_sharding(const struct point *p, const struct collective *coll,
       return -1;
     }
   }
-  bool units = p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP;
+  bool units = run_units(p);
   if (p->mode == MODE_PIPE) {
     *err = g_strdup_printf("[training] sharding = %s runs with mode = sync "
                            "or overlap (mode = pipe: not simulated yet)",
@@ -528,10 +527,10 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->hosts = p->nodes + (coll->aggregators ? p->aggregators : 0);
   size_t *layer_bucket = NULL;
   struct bucket *b =
-      p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP
+      run_units(p)
           ? units_of(m, p->shard_per_layer, &out->buckets, &layer_bucket)
-          : buckets_of(m, fusion_of(p, coll), p->fusion_cycle_s,
-                       p->grad_bytes, &out->buckets);
+          : buckets_of(m, fusion_of(p, coll), p->fusion_cycle_s, p->grad_bytes,
+                       &out->buckets);
   g_free(layer_bucket);
   size_t slow = 0; /* buckets that a whole-block ring simulates in full */
   out->ff_blocker = ff_blocker(p);
@@ -566,7 +565,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   /* zero3 gathers each unit's weights twice: three halves of an
    * allreduce (hsdp's inside a machine, about as many steps, and its
    * shard's allreduce across machines). */
-  if (p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP)
+  if (run_units(p))
     out->rounds *= 1.5;
   out->actors = actors_of(p, coll);
   out->pair_bytes = coll->pair_bytes;
@@ -707,7 +706,7 @@ static int sim_init(struct sim *s, const struct point *p, char **err) {
   s->oracle_ok = true;
   s->oracle_msg = g_string_new(NULL);
   s->mb = g_hash_table_new(sim_pair_hash, g_direct_equal);
-  if (p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP)
+  if (run_units(p))
     s->buckets = units_of(s->model, p->shard_per_layer, &s->nbuckets,
                           &s->layer_bucket);
   else
@@ -838,7 +837,7 @@ static void make_workers(struct sim *s, sg_host_t *hosts, bool oracle) {
     for (size_t b = 0; b < s->nbuckets; b++)
       vec_init(&ws->vecs[b], s->buckets[b].n,
                payload_held(p, s->buckets[b].n), oracle);
-    if (p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP) {
+    if (run_units(p)) {
       ws->params = g_new0(struct vec, s->nbuckets);
       for (size_t b = 0; b < s->nbuckets; b++)
         vec_init(&ws->params[b], s->buckets[b].n, 0, false);

@@ -45,6 +45,10 @@ int run_shards(const struct point *p) {
   return p->sharding == SHARD_HSDP && g > 0 ? g : p->nodes;
 }
 
+bool run_units(const struct point *p) {
+  return p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP;
+}
+
 bool run_has_codec(const struct point *p) {
   return strcmp(p->codec, "none") != 0;
 }

@@ -538,6 +538,15 @@ struct coll_call {
   int g, me;
 };
 
+/* The workers C runs over (its GROUP, else every worker: sim->ranks),
+ * their count *G and the caller's index *ME among them. */
+static inline const int *coll_group(const struct coll_call *c, int *g,
+                                    int *me) {
+  *g = c->group ? c->g : c->sim->nworkers;
+  *me = c->group ? c->me : c->rank;
+  return c->group ? c->group : c->sim->ranks;
+}
+
 /* The GPU codec work of the messages a step sends and receives at once
  * (NCCL's channels, a tree's chunks) in one encode and one decode kernel:
  * between these calls only the first of each pays the kernel launch. */
@@ -667,6 +676,8 @@ bool run_has_codec(const struct point *p);
 /* The GPUs P's sharded states are divided among: its workers, HSDP's a
  * machine's; 1 unsharded. */
 int run_shards(const struct point *p);
+/* P's exchange runs unit by unit, the weights sharded too: zero3, hsdp. */
+bool run_units(const struct point *p);
 
 /* ---- fast-forward --------------------------------------------------------
  * Its whole interface is ffwd/ffwd.h (steps, runs of buckets, recurrence)

@@ -839,12 +839,59 @@ static bool per_hop_codec(const struct coll_call *c) {
   return !sim_plain(c) && c->sim->p->compression == COMPRESS_PER_HOP;
 }
 
+/* The rank at position POS of channel CHAN's ring (ring_chans' order:
+ * machine by machine, each from its entry to its exit). */
+static int ring_rank_at(const void *ctx, int chan, int pos) {
+  const struct geo *g = ctx;
+  int gn = g->g, node = pos / gn;
+  return node * gn + path_at(gn, ring_entry(g, chan, node),
+                             ring_exit(g, chan, node), pos % gn);
+}
+
+/* Sharded data parallel: NCCL's ReduceScatter or AllGather of C's bucket
+ * over every worker, rank r's shard the r-th of the bucket (FSDP's flat
+ * parameter, padded to a multiple of the world, as NCCL's calls take
+ * it). NCCL's rings (reduce_scatter.h, all_gather.h runRing: a loop's
+ * p - 1 steps, its chunks and slices as the allreduce's), the protocol
+ * and channels by NCCL's tuner for the call's bytes (the world's: NCCL
+ * counts a reduce-scatter's or allgather's nBytes over every rank). Not
+ * modelled: NVLS and CollNet reduce-scatters and allgathers, and PAT
+ * (NCCL 2.23+, one GPU a machine). */
+/* NCCL's collective for LEG, and into *FA the algorithm asked for:
+ * FORCE (the collective's own), else the key's; rings for a sharded leg
+ * (check_forced refuses the others). */
+static enum nccl_coll call_of(const struct point *p, enum nccl_algo force,
+                              enum nk_leg leg, enum nccl_algo *fa) {
+  *fa = leg != NK_ALLREDUCE       ? NCCL_ALGO_RING
+        : force != NCCL_ALGO_AUTO ? force
+                                  : p->nccl_algo;
+  return leg == NK_REDUCE_SCATTER ? NCCL_COLL_REDUCE_SCATTER
+         : leg == NK_ALLGATHER    ? NCCL_COLL_ALLGATHER
+                                  : NCCL_COLL_ALLREDUCE;
+}
+
 /* NCCL's call for C's bucket: its choice (FORCE: the collective's own
- * algorithm, or the key's), then the kernel. */
-static void nccl_call(struct coll_call *c, enum nccl_algo force) {
+ * algorithm, or the key's), then the kernel. LEG: the allreduce, or
+ * (sharded data parallel) NCCL's ReduceScatter or AllGather of the
+ * bucket over every worker, rank r's shard the r-th of it (FSDP's flat
+ * parameter, padded to a multiple of the world, as NCCL's calls take
+ * it): NCCL's rings (reduce_scatter.h, all_gather.h runRing: a loop's
+ * p - 1 steps, its chunks and slices as the allreduce's), the protocol
+ * and channels by NCCL's tuner for the call's bytes (the world's: NCCL
+ * counts a reduce-scatter's or allgather's nBytes over every rank; the
+ * rates are the allreduce's, which NCCL's tables give a ring's
+ * reduce-scatter and allgather too, but v2.18's LL on one machine, a
+ * quarter against a third). Not modelled: NVLS and CollNet
+ * reduce-scatters and allgathers, and PAT (NCCL 2.23+, one GPU a
+ * machine). */
+static void nccl_call(struct coll_call *c, enum nccl_algo force,
+                      enum nk_leg leg) {
   struct nccl_run *r = run_of(c->sim);
   const struct point *p = c->sim->p;
-  enum nccl_algo fa = force != NCCL_ALGO_AUTO ? force : p->nccl_algo;
+  enum nccl_algo fa;
+  enum nccl_coll coll = call_of(p, force, leg, &fa);
+  xbt_assert(leg == NK_ALLREDUCE || !c->group,
+             "nccl: no sharded call over a group (run_check refuses hsdp)");
   int vb = sim_value_bytes(c);
   double bytes = (double)c->v->n * vb;
   struct nccl_choice ch;
@@ -863,11 +910,11 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
       ring_worker(c);
     return;
   }
-  xbt_assert(nccl_model_choose(&r->model, NCCL_COLL_ALLREDUCE, bytes, fa,
-                               p->nccl_proto, &ch) == 0,
-             "no NCCL algorithm for %.0f bytes (run_check lets no such "
-             "point through)",
-             bytes);
+  xbt_assert(
+      nccl_model_choose(&r->model, coll, bytes, fa, p->nccl_proto, &ch) == 0,
+      "no NCCL algorithm for %.0f bytes (run_check lets no such "
+      "point through)",
+      bytes);
   /* Channels whose paths are alike run alike: they are simulated as one
    * carrying all their data, at all their rate. */
   int merge = ch.nchannels / alike_kinds(&r->g, ch.algo);
@@ -918,6 +965,9 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force) {
                nccl_algo_names[ch.algo]);
     pl.chunk = merge * nccl_proto_chunk(NCCL_ALGO_RING, ch.proto) /
                (uint64_t)vb;
+    pl.leg = leg;
+    pl.rank_at = ring_rank_at;
+    pl.ctx = &r->g;
     struct ring_chan rc[RING_CHANNELS_MAX];
     ring_chans(c, &r->g, pl.nc, rc);
     nccl_kernel_ring(c, &pl, rc, r->g.p);
@@ -992,67 +1042,11 @@ static void nccl_allgather(struct coll_call *c, struct msg *mine,
   nccl_kernel_allgather(c, &pl, rc, r->g.p, mine, all);
 }
 
-/* The rank at position POS of channel CHAN's ring (ring_chans' order:
- * machine by machine, each from its entry to its exit). */
-static int ring_rank_at(const void *ctx, int chan, int pos) {
-  const struct geo *g = ctx;
-  int gn = g->g, node = pos / gn;
-  return node * gn + path_at(gn, ring_entry(g, chan, node),
-                             ring_exit(g, chan, node), pos % gn);
-}
-
-/* Sharded data parallel: NCCL's ReduceScatter or AllGather of C's bucket
- * over every worker, rank r's shard the r-th of the bucket (FSDP's flat
- * parameter, padded to a multiple of the world, as NCCL's calls take
- * it). NCCL's rings (reduce_scatter.h, all_gather.h runRing: a loop's
- * p - 1 steps, its chunks and slices as the allreduce's), the protocol
- * and channels by NCCL's tuner for the call's bytes (the world's: NCCL
- * counts a reduce-scatter's or allgather's nBytes over every rank). Not
- * modelled: NVLS and CollNet reduce-scatters and allgathers, and PAT
- * (NCCL 2.23+, one GPU a machine). */
-/* cost_of's rates are the allreduce's: NCCL's tables give a ring's
- * reduce-scatter and allgather the same bus bandwidth (but v2.18's LL on
- * one machine, a quarter against a third). */
-static void nccl_leg(struct coll_call *c, enum nk_leg leg) {
-  struct nccl_run *r = run_of(c->sim);
-  const struct point *p = c->sim->p;
-  xbt_assert(!c->group, "nccl: no sharded call over a group (run_check "
-                        "refuses hsdp)");
-  int vb = sim_value_bytes(c);
-  double bytes = (double)c->v->n * vb;
-  struct nccl_choice ch;
-  enum nccl_coll coll =
-      leg == NK_REDUCE_SCATTER ? NCCL_COLL_REDUCE_SCATTER : NCCL_COLL_ALLGATHER;
-  xbt_assert(nccl_model_choose(&r->model, coll, bytes, NCCL_ALGO_RING,
-                               p->nccl_proto, &ch) == 0,
-             "no NCCL ring %s of %.0f bytes",
-             leg == NK_REDUCE_SCATTER ? "reduce-scatter" : "allgather", bytes);
-  int kinds = alike_kinds(&r->g, NCCL_ALGO_RING);
-  int merge = ch.nchannels % kinds ? 1 : ch.nchannels / kinds;
-  bool simple = ch.proto == NCCL_PROTO_SIMPLE;
-  struct nk_plan pl = {.nc = ch.nchannels / merge,
-                       .cost = cost_of(c->sim, r, NCCL_ALGO_RING, ch.proto,
-                                       ch.nchannels),
-                       .slices = simple ? NCCL_RING_CHUNKSTEPS / 2 : 1,
-                       .macro = r->g.nodes > 1 ? r->g.g : 1,
-                       .window = simple ? NCCL_STEPS / 2 : NCCL_STEPS,
-                       .hw = hop_of,
-                       .leg = leg,
-                       .rank_at = ring_rank_at,
-                       .ctx = &r->g};
-  plan_links(&pl, r);
-  pl.cost.chan_Bps *= merge;
-  pl.chunk = merge * nccl_proto_chunk(NCCL_ALGO_RING, ch.proto) / (uint64_t)vb;
-  struct ring_chan rc[RING_CHANNELS_MAX];
-  ring_chans(c, &r->g, pl.nc, rc);
-  nccl_kernel_ring(c, &pl, rc, r->g.p);
-}
-
 static void nccl_reduce_scatter(struct coll_call *c) {
-  nccl_leg(c, NK_REDUCE_SCATTER);
+  nccl_call(c, NCCL_ALGO_RING, NK_REDUCE_SCATTER);
 }
 static void nccl_shard_allgather(struct coll_call *c) {
-  nccl_leg(c, NK_ALLGATHER);
+  nccl_call(c, NCCL_ALGO_RING, NK_ALLGATHER);
 }
 
 /* Rank ME's shard: the ME-th of the G parts. */
@@ -1063,12 +1057,14 @@ static int nccl_shard_ranges(int me, int g, uint64_t n, uint64_t lo[2],
   return 1;
 }
 
-static void nccl_worker(struct coll_call *c) { nccl_call(c, NCCL_ALGO_AUTO); }
+static void nccl_worker(struct coll_call *c) {
+  nccl_call(c, NCCL_ALGO_AUTO, NK_ALLREDUCE);
+}
 static void nccl_ring_worker(struct coll_call *c) {
-  nccl_call(c, NCCL_ALGO_RING);
+  nccl_call(c, NCCL_ALGO_RING, NK_ALLREDUCE);
 }
 static void nccl_tree_worker(struct coll_call *c) {
-  nccl_call(c, NCCL_ALGO_TREE);
+  nccl_call(c, NCCL_ALGO_TREE, NK_ALLREDUCE);
 }
 
 /* P's machines (their channels NCCL's default where auto) and the
@@ -1146,73 +1142,24 @@ static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
   return check_forced(p, NCCL_ALGO_TREE, err, errlen);
 }
 
-/* A sharded bucket's (nccl_leg): its reduce-scatter and allgather
- * (zero3's unit: two allgathers), each p - 1 ring steps a loop of its
- * channels' parts of the shards; the period is the allgather's (its
- * protocol's slices), the reduce-scatter's alike but where the tuner
- * picks another protocol for it. */
-static bool leg_messages(const struct point *p, const struct geo *g,
-                         const struct nccl_model *m, uint64_t n, int vb,
-                         struct coll_messages *out) {
-  double bytes = (double)n * vb, events = 0, streams = 0;
-  bool units = p->sharding == SHARD_ZERO3 || p->sharding == SHARD_HSDP;
-  int slices = 1;
-  for (int leg = 0; leg < 2; leg++) {
-    struct nccl_choice ch;
-    if (nccl_model_choose(m, leg ? NCCL_COLL_ALLGATHER
-                                 : NCCL_COLL_REDUCE_SCATTER,
-                          bytes, NCCL_ALGO_RING, p->nccl_proto, &ch) != 0)
-      return false;
-    int kinds = alike_kinds(g, NCCL_ALGO_RING);
-    int merge = ch.nchannels % kinds ? 1 : ch.nchannels / kinds;
-    double nc = ch.nchannels / merge;
-    double chunk = (double)(merge * nccl_proto_chunk(NCCL_ALGO_RING,
-                                                     ch.proto) /
-                            (uint64_t)vb);
-    double part = ceil(ceil((double)n / g->p) / nc);
-    slices = ch.proto == NCCL_PROTO_SIMPLE ? NCCL_RING_CHUNKSTEPS / 2 : 1;
-    double loops = ceil(part / chunk);
-    double w = leg && units ? 2 : 1;
-    events += w * loops * (g->p - 1) * slices * nc;
-    streams += w * nc;
-  }
-  /* Per call, at the calls' mean channels. */
-  double calls = units ? 3 : 2;
-  *out = (struct coll_messages){.streams = streams / calls,
-                                .events = events / streams,
-                                .period = (g->nodes > 1 ? g->g : 1) * slices,
-                                .reps = NK_RING_REPS,
-                                .settles = true,
-                                .calls = calls};
-  return true;
-}
-
 /* What one rank of NCCL's kernel sends for a call of N values of VB
- * bytes, FORCE the algorithm asked for (the estimate's count, struct
- * collective messages): as nccl_call plans the call from the tuner's
- * choice, each channel's chunks through its steps (a ring's 2 (p - 1)
- * steps a loop, each in its slices; a tree's or NVLS's chunk up and
- * down, with a tree's credit back); false where the lockstep rings and
- * trees of a codec per hop run it. */
-
-static bool kernel_messages(const struct point *p, uint64_t n, int vb,
-                            enum nccl_algo force, struct coll_messages *out) {
-  if (run_has_codec(p) && p->compression == COMPRESS_PER_HOP)
-    return false;
-  struct geo g;
-  struct nccl_model m;
-  char e[256];
+ * bytes on the machines G under the tuner M, FORCE the algorithm asked
+ * for and LEG the call (the estimate's count, struct collective
+ * messages): as nccl_call plans the call from the tuner's choice, each
+ * channel's chunks through its steps (a ring's 2 (p - 1) steps a loop,
+ * a reduce-scatter's or allgather's p - 1, each in its slices; a tree's
+ * or NVLS's chunk up and down, with a tree's credit back). */
+static bool call_messages(const struct point *p, const struct geo *g,
+                          const struct nccl_model *m, uint64_t n, int vb,
+                          enum nccl_algo force, enum nk_leg leg,
+                          struct coll_messages *out) {
   double bytes = (double)n * vb;
   struct nccl_choice ch;
-  if (p->sharding != SHARD_NONE)
-    return point_model(p, &g, &m, e, sizeof e) == 0 &&
-           leg_messages(p, &g, &m, n, vb, out);
-  if (point_model(p, &g, &m, e, sizeof e) != 0 ||
-      nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, bytes,
-                        force != NCCL_ALGO_AUTO ? force : p->nccl_algo,
-                        p->nccl_proto, &ch) != 0)
+  enum nccl_algo fa;
+  enum nccl_coll coll = call_of(p, force, leg, &fa);
+  if (nccl_model_choose(m, coll, bytes, fa, p->nccl_proto, &ch) != 0)
     return false;
-  int kinds = alike_kinds(&g, ch.algo);
+  int kinds = alike_kinds(g, ch.algo);
   int merge = ch.nchannels / kinds;
   if (merge < 1 || ch.nchannels % kinds)
     merge = 1;
@@ -1226,15 +1173,19 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
   if (ch.algo == NCCL_ALGO_RING) {
     chunk = (double)(merge * nccl_proto_chunk(NCCL_ALGO_RING, ch.proto) /
                      (uint64_t)vb);
-    double loops = ceil(per_chan / (g.p * chunk));
+    /* A leg's channel carries its part of each of the p shards
+     * (nccl_kernel_ring). */
+    if (leg != NK_ALLREDUCE)
+      per_chan = g->p * ceil(ceil((double)n / g->p) / nc);
+    double loops = ceil(per_chan / (g->p * chunk));
     int slices = ch.proto == NCCL_PROTO_SIMPLE ? NCCL_RING_CHUNKSTEPS / 2 : 1;
-    events = loops * 2.0 * (g.p - 1) * slices;
-    per = (g.nodes > 1 ? g.g : 1) * slices;
+    events = loops * (leg == NK_ALLREDUCE ? 2.0 : 1.0) * (g->p - 1) * slices;
+    per = (g->nodes > 1 ? g->g : 1) * slices;
     reps = NK_RING_REPS;
   } else if (ch.algo == NCCL_ALGO_TREE) {
-    chunk = (double)(merge * tree_chunk_bytes_of(&g, ch.proto, ch.nchannels,
-                                                 bytes) /
-                     (uint64_t)vb);
+    chunk =
+        (double)(merge * tree_chunk_bytes_of(g, ch.proto, ch.nchannels, bytes) /
+                 (uint64_t)vb);
     events = ceil(per_chan / fmax(chunk, 1)) * 3.0;
     per = 3;
     reps = NK_CHUNK_REPS;
@@ -1244,12 +1195,12 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
      * NVLS's tree adds its edges between machines, about two more. */
     chunk = (double)(merge *
                      (ch.algo == NCCL_ALGO_NVLS
-                          ? nvls_chunk_bytes(ch.nchannels, g.g, bytes)
-                          : nvls_tree_chunk_bytes(ch.nchannels, g.g, g.nodes,
+                          ? nvls_chunk_bytes(ch.nchannels, g->g, bytes)
+                          : nvls_tree_chunk_bytes(ch.nchannels, g->g, g->nodes,
                                                   bytes)) /
                      (uint64_t)vb);
     per = ch.algo == NCCL_ALGO_NVLS ? 4 : 6;
-    events = ceil(ceil(per_chan / fmax(chunk, 1)) / g.g) * per;
+    events = ceil(ceil(per_chan / fmax(chunk, 1)) / g->g) * per;
     reps = NK_CHUNK_REPS;
   }
   /* A tree's streams never settled into one period in the runs measured
@@ -1258,6 +1209,37 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
   *out = (struct coll_messages){.streams = nc, .events = events,
                                 .period = per, .reps = reps,
                                 .settles = ch.algo != NCCL_ALGO_TREE};
+  return true;
+}
+
+/* A bucket's calls (call_messages): its allreduce, or sharded its
+ * reduce-scatter and allgather (zero3's unit: two allgathers), counted
+ * per call at the calls' mean channels, the period the allgather's;
+ * false where the lockstep rings and trees of a codec per hop run it. */
+static bool kernel_messages(const struct point *p, uint64_t n, int vb,
+                            enum nccl_algo force, struct coll_messages *out) {
+  if (run_has_codec(p) && p->compression == COMPRESS_PER_HOP)
+    return false;
+  struct geo g;
+  struct nccl_model m;
+  char e[256];
+  if (point_model(p, &g, &m, e, sizeof e) != 0)
+    return false;
+  if (p->sharding == SHARD_NONE)
+    return call_messages(p, &g, &m, n, vb, force, NK_ALLREDUCE, out);
+  struct coll_messages rs, ag;
+  if (!call_messages(p, &g, &m, n, vb, force, NK_REDUCE_SCATTER, &rs) ||
+      !call_messages(p, &g, &m, n, vb, force, NK_ALLGATHER, &ag))
+    return false;
+  double w = run_units(p) ? 2 : 1, calls = 1 + w;
+  double streams = rs.streams + w * ag.streams;
+  *out = (struct coll_messages){
+      .streams = streams / calls,
+      .events = (rs.events * rs.streams + w * ag.events * ag.streams) / streams,
+      .period = ag.period,
+      .reps = NK_RING_REPS,
+      .settles = true,
+      .calls = calls};
   return true;
 }
 

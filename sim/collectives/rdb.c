@@ -121,11 +121,9 @@ static void rab_step(struct coll_call *c, int partner, const struct rab *r,
   msg_free(in);
 }
 
-/* The partner's rank: its index in GROUP (NULL: every worker). */
-static int member(const int *group, int i) { return group ? group[i] : i; }
-
-/* The reduce-scatter's halving; with C NULL only its bookkeeping, which
- * leaves R as the exchange would (the sharded allgather's start). */
+/* The reduce-scatter's halving over GROUP (ranks by index); with C NULL
+ * only its bookkeeping, which leaves R as the exchange would (the
+ * sharded allgather's start). */
 static void rab_reduce_scatter(struct coll_call *c, const struct fold *f,
                                struct rab *r, const int *group) {
   unsigned mask = 1;
@@ -133,7 +131,7 @@ static void rab_reduce_scatter(struct coll_call *c, const struct fold *f,
   r->last_idx = r->q;
   while (mask < r->q) {
     int newdst = f->newrank ^ (int)mask;
-    int partner = member(group, real_rank(f, newdst));
+    int partner = c ? group[real_rank(f, newdst)] : -1;
     unsigned half = r->q / (mask * 2);
     if (f->newrank < newdst) {
       r->send_idx = r->recv_idx + half;
@@ -158,7 +156,7 @@ static void rab_allgather(struct coll_call *c, const struct fold *f,
                           struct rab *r, const int *group) {
   for (unsigned mask = r->q / 2; mask > 0; mask >>= 1) {
     int newdst = f->newrank ^ (int)mask;
-    int partner = member(group, real_rank(f, newdst));
+    int partner = group[real_rank(f, newdst)];
     unsigned half = r->q / (mask * 2);
     if (f->newrank < newdst) {
       if (mask != r->q / 2)
@@ -180,8 +178,8 @@ static void rabenseifner_worker(struct coll_call *c) {
   fold_in(c, &f);
   if (f.newrank >= 0) {
     struct rab r = {c->v->n, (unsigned)f.q, 0, 0, 0};
-    rab_reduce_scatter(c, &f, &r, NULL);
-    rab_allgather(c, &f, &r, NULL);
+    rab_reduce_scatter(c, &f, &r, c->sim->ranks);
+    rab_allgather(c, &f, &r, c->sim->ranks);
   }
   fold_out(c, &f);
 }
@@ -190,15 +188,9 @@ static void rabenseifner_worker(struct coll_call *c) {
  * the call's group, whose size is a power of two (run_check: shard_pow2,
  * so nothing is folded): member i is left the sum of block recv_idx of
  * MPICH's bookkeeping, and the allgather starts from there. */
-static const int *rab_group(const struct coll_call *c, int *g, int *me) {
-  *g = c->group ? c->g : c->sim->nworkers;
-  *me = c->group ? c->me : c->rank;
-  return c->group;
-}
-
 static void rab_shard_reduce_scatter(struct coll_call *c) {
   int g, me;
-  const int *grp = rab_group(c, &g, &me);
+  const int *grp = coll_group(c, &g, &me);
   struct fold f = fold_of(g, me);
   struct rab r = {c->v->n, (unsigned)f.q, 0, 0, 0};
   rab_reduce_scatter(c, &f, &r, grp);
@@ -206,7 +198,7 @@ static void rab_shard_reduce_scatter(struct coll_call *c) {
 
 static void rab_shard_allgather(struct coll_call *c) {
   int g, me;
-  const int *grp = rab_group(c, &g, &me);
+  const int *grp = coll_group(c, &g, &me);
   struct fold f = fold_of(g, me);
   struct rab r = {c->v->n, (unsigned)f.q, 0, 0, 0};
   rab_reduce_scatter(NULL, &f, &r, grp);

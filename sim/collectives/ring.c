@@ -22,17 +22,6 @@
 
 #include <xbt/asserts.h>
 
-static void lr_worker(struct coll_call *c) {
-  int p = c->sim->nworkers;
-  uint64_t n = c->v->n, body = n / (uint64_t)p * (uint64_t)p;
-  if (body > 0) {
-    /* The remainder's linear reduce into rank 0 follows at once. */
-    ring_allreduce(c, c->sim->ranks, p, c->rank, 0, body, RING_ENCODE_ONCE,
-                   body < n);
-  }
-  default_allreduce(c, c->sim->ranks, p, c->rank, body, n);
-}
-
 /* The allgather of every worker's message ([exchange] compression =
  * per-bucket with a codec that does not sum): MPICH's ring allgather
  * (MPIR_Allgather_intra_ring), on the neighbours `ring` allreduces over:
@@ -61,11 +50,35 @@ static void ring_gather(struct coll_call *c, struct msg *mine,
   }
 }
 
-/* A sharded call's workers: its group, or all of them. */
-static const int *group_of(const struct coll_call *c, int *g, int *me) {
-  *g = c->group ? c->g : c->sim->nworkers;
-  *me = c->group ? c->me : c->rank;
-  return c->group ? c->group : c->sim->ranks;
+/* lr on [LO, HI) over the call's group (every worker's whole vector:
+ * the allreduce; HSDP's shard across machines): its body's ring, then
+ * the rest by SMPI's default (the remainder's linear reduce into rank 0
+ * follows the ring at once). */
+static void lr_range_allreduce(struct coll_call *c, uint64_t lo, uint64_t hi) {
+  int p, me;
+  const int *grp = coll_group(c, &p, &me);
+  uint64_t body = (hi - lo) / (uint64_t)p * (uint64_t)p;
+  if (body > 0)
+    ring_allreduce(c, grp, p, me, lo, lo + body, RING_ENCODE_ONCE,
+                   lo + body < hi);
+  default_allreduce(c, grp, p, me, lo + body, hi);
+}
+
+/* lr's reduce-scatter of [LO, HI) over the call's group (its body's
+ * ring, the rest allreduced by SMPI's default), as lr_shard_ranges says
+ * for HI - LO values shifted by LO (qgz's across machines). */
+static void lr_range_reduce_scatter(struct coll_call *c, uint64_t lo,
+                                    uint64_t hi) {
+  int p, me;
+  const int *grp = coll_group(c, &p, &me);
+  uint64_t body = (hi - lo) / (uint64_t)p * (uint64_t)p;
+  if (body > 0)
+    ring_reduce_scatter(c, grp, p, me, lo, lo + body);
+  default_allreduce(c, grp, p, me, lo + body, hi);
+}
+
+static void lr_worker(struct coll_call *c) {
+  lr_range_allreduce(c, 0, c->v->n);
 }
 
 /* Sharded (sim.h, reduce_scatter): the ring's reduce-scatter of the
@@ -74,17 +87,12 @@ static const int *group_of(const struct coll_call *c, int *g, int *me) {
  * allgather, each block encoded once (MPICH's ring allgather moves the
  * same blocks in the same steps). */
 static void lr_reduce_scatter(struct coll_call *c) {
-  int p, me;
-  const int *grp = group_of(c, &p, &me);
-  uint64_t n = c->v->n, body = n / (uint64_t)p * (uint64_t)p;
-  if (body > 0)
-    ring_reduce_scatter(c, grp, p, me, 0, body);
-  default_allreduce(c, grp, p, me, body, n);
+  lr_range_reduce_scatter(c, 0, c->v->n);
 }
 
 static void lr_shard_allgather(struct coll_call *c) {
   int p, me;
-  const int *grp = group_of(c, &p, &me);
+  const int *grp = coll_group(c, &p, &me);
   uint64_t body = c->v->n / (uint64_t)p * (uint64_t)p;
   if (body > 0)
     ring_allgather(c, grp, p, me, 0, body, RING_ENCODE_ONCE);
@@ -103,32 +111,6 @@ static int lr_shard_ranges(int me, int p, uint64_t n, uint64_t lo[2],
   return 2;
 }
 
-/* HSDP's allreduce of a shard across machines: lr on [LO, HI) over the
- * call's group (its body's ring, the rest by SMPI's default). */
-static void lr_range_allreduce(struct coll_call *c, uint64_t lo,
-                               uint64_t hi) {
-  int p, me;
-  const int *grp = group_of(c, &p, &me);
-  uint64_t body = (hi - lo) / (uint64_t)p * (uint64_t)p;
-  if (body > 0)
-    ring_allreduce(c, grp, p, me, lo, lo + body, RING_ENCODE_ONCE,
-                   lo + body < hi);
-  default_allreduce(c, grp, p, me, lo + body, hi);
-}
-
-/* qgz: lr's reduce-scatter of [LO, HI) over the call's group (its body's
- * ring, the rest allreduced by SMPI's default), as lr_shard_ranges says
- * for HI - LO values shifted by LO. */
-static void lr_range_reduce_scatter(struct coll_call *c, uint64_t lo,
-                                    uint64_t hi) {
-  int p, me;
-  const int *grp = group_of(c, &p, &me);
-  uint64_t body = (hi - lo) / (uint64_t)p * (uint64_t)p;
-  if (body > 0)
-    ring_reduce_scatter(c, grp, p, me, lo, lo + body);
-  default_allreduce(c, grp, p, me, lo + body, hi);
-}
-
 static int inceptionn_shard_ranges(int me, int p, uint64_t n, uint64_t lo[2],
                                    uint64_t hi[2]) {
   int k = (me + 1) % p;
@@ -137,38 +119,36 @@ static int inceptionn_shard_ranges(int me, int p, uint64_t n, uint64_t lo[2],
   return 1;
 }
 
-static void inceptionn_worker(struct coll_call *c) {
-  int p = c->sim->nworkers;
-  ring_allreduce(c, c->sim->ranks, p, c->rank, 0, c->v->n, RING_EVERY_HOP,
-                 false);
-}
-
-/* Sharded: the balanced ring's two legs apart, and its allreduce of a
- * range (HSDP's across machines). */
-static void inceptionn_reduce_scatter(struct coll_call *c) {
-  int p, me;
-  const int *grp = group_of(c, &p, &me);
-  ring_reduce_scatter(c, grp, p, me, 0, c->v->n);
-}
-
-static void inceptionn_shard_allgather(struct coll_call *c) {
-  int p, me;
-  const int *grp = group_of(c, &p, &me);
-  ring_allgather(c, grp, p, me, 0, c->v->n, RING_EVERY_HOP);
-}
-
+/* The balanced ring on [LO, HI) over the call's group: its
+ * reduce-scatter (qgz's across machines), its allreduce (every worker's
+ * whole vector; HSDP's shard across machines). */
 static void inceptionn_range_reduce_scatter(struct coll_call *c,
                                             uint64_t lo, uint64_t hi) {
   int p, me;
-  const int *grp = group_of(c, &p, &me);
+  const int *grp = coll_group(c, &p, &me);
   ring_reduce_scatter(c, grp, p, me, lo, hi);
 }
 
 static void inceptionn_range_allreduce(struct coll_call *c, uint64_t lo,
                                        uint64_t hi) {
   int p, me;
-  const int *grp = group_of(c, &p, &me);
+  const int *grp = coll_group(c, &p, &me);
   ring_allreduce(c, grp, p, me, lo, hi, RING_EVERY_HOP, false);
+}
+
+static void inceptionn_worker(struct coll_call *c) {
+  inceptionn_range_allreduce(c, 0, c->v->n);
+}
+
+/* Sharded: the balanced ring's two legs apart. */
+static void inceptionn_reduce_scatter(struct coll_call *c) {
+  inceptionn_range_reduce_scatter(c, 0, c->v->n);
+}
+
+static void inceptionn_shard_allgather(struct coll_call *c) {
+  int p, me;
+  const int *grp = coll_group(c, &p, &me);
+  ring_allgather(c, grp, p, me, 0, c->v->n, RING_EVERY_HOP);
 }
 
 const struct collective coll_ring = {

@@ -164,16 +164,17 @@ static void fsdp_scatter(struct wstate *ws, size_t b, int it) {
   struct coll_call c = fsdp_call(ws, b, &ws->vecs[b], false, qgz);
   s->coll->reduce_scatter(&c);
   uint64_t lo[2], hi[2];
-  int k = s->coll->shard_ranges(c.group ? c.me : c.rank,
-                                c.group ? c.g : s->nworkers, ws->vecs[b].n,
-                                lo, hi);
+  int g, me;
+  coll_group(&c, &g, &me);
+  int k = s->coll->shard_ranges(me, g, ws->vecs[b].n, lo, hi);
+  /* Across machines (hsdp, qgz): among the workers of this one's index. */
+  struct coll_call r = c;
+  r.group = ws->rail;
+  r.g = ws->nrail;
+  r.me = ws->me_rail;
   if (qgz && ws->nrail > 1) {
     /* qgz: each part of the machine's shard reduce-scattered across the
-     * machines, among the rail; what is left of it is this worker's. */
-    struct coll_call r = c;
-    r.group = ws->rail;
-    r.g = ws->nrail;
-    r.me = ws->me_rail;
+     * machines; what is left of it is this worker's. */
     uint64_t flo[4], fhi[4];
     int fk = 0;
     for (int i = 0; i < k; i++) {
@@ -192,10 +193,6 @@ static void fsdp_scatter(struct wstate *ws, size_t b, int it) {
     return;
   }
   if (s->p->sharding == SHARD_HSDP && ws->nrail > 1) {
-    struct coll_call r = c;
-    r.group = ws->rail;
-    r.g = ws->nrail;
-    r.me = ws->me_rail;
     for (int i = 0; i < k; i++)
       if (hi[i] > lo[i])
         s->coll->range_allreduce(&r, lo[i], hi[i]);

@@ -168,7 +168,7 @@ static void overlap_worker(struct wstate *ws) {
    * gradients' reduce-scatter, which overlaps backward, and the weights'
    * allgather, which the next forward waits for. */
   bool sharded = s->p->sharding != SHARD_NONE;
-  bool units = s->p->sharding == SHARD_ZERO3 || s->p->sharding == SHARD_HSDP;
+  bool units = run_units(s->p);
   for (int it = 0; it < s->p->iterations; it++) {
     struct iter_rec *r = sim_rec(s, it, w->rank);
     r->start = sim_now();

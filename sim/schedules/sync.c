@@ -25,9 +25,7 @@ static void sync_worker(struct wstate *ws) {
     /* Sharded, the shard's update runs inside the exchange, between the
      * gradients' reduce-scatter and the weights' allgather; fully sharded,
      * the exchange runs unit by unit inside forward and backward too. */
-    bool sharded = s->p->sharding != SHARD_NONE,
-         units = s->p->sharding == SHARD_ZERO3 ||
-                 s->p->sharding == SHARD_HSDP;
+    bool sharded = s->p->sharding != SHARD_NONE, units = run_units(s->p);
     if (!units)
       schedule_compute(ws, (sharded ? 0 : m->update_s) + m->forward_s +
                                m->backward_s,
