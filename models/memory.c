@@ -72,7 +72,8 @@ void model_memory(const struct model *m, const struct memory_opts *o,
   out->optimizer = k * psi / (o->stage >= 1 ? n : 1);
   out->residual = o->residual_bytes * psi;
   if (o->stage >= 3)
-    out->buffers = 2 * wb * o->unit_params * (o->units_held > 0 ? o->units_held : 1);
+    out->buffers =
+        2 * wb * o->unit_params * (o->units_held > 0 ? o->units_held : 1);
   double h;
   int blocks;
   blocks_of(m, &h, &blocks);

@@ -71,9 +71,9 @@ struct memory_opts {
    * weights sharded over this many GPUs (a machine's; 0: none), counted
    * with the weights. */
   int secondary;
-  /* Stage 3: the parameters of the largest unit (model_largest_unit),
-   * and how many units are gathered at once (1; FSDP's prefetch of the
-   * next unit: 2). */
+  /* Stage 3: the parameters of the largest unit (a run's largest
+   * bucket; model_largest_unit counts the same), and how many units are
+   * gathered at once (1; FSDP's prefetch of the next unit: 2). */
   double unit_params;
   int units_held;
   double residual_bytes; /* a codec's error feedback, bytes a parameter */

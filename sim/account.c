@@ -161,6 +161,10 @@ void account_routes_replay(struct worker *w, int level, int times) {
 static void memory_of(const struct sim *s, struct run_result *r) {
   const struct point *p = s->p;
   const struct model *m = s->model;
+  /* Stage 3's units are the run's buckets. */
+  uint64_t unit = 0;
+  for (size_t b = 0; run_units(p) && b < s->nbuckets; b++)
+    unit = s->buckets[b].n > unit ? s->buckets[b].n : unit;
   struct memory_opts o = {
       .optimizer = (enum optimizer)p->optimizer,
       .precision = p->precision,
@@ -171,7 +175,7 @@ static void memory_of(const struct sim *s, struct run_result *r) {
       .batch = m->batch,
       .checkpoint = p->checkpoint,
       .secondary = p->hpz ? topology_node_size(p) : 0,
-      .unit_params = (double)model_largest_unit(m, p->shard_per_layer),
+      .unit_params = (double)unit,
       .units_held = p->mode == MODE_OVERLAP ? 2 : 1,
       .residual_bytes = s->codec && codec_is_stateful(s->codec) ? 4 : 0};
   struct memory mem;
