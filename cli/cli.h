@@ -83,5 +83,6 @@ int cli_model(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_merge(int argc, char **argv);
 int cli_reproduce(int argc, char **argv);
+int cli_advise(int argc, char **argv);
 
 #endif

@@ -16,6 +16,9 @@ static const struct {
      "join the result directories of a sweep run on several machines"},
     {"reproduce", cli_reproduce,
      "reproduce the seed papers' figures and tables, with a report"},
+    {"advise", cli_advise,
+     "search configurations for the fastest training of a model on a "
+     "cluster"},
     {"platform", cli_platform,
      "write the SimGrid platform XML an experiment point simulates on"},
     {"codec", cli_codec,

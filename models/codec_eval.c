@@ -91,5 +91,12 @@ int codec_eval_compare(codec_state_t *s, const struct gradgen_params *gp,
   out->rmse = rmse;
   out->max_abs_err = maxerr;
   out->sum_rel_err = relative_error(w->sum_x, w->sum_y, n);
+  double xy = 0, xx = 0, yy = 0;
+  for (size_t i = 0; i < n; i++) {
+    xy += w->sum_x[i] * w->sum_y[i];
+    xx += w->sum_x[i] * w->sum_x[i];
+    yy += w->sum_y[i] * w->sum_y[i];
+  }
+  out->sum_cosine = xx > 0 && yy > 0 ? xy / sqrt(xx * yy) : xx == yy;
   return 0;
 }

@@ -73,6 +73,8 @@ struct codec_compare_row {
   double sum_rel_err;    /* ||sum of decoded - sum of inputs|| / ||sum of
                             inputs|| over the steps (0 when the inputs sum
                             to zero): what error feedback keeps small */
+  double sum_cosine;     /* the cosine similarity of those two sums (1 when
+                            both are zero, 0 when one is) */
 };
 
 /* STEPS steps t = 0, 1, ... of the synthetic gradient GP (worker 0,

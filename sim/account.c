@@ -158,7 +158,7 @@ void account_routes_replay(struct worker *w, int level, int times) {
 /* One GPU's memory in R (models/memory.h): ZeRO's stage of the point's
  * sharding over the workers, its optimizer, batch and checkpointing; a
  * stateful codec keeps an fp32 residual of every value. */
-static void memory_of(const struct sim *s, struct run_result *r) {
+void account_memory(const struct sim *s, struct run_result *r) {
   const struct point *p = s->p;
   const struct model *m = s->model;
   /* Stage 3's units are the run's buckets. */
@@ -362,7 +362,7 @@ void account_summarize(struct sim *s, struct run_result *r) {
   r->nic_busy = r->iteration_s > 0 ? r->nic_s / (2 * r->iteration_s) : 0;
   r->nic_stall_cycles = s->net.nic_stalls / per;
   r->formula_s = formula_of(s);
-  memory_of(s, r);
+  account_memory(s, r);
   r->ff_steps = s->ff_steps;
   r->ff_iterations = s->ff_iterations;
   r->ff_buckets = s->ff_buckets;

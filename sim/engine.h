@@ -294,6 +294,39 @@ int run_point(const struct point *p, const char *workdir, bool trace,
 
 void run_result_clear(struct run_result *r);
 
+/* P compresses: its [exchange] codec is not "none" (the key's one
+ * spelling of no codec). */
+bool run_has_codec(const struct point *p);
+/* The GPUs P's sharded states are divided among: its workers, HSDP's a
+ * machine's; 1 unsharded. */
+int run_shards(const struct point *p);
+/* P's exchange runs unit by unit, the weights sharded too: zero3, hsdp. */
+bool run_units(const struct point *p);
+
+/* P's iteration predicted by the alpha-beta-gamma formulas, without
+ * SimGrid (sim/predict.c): each bucket's exchange by the collective's
+ * formula (formula.h) on its topology, or the ring's where it has none, at
+ * the bytes it carries (WIRE_BITS per value for a codec's payload, as
+ * measured on data by the caller), its codec work at the cost table's
+ * figures on the point's device, and compute from the model, combined as
+ * the schedule runs them (overlap: buckets exchanged one after another
+ * as backward produces them). A prediction that ranks configurations,
+ * not a bound: the simulation's link sharing, waits and NCCL's protocols
+ * are not in it. */
+struct run_prediction {
+  double compute_s;    /* forward, backward and update per iteration */
+  double exchange_s;   /* every bucket's exchange, one after another */
+  double codec_s;      /* of which codec work */
+  double iteration_s;  /* the schedule's iteration */
+  const char *formula; /* the formula.h model used (static) */
+  double memory_bytes; /* one GPU's memory, as runs.csv's memory_bytes */
+  double capacity;     /* the device's memory, NAN when not listed */
+  int batch;           /* samples per worker and iteration */
+  double params;       /* the model's gradient values */
+};
+int run_predict(const struct point *p, double wire_bits,
+                struct run_prediction *out, char **err);
+
 /* Whether R's point fits its GPU's memory: "yes", "no", or "-" where the
  * device lists no capacity. The model states and the codec's residual
  * always count; the activations where they are modelled. */

@@ -657,9 +657,7 @@ static void vec_init(struct vec *v, uint64_t n, size_t m, bool oracle) {
   vec_alloc(v, oracle);
 }
 
-/* S's fields that need no SimGrid: the model, codec, cost table,
- * buckets; -1 with *ERR on bad input run_check() cannot see. */
-static int sim_init(struct sim *s, const struct point *p, char **err) {
+int sim_init(struct sim *s, const struct point *p, char **err) {
   s->p = p;
   s->coll = coll_find(p->algorithm);
   s->schedule = schedule_of(p->mode);

@@ -219,7 +219,7 @@ struct codec_costs;
 
 struct sim {
   const struct point *p;
-  const struct codec_costs *costs;
+  struct codec_costs *costs;
   uint64_t pack_count; /* seeds the fresh codec streams of sim_pack */
   double aggr_wire_bytes;
   /* Bytes each pair of ranks sent, (src << 32 | dst) -> double: put on
@@ -341,6 +341,13 @@ struct node_net topology_node_net(const struct point *p);
 /* The analytic formulas' network (one alpha and beta between any two
  * workers) is P's: a flat topology. */
 bool topology_flat(const struct point *p);
+
+/* S's fields that need no SimGrid: the model, codec, cost table,
+ * buckets; -1 with *ERR on bad input run_check() cannot see (run.c). A
+ * run keeps them until its process ends; sim_init_free() frees them where
+ * nothing runs (predict.c). */
+int sim_init(struct sim *s, const struct point *p, char **err);
+void sim_init_free(struct sim *s);
 
 /* Formula F's time for a bucket of VALUES on S's point: p, n (at the
  * gradients' bytes a value), alpha, beta and gamma of the point, and the
@@ -632,6 +639,11 @@ struct collective {
   /* Fill the formula parameters beyond p, n, alpha, beta, gamma (may be
    * NULL). */
   void (*formula_params)(const struct sim *s, struct formula_in *in);
+  /* Its allreduce is an allgather: every worker's vector (a codec's
+   * payload as it is) to every worker, each summing what it receives, so
+   * that its formula's n is one worker's bytes whatever a codec does
+   * (predict.c). */
+  bool gathers;
   /* [training] fusion_bytes thresholds the bytes a bucket sends, csc_ratio
    * of its values (csc's lazy buffer of selected chunks), not its values'
    * bytes: buckets fuse fusion_bytes / csc_ratio. */
@@ -669,15 +681,7 @@ const struct collective *coll_at(size_t i);
 /* Names of every collective, comma-separated (g_free). */
 char *coll_names(void);
 
-
-/* P compresses: its [exchange] codec is not "none" (the key's one
- * spelling of no codec). */
-bool run_has_codec(const struct point *p);
-/* The GPUs P's sharded states are divided among: its workers, HSDP's a
- * machine's; 1 unsharded. */
-int run_shards(const struct point *p);
-/* P's exchange runs unit by unit, the weights sharded too: zero3, hsdp. */
-bool run_units(const struct point *p);
+/* run_has_codec(), run_shards(), run_units(): engine.h. */
 
 /* ---- fast-forward --------------------------------------------------------
  * Its whole interface is ffwd/ffwd.h (steps, runs of buckets, recurrence)
@@ -880,6 +884,9 @@ void account_routes_mark(struct worker *w, int level);
 void account_routes_unmark(struct worker *w, int level);
 /* The bytes recorded at LEVEL put on the links TIMES more times. */
 void account_routes_replay(struct worker *w, int level, int times);
+/* One GPU's memory for S's point into R's mem_* fields and capacity
+ * (models/memory.h); needs no SimGrid. */
+void account_memory(const struct sim *s, struct run_result *r);
 /* The run's results into R (iterations.csv and links.csv rows too). */
 void account_summarize(struct sim *s, struct run_result *r);
 

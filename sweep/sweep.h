@@ -89,6 +89,13 @@ int sweep_run_points(const struct experiment *e, const struct sweep_opts *o,
 /* Whether point P's results are in OUT (a sweep run there skips it). */
 bool sweep_point_done(const char *out, const struct point *p);
 
+/* Point P's row of runs.csv as its fields, the point index first (as
+ * INDEX), when P is done in OUT; NULL otherwise (g_ptr_array_unref). */
+GPtrArray *sweep_point_row(const char *out, const struct point *p,
+                           unsigned index);
+/* The names of runs.csv's columns, in order (static; docs/outputs.md). */
+GPtrArray *sweep_runs_columns(void);
+
 /* One line per point: its index, hash and the swept keys as
  * section.key=value, tab-separated (g_free). */
 char *sweep_list_points(const struct experiment *e);

@@ -16,7 +16,7 @@ trap 'rm -rf "$T"' EXIT
 # The layers, lowest first: a file may call its own layer or those before.
 LAYERS="comm_rate.cpp fat_tree_zone.cpp names.c platforms/ platform.c trace.c
 ledger.c sim.c payload.c account.c ffwd/ collectives/ bucketwise.c linear.c
-schedules/ run.c"
+schedules/ run.c predict.c"
 
 # The source file of an object: collectives_nccl.c.o -> collectives/nccl.c.
 src_of() {

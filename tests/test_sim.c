@@ -1952,3 +1952,59 @@ ParameterizedTest(struct mcase *c, estimate, nccl_kernel_messages) {
   experiment_free(e);
   g_free(ini);
 }
+
+/* run_predict(): where the formulas are exact (an ideal star, MPICH's
+ * ring, a synthetic model whose tensors backward produces in turn), the
+ * prediction is the simulation: in sync compute then every bucket's
+ * allreduce, in overlap the buckets' exchanges queued behind backward. */
+static void predicted_and_simulated(const char *ini, double *pred,
+                                    double *sim) {
+  char *err = NULL;
+  struct experiment *e =
+      experiment_load_data("p.ini", ini, strlen(ini), NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err ? err : "?");
+  struct run_prediction rp;
+  cr_assert_eq(run_predict(g_ptr_array_index(e->points, 0), NAN, &rp, &err), 0,
+               "%s", err ? err : "?");
+  cr_expect_str_eq(rp.formula, "ring-lr");
+  struct run_result r;
+  simulate(ini, &r);
+  *pred = rp.iteration_s;
+  *sim = r.iteration_s;
+  run_result_clear(&r);
+  experiment_free(e);
+}
+
+static void expect_exact(const char *mode, const char *compute) {
+  char *ini = hidden_ini(mode, compute, 1);
+  double pred, sim;
+  predicted_and_simulated(ini, &pred, &sim);
+  cr_expect(fabs(pred - sim) <= 1e-6 * sim,
+            "%s, compute %s: predicted %.9g, simulated %.9g", mode, compute,
+            pred, sim);
+  g_free(ini);
+}
+
+/* One simulation a test: SimGrid runs once per process. */
+Test(predict, exact_sync) { expect_exact("sync", "0.05"); }
+Test(predict, exact_overlap_hidden) { expect_exact("overlap", "0.05"); }
+Test(predict, exact_overlap_exposed) { expect_exact("overlap", "0.001"); }
+
+/* A codec's payload shrinks the predicted exchange, its work grows it. */
+Test(predict, codec_bits_and_work) {
+  const char *ini = "[platform]\nnodes = 8\nbandwidth = 1Gbps\n[model]\n"
+                    "name = resnet50\ndevice = V100\n[exchange]\nalgorithm = "
+                    "ring\ncodec = q8\nplacement = gpu\npayload = none\n";
+  char *err = NULL;
+  struct experiment *e =
+      experiment_load_data("p.ini", ini, strlen(ini), NULL, 0, &err);
+  cr_assert_not_null(e, "%s", err ? err : "?");
+  const struct point *p = g_ptr_array_index(e->points, 0);
+  struct run_prediction q8, q4;
+  cr_assert_eq(run_predict(p, 8, &q8, &err), 0, "%s", err ? err : "?");
+  cr_assert_eq(run_predict(p, 4, &q4, &err), 0, "%s", err ? err : "?");
+  cr_expect_gt(q8.codec_s, 0);
+  cr_expect_lt(q4.exchange_s - q4.codec_s, q8.exchange_s - q8.codec_s);
+  cr_expect_gt(q8.memory_bytes, 4 * q8.params);
+  experiment_free(e);
+}

@@ -52,6 +52,7 @@ const struct collective coll_allgather = {
     .formula = "allgather-rdb",
     .pow2 = true,
     .stateful = true,
+    .gathers = true,
     /* A reference to every worker's message (have[], 8 bytes) and the
      * bundles' lists of them: 11.2 bytes a pair at 2,048 workers and 11.7
      * at 8,192 (peak RSS over Rabenseifner's, 4 MB, payload none). */
