@@ -19,10 +19,10 @@
  *     (config/estimate.h);
  *  3. in rounds of ADVISE_BATCH, the candidates of least predicted time
  *     are simulated (sweep/, in parallel processes), while a candidate's
- *     lower bound, its prediction times the least ratio of simulated to
- *     predicted time seen so far and ADVISE_MARGIN, is below the best
- *     simulated time (overall, and among the candidates without a codec,
- *     the baseline of the speed-ups); the rest are pruned;
+ *     lower bound (ADVISE_MARGIN, below) could beat the best simulated
+ *     time by more than ADVISE_TIE (overall, and among the candidates
+ *     without a codec, the baseline of the speed-ups); the rest are
+ *     pruned;
  *  4. around the best, its bucket size and its codec's first parameter
  *     are halved and doubled, and searched the same way, until the best
  *     stays;
@@ -51,9 +51,16 @@ enum { ADVISE_ENV_FAILURE = 1, ADVISE_BAD_INPUT = 2 };
  * that the rounds, and which candidates they simulate, do not depend on
  * the machine). */
 #define ADVISE_BATCH 6
-/* A candidate's lower bound: its prediction x the least simulated /
- * predicted ratio seen x this. */
+/* A candidate's lower bound: its predicted compute (exact: the model's
+ * times), plus what its prediction adds beyond compute x the least ratio
+ * of simulated to predicted time beyond compute seen so far (over the
+ * candidates whose prediction adds at least ADVISE_EXPOSED of their
+ * time) x ADVISE_MARGIN. */
 #define ADVISE_MARGIN 0.9
+#define ADVISE_EXPOSED 0.05
+/* A candidate is simulated only if its lower bound could beat the best by
+ * more than this fraction: ties are not worth a simulation. */
+#define ADVISE_TIE 0.005
 /* Codec error: values per synthetic gradient (or the model's, if fewer)
  * and training steps, each a fresh gradient through the codec's error
  * feedback. */

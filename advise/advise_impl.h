@@ -86,6 +86,9 @@ void cand_free(gpointer c);
  * codec that cannot be measured). */
 int search_measure(struct search *s, struct cand *c, char **err);
 
+/* C's lower bound on its iteration time (advise.h, ADVISE_MARGIN). */
+double search_lower_bound(const struct search *s, const struct cand *c);
+
 /* report.c */
 int report_write(struct search *s, struct advise_report *r, char **err);
 

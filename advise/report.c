@@ -184,6 +184,7 @@ static char *table_text(const struct search *s, GPtrArray *rank,
     g_string_append_printf(t,
                            "Simulated over predicted time: %.3g to %.3g "
                            "(the formulas' residuals; a lower bound is the "
+                           "predicted compute plus the rest of the "
                            "prediction x %.3g x %.2g).\n",
                            lo, hi, s->rho, ADVISE_MARGIN);
   return g_string_free(t, FALSE);
@@ -244,6 +245,26 @@ static char *recommendation(const struct search *s, GPtrArray *rank,
                          "convergence model, and no published result for "
                          "this codec is cited).");
   }
+  /* What the budget left out, and whether it could have won. */
+  unsigned over = 0, could = 0;
+  double est = 0;
+  for (guint i = 0; i < s->cands->len; i++) {
+    const struct cand *c = g_ptr_array_index(s->cands, i);
+    if (c->state != CAND_OVER_BUDGET)
+      continue;
+    over++;
+    est += c->est_s;
+    could += search_lower_bound(s, c) < best->iter_s;
+  }
+  if (over)
+    g_string_append_printf(
+        r,
+        " %u candidate%s not simulated within the budget (%.0f s of "
+        "simulation estimated); %s (--budget %.0f covers them).",
+        over, over == 1 ? " was" : "s were", est,
+        could ? "by their lower bounds some could be faster"
+              : "none could be faster by its lower bound",
+        s->o->budget_s - s->budget_left + est);
   g_string_append_printf(r, "\n`gradsim run %s` reproduces it.\n", ini);
   return g_string_free(r, FALSE);
 }

@@ -121,8 +121,12 @@ static int prepare(struct search *s, struct cand *c, char **err) {
   return 0;
 }
 
-static double lower_bound(const struct search *s, const struct cand *c) {
-  return c->pred.iteration_s * s->rho * ADVISE_MARGIN;
+/* No iteration is shorter than its compute, which the prediction has
+ * exactly (the model's times); what it adds beyond, the exchange it
+ * exposes, is scaled by the least ratio seen and the margin. */
+double search_lower_bound(const struct search *s, const struct cand *c) {
+  double beyond = c->pred.iteration_s - c->pred.compute_s;
+  return c->pred.compute_s + fmax(0, beyond) * s->rho * ADVISE_MARGIN;
 }
 
 /* The least simulated iteration among candidates that fit (without a
@@ -160,7 +164,7 @@ static gint by_prediction(gconstpointer a, gconstpointer b) {
 static bool promising(const struct search *s, const struct cand *c) {
   if (s->o->exhaustive)
     return true;
-  double lb = lower_bound(s, c);
+  double lb = search_lower_bound(s, c) / (1 - ADVISE_TIE);
   return lb < best_of(s, false, NULL) ||
          (!c->codec && lb < best_of(s, true, NULL));
 }
@@ -265,8 +269,12 @@ static int rounds(struct search *s, GPtrArray *cols, char **err) {
         continue;
       read_row(s, c, cols);
       c->round = s->rounds;
-      if (c->pred.iteration_s > 0 && isfinite(c->iter_s))
-        s->rho = fmin(s->rho, c->iter_s / c->pred.iteration_s);
+      /* The ratio of the exposed parts, where the prediction exposes
+       * enough of one to measure it by. */
+      double beyond = c->pred.iteration_s - c->pred.compute_s;
+      if (beyond > ADVISE_EXPOSED * c->pred.iteration_s && isfinite(c->iter_s))
+        s->rho =
+            fmax(0, fmin(s->rho, (c->iter_s - c->pred.compute_s) / beyond));
     }
     g_ptr_array_free(batch, TRUE);
     if (rc != 0)

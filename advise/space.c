@@ -80,13 +80,14 @@ int space_base(const struct advise_opts *o, GString *base, char **err) {
     }
   }
   /* What advise runs unless told otherwise: PyTorch DDP's schedule and
-   * its 25 MiB buckets, codecs on the GPU, a few iterations (fast-forward
-   * makes more cheap, but they add nothing to a steady state), and
-   * sampled payloads (codecs still run on data, on a sample of each
-   * bucket). */
+   * its 25 MiB buckets, codecs on the GPU, three iterations (the first
+   * waits for no earlier exchange, the others are the steady state; more
+   * cost NCCL's kernel their whole time), and sampled payloads where a
+   * codec's sizes depend on the data (cand_load() drops them where they
+   * do not). */
   g_string_append_printf(base,
                          "[model]\nname = %s\n[training]\nmode = overlap\n"
-                         "iterations = 5\nfusion_bytes = 26214400B\n"
+                         "iterations = 3\nfusion_bytes = 26214400B\n"
                          "[exchange]\nplacement = gpu\npayload = sampled\n",
                          o->model);
   return 0;
@@ -413,7 +414,8 @@ void space_expand(struct search *s, GPtrArray *families) {
 }
 
 /* Whether a candidate of KV moves messages whose size does not depend
- * on the data (no codec, or one whose codec table says so): its
+ * on the data (no codec, one whose codec table says so, or a linear
+ * codec, whose factors' sizes follow the tensors' shapes): its
  * simulation then needs no payload (payload = none is exact). */
 static bool sizes_fixed(GPtrArray *kv) {
   for (guint i = 0; i < kv->len; i++) {
@@ -423,7 +425,7 @@ static bool sizes_fixed(GPtrArray *kv) {
     codec_t *c;
     if (codec_create(item + strlen("exchange.codec="), &c, NULL, 0) != 0)
       return strcmp(item, "exchange.codec=none") == 0;
-    bool fixed = codec_size_is_fixed(c);
+    bool fixed = codec_size_is_fixed(c) || codec_is_linear(c);
     codec_free(c);
     return fixed;
   }

@@ -24,19 +24,24 @@ void sim_init_free(struct sim *s) {
     g_hash_table_destroy(s->mb);
 }
 
-/* The formula S's collective has on its topology, or the ring's (MPICH's
- * on a flat network, NCCL's rings on machines) where it has none; *FC is
- * the collective whose parameters it takes. */
+/* The formula S's collective has on its topology; on machines, for a
+ * collective with a flat formula only, that formula at the network's
+ * alpha and beta (a rank-order ring crosses each machine through one
+ * NIC, its steps in lockstep at the NIC's rate); otherwise the ring's
+ * (MPICH's on a flat network, NCCL's rings on machines). *FC is the
+ * collective whose parameters it takes. */
 static const struct formula *formula_for(const struct sim *s,
                                          const struct collective **fc) {
   *fc = s->coll;
   bool flat = topology_flat(s->p);
   bool nodes = !flat && topology_node_size(s->p) > 0;
-  const char *name = flat    ? (s->p->pull_direct && s->coll->formula_direct
-                                    ? s->coll->formula_direct
-                                    : s->coll->formula)
-                     : nodes ? s->coll->formula_nodes
-                             : NULL;
+  const char *name = s->p->pull_direct && s->coll->formula_direct
+                         ? s->coll->formula_direct
+                         : s->coll->formula;
+  if (nodes && s->coll->formula_nodes)
+    name = s->coll->formula_nodes;
+  else if (!flat && !nodes)
+    name = NULL;
   if (!name) {
     *fc = coll_find(nodes ? "nccl-ring" : "ring");
     name = nodes ? (*fc)->formula_nodes : (*fc)->formula;
