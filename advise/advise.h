@@ -47,6 +47,9 @@
 
 enum { ADVISE_ENV_FAILURE = 1, ADVISE_BAD_INPUT = 2 };
 
+/* The most combinations a space may have (each is loaded, measured and
+ * predicted: milliseconds each). */
+#define ADVISE_MAX_CANDIDATES 20000
 /* Candidates simulated per round, whatever the number of processes (so
  * that the rounds, and which candidates they simulate, do not depend on
  * the machine). */

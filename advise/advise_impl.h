@@ -80,6 +80,10 @@ void cand_load(struct search *s, struct cand *c);
  * doubled) not yet candidates, added to S and loaded; how many. */
 unsigned space_neighbours(struct search *s, const struct cand *c);
 void cand_free(gpointer c);
+/* WHY (taken) without the place experiment.h's messages begin with when
+ * they come from the generated experiment ("advise:3: "): its section
+ * and key name the input (g_free). */
+char *space_message(char *why);
 
 /* search.c */
 /* C's codec error and payload bits, measured once per codec (*ERR on a

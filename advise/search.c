@@ -297,12 +297,11 @@ static int prepare_from(struct search *s, guint first, char **err) {
 /* The search's outcome for the user's input: what makes it impossible,
  * as one line, or NULL. */
 static char *impossible(const struct search *s) {
-  unsigned live = 0, refused = 0, excluded = 0, nofit = 0;
+  unsigned live = 0, excluded = 0, nofit = 0;
   const struct cand *first = NULL, *small = NULL;
   for (guint i = 0; i < s->cands->len; i++) {
     const struct cand *c = g_ptr_array_index(s->cands, i);
     live += c->state == CAND_PENDING;
-    refused += c->state == CAND_REFUSED;
     excluded += c->state == CAND_EXCLUDED;
     if (c->state == CAND_NO_FIT) {
       nofit++;
@@ -357,8 +356,10 @@ int advise_run(const struct advise_opts *o, struct advise_report *r,
   /* The base alone: the model, the platform and --set as given. */
   base =
       experiment_load_data("advise", s.base->str, s.base->len, o->sets, 0, err);
-  if (!base)
+  if (!base) {
+    *err = space_message(*err);
     goto out;
+  }
   if (base->points->len != 1) {
     *err = g_strdup("--set: a value with commas sweeps its key; advise "
                     "searches a space instead (--space)");

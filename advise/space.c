@@ -26,6 +26,21 @@ void cand_free(gpointer c) {
   g_free(x);
 }
 
+char *space_message(char *why) {
+  const char *m = why;
+  if (g_str_has_prefix(m, "advise:")) {
+    m += strlen("advise:");
+    while (g_ascii_isdigit(*m))
+      m++;
+    m += *m == ':';
+    while (*m == ' ')
+      m++;
+  }
+  char *out = g_strdup(m);
+  g_free(why);
+  return out;
+}
+
 /* Whether --set gives KEY ("section.key"). */
 static bool user_sets(const struct advise_opts *o, const char *key) {
   size_t n = strlen(key);
@@ -318,6 +333,7 @@ static int check_values(struct search *s, GPtrArray *fams, char **err) {
         g_free(kv1);
         if (!e) {
           /* The experiment's message names its place as --set's. */
+          why = space_message(why);
           const char *m = why;
           if (g_str_has_prefix(why, "--set") && strstr(why, ": "))
             m = strstr(why, ": ") + 2;
@@ -350,6 +366,24 @@ int space_families(struct search *s, const struct point *base,
       if (!known)
         g_ptr_array_add(s->keys, g_strdup(key));
     }
+  }
+  double total = 0;
+  for (guint i = 0; i < (*families)->len; i++) {
+    struct family *f = g_ptr_array_index(*families, i);
+    double n = 1;
+    for (guint k = 0; k < f->values->len; k++)
+      n *= ((GPtrArray *)g_ptr_array_index(f->values, k))->len;
+    total += n;
+  }
+  if (total > ADVISE_MAX_CANDIDATES) {
+    *err = g_strdup_printf("--space %s: %.0f combinations, more than "
+                           "advise searches (%d; fewer values, or --set "
+                           "the keys you know)",
+                           s->o->space ? s->o->space : "(default)", total,
+                           ADVISE_MAX_CANDIDATES);
+    g_ptr_array_unref(*families);
+    *families = NULL;
+    return -1;
   }
   if (check_values(s, *families, err) != 0) {
     g_ptr_array_unref(*families);
@@ -448,7 +482,7 @@ void cand_load(struct search *s, struct cand *c) {
   g_ptr_array_unref(kv);
   if (!e) {
     c->state = CAND_REFUSED;
-    c->why = why;
+    c->why = space_message(why);
     return;
   }
   experiment_seal_inputs(e);
@@ -458,9 +492,7 @@ void cand_load(struct search *s, struct cand *c) {
     c->why = g_strdup("its values sweep more than one point");
   } else if (experiment_check(e, &est, &why) != 0) {
     c->state = CAND_REFUSED;
-    const char *m = g_str_has_prefix(why, "advise: ") ? why + 8 : why;
-    c->why = g_strdup(m);
-    g_free(why);
+    c->why = space_message(why);
   } else {
     c->p = g_ptr_array_steal_index(e->points, 0);
     c->est_s = est.wall_s;
