@@ -189,8 +189,9 @@ static void memory_rung(struct search *s, const char **shard,
 }
 
 /* The default space for the base point BASE (docs/advise.md): no codec
- * in fp32 and bf16; the codecs PyTorch's communication hooks apply once
- * per bucket; the seeds' codecs applied at every hop; each over the
+ * in fp32 and bf16, overlapped with backward or not; the codecs
+ * PyTorch's communication hooks apply once per bucket; the seeds' codecs
+ * applied at every hop, on the GPU or the host's CPU; each over the
  * collectives a cluster of its kind runs. ZeRO's stages are searched
  * only where the model does not fit a GPU without them. */
 static GPtrArray *default_space(struct search *s, const struct point *base) {
@@ -203,6 +204,8 @@ static GPtrArray *default_space(struct search *s, const struct point *base) {
                         "none",
                         "model.grad_dtype",
                         "fp32|bf16",
+                        "training.mode",
+                        "overlap|sync",
                         "exchange.algorithm",
                         algos,
                         "training.sharding",
@@ -212,7 +215,7 @@ static GPtrArray *default_space(struct search *s, const struct point *base) {
                         NULL};
   const char *bucket[] = {"exchange.codec",
                           "powersgd:rank=1|powersgd:rank=4|topk:ratio=0.01|"
-                          "3lc|onebit|q8|qsgd",
+                          "rgc|3lc|onebit|q8|qsgd",
                           "exchange.compression",
                           "per-bucket",
                           "exchange.implementation",
@@ -228,6 +231,8 @@ static GPtrArray *default_space(struct search *s, const struct point *base) {
                        "inceptionn|q8|terngrad",
                        "exchange.compression",
                        "per-hop",
+                       "exchange.placement",
+                       "gpu|cpu",
                        "exchange.algorithm",
                        algos,
                        "training.sharding",
@@ -239,7 +244,7 @@ static GPtrArray *default_space(struct search *s, const struct point *base) {
   GPtrArray *fams = g_ptr_array_new_with_free_func(family_free);
   for (size_t i = 0; i < G_N_ELEMENTS(all); i++) {
     /* A key without values (sharding where it fits) is no key. */
-    const char *spec[16];
+    const char *spec[20];
     size_t n = 0;
     for (const char *const *k = all[i]; *k; k += 2)
       if (k[1]) {

@@ -111,6 +111,12 @@ if run_ok "advise: ResNet-50, 16 V100, 10 GbE" advise --model resnet50 \
   check "advise: ResNet-50 recommends a codec ($codec, $t s) over no codec ($plain s)" $?
   grep -q "the speed of the best configuration without a codec" "$L/out"
   check "advise: the recommendation gives its reason" $? "$(head -c 400 "$L/out")"
+  run_ok "advise: gradsim run of ResNet-50's best.ini" run resnet/best.ini --out resnet-run -q
+  same=0
+  for f in runs.csv iterations.csv links.csv; do
+    cmp -s "resnet/$f" "resnet-run/$f" || same=1
+  done
+  check "advise: ResNet-50's best.ini reproduces its results to the byte" $same
 fi
 
 # Bad input: one line, status 2, nothing written.
