@@ -123,21 +123,24 @@ static struct experiment *load_with(struct search *s, GPtrArray *kv,
   return e;
 }
 
-/* A family from KEYS and their VALUES (NULL-terminated lists of strings
- * separated by '|'), without the keys --set gives. */
+/* A family from SPEC, "section.key=value|value|..." each (NULL-ended),
+ * without the keys --set gives. */
 static struct family *family_of(struct search *s, const char *const *spec) {
   struct family *f = g_new0(struct family, 1);
   f->keys = g_ptr_array_new_with_free_func(g_free);
   f->values = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
-  for (const char *const *k = spec; *k; k += 2) {
-    if (user_sets(s->o, k[0]))
+  for (const char *const *k = spec; *k; k++) {
+    char *key = g_strndup(*k, strcspn(*k, "="));
+    if (user_sets(s->o, key)) {
+      g_free(key);
       continue;
+    }
     GPtrArray *v = g_ptr_array_new_with_free_func(g_free);
-    char **items = g_strsplit(k[1], "|", -1);
+    char **items = g_strsplit(*k + strlen(key) + 1, "|", -1);
     for (char **it = items; *it; it++)
       g_ptr_array_add(v, g_strdup(*it));
     g_strfreev(items);
-    g_ptr_array_add(f->keys, g_strdup(k[0]));
+    g_ptr_array_add(f->keys, key);
     g_ptr_array_add(f->values, v);
   }
   return f;
@@ -200,60 +203,42 @@ static GPtrArray *default_space(struct search *s, const struct point *base) {
       machines ? "nccl|nccl-ring|nccl-tree|ring" : "ring|nccl|rabenseifner";
   const char *shard = NULL, *ckpt = NULL;
   memory_rung(s, &shard, &ckpt);
-  const char *none[] = {"exchange.codec",
-                        "none",
-                        "model.grad_dtype",
-                        "fp32|bf16",
-                        "training.mode",
-                        "overlap|sync",
-                        "exchange.algorithm",
-                        algos,
-                        "training.sharding",
-                        shard,
-                        "training.activation_checkpointing",
-                        ckpt,
-                        NULL};
-  const char *bucket[] = {"exchange.codec",
-                          "powersgd:rank=1|powersgd:rank=4|topk:ratio=0.01|"
-                          "rgc|3lc|onebit|q8|qsgd",
-                          "exchange.compression",
-                          "per-bucket",
-                          "exchange.implementation",
-                          "pytorch",
-                          "exchange.algorithm",
-                          algos,
-                          "training.sharding",
-                          shard,
-                          "training.activation_checkpointing",
-                          ckpt,
-                          NULL};
-  const char *hop[] = {"exchange.codec",
-                       "inceptionn|q8|terngrad",
-                       "exchange.compression",
-                       "per-hop",
-                       "exchange.placement",
-                       "gpu|cpu",
-                       "exchange.algorithm",
-                       algos,
-                       "training.sharding",
-                       shard,
-                       "training.activation_checkpointing",
-                       ckpt,
-                       NULL};
-  const char *const *all[] = {none, bucket, hop};
+  static const char *const none[] = {"exchange.codec=none",
+                                     "model.grad_dtype=fp32|bf16",
+                                     "training.mode=overlap|sync", NULL};
+  static const char *const bucket[] = {
+      "exchange.codec=powersgd:rank=1|powersgd:rank=4|topk:ratio=0.01|rgc|"
+      "3lc|onebit|q8|qsgd",
+      "exchange.compression=per-bucket", "exchange.implementation=pytorch",
+      NULL};
+  static const char *const hop[] = {"exchange.codec=inceptionn|q8|terngrad",
+                                    "exchange.compression=per-hop",
+                                    "exchange.placement=gpu|cpu", NULL};
+  /* Every family's collectives, and what memory needs (sharding and
+   * checkpointing only where the model does not fit without them). */
+  char *algo = g_strconcat("exchange.algorithm=", algos, NULL);
+  char *sh = shard ? g_strconcat("training.sharding=", shard, NULL) : NULL;
+  char *ck = ckpt
+                 ? g_strconcat("training.activation_checkpointing=", ckpt, NULL)
+                 : NULL;
+  const char *const *own[] = {none, bucket, hop};
   GPtrArray *fams = g_ptr_array_new_with_free_func(family_free);
-  for (size_t i = 0; i < G_N_ELEMENTS(all); i++) {
-    /* A key without values (sharding where it fits) is no key. */
-    const char *spec[20];
+  for (size_t i = 0; i < G_N_ELEMENTS(own); i++) {
+    const char *spec[12];
     size_t n = 0;
-    for (const char *const *k = all[i]; *k; k += 2)
-      if (k[1]) {
-        spec[n++] = k[0];
-        spec[n++] = k[1];
-      }
+    for (const char *const *k = own[i]; *k; k++)
+      spec[n++] = *k;
+    spec[n++] = algo;
+    if (sh)
+      spec[n++] = sh;
+    if (ck)
+      spec[n++] = ck;
     spec[n] = NULL;
     g_ptr_array_add(fams, family_of(s, spec));
   }
+  g_free(algo);
+  g_free(sh);
+  g_free(ck);
   return fams;
 }
 
