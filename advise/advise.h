@@ -34,8 +34,13 @@
  * prediction, simulation, error, memory), best.ini (the winner as an
  * experiment that `gradsim run` reproduces to the byte), the winner's
  * runs.csv, iterations.csv, links.csv and config.txt, advice.dat, .gp and
- * (with gnuplot) .png and .svg: time against error with the Pareto front,
- * and points/ of every simulated candidate.
+ * (with gnuplot) .png and .svg: throughput against error with the Pareto
+ * front, and points/ of every simulated candidate.
+ *
+ * "Fastest" is the least time per sample the cluster trains (the
+ * iteration over workers times batch: the inverse of the throughput), so
+ * that a space that varies the workers or the batch compares like with
+ * like; on one cluster it is the iteration's order.
  *
  * Errors as sweep.h's: 0, ADVISE_BAD_INPUT (2) with a one-line message
  * in *ERR before anything is written, ADVISE_ENV_FAILURE (1), or

@@ -40,6 +40,14 @@ struct cand {
   char fits[4];
 };
 
+/* T, an iteration time of C, per sample its cluster trains (its workers
+ * times their batch): what the search minimizes, the inverse of the
+ * throughput, so that a space that varies the workers or the batch
+ * compares like with like (for a fixed cluster, the iteration's order). */
+static inline double cand_per_sample(const struct cand *c, double t) {
+  return t / (c->p->nodes * (double)c->pred.batch);
+}
+
 /* A family of the space: every combination of its keys' values. */
 struct family {
   GPtrArray *keys;   /* "section.key" */

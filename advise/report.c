@@ -48,13 +48,19 @@ static double samples_per_s(const struct cand *c) {
   return c->p->nodes * (double)c->pred.batch / c->iter_s;
 }
 
-/* Simulated candidates by iteration time (then by order of the space). */
+/* Simulated candidates by time per sample (then by order of the space). */
 static gint by_time(gconstpointer a, gconstpointer b) {
   const struct cand *x = *(struct cand *const *)a,
                     *y = *(struct cand *const *)b;
-  if (x->iter_s != y->iter_s)
-    return x->iter_s < y->iter_s ? -1 : 1;
+  double u = cand_per_sample(x, x->iter_s), v = cand_per_sample(y, y->iter_s);
+  if (u != v)
+    return u < v ? -1 : 1;
   return 0;
+}
+
+/* How many times C's throughput is BASE's. */
+static double speedup(const struct cand *c, const struct cand *base) {
+  return samples_per_s(c) / samples_per_s(base);
 }
 
 /* The simulated candidates that fit, fastest first. */
@@ -125,7 +131,7 @@ static char *candidates_csv(const struct search *s, GPtrArray *rank,
     num(o, sim ? c->iter_s : NAN);
     num(o, sim && pred ? c->iter_s / c->pred.iteration_s : NAN);
     num(o, sim ? samples_per_s(c) : NAN);
-    num(o, sim && base ? base->iter_s / c->iter_s : NAN);
+    num(o, sim && base ? speedup(c, base) : NAN);
     num(o, sim ? c->exposed_comm_s : NAN);
     num(o, sim ? c->exposed_codec_s : NAN);
     num(o, c->bits);
@@ -156,7 +162,7 @@ static char *table_text(const struct search *s, GPtrArray *rank,
     const struct cand *c = g_ptr_array_index(rank, i);
     g_string_append_printf(
         t, "%4u %11.4g %10.4g %7.3gx %10.3gs %10.2g %7.1fGB  %s\n", i + 1,
-        c->iter_s, samples_per_s(c), base ? base->iter_s / c->iter_s : NAN,
+        c->iter_s, samples_per_s(c), base ? speedup(c, base) : NAN,
         c->exposed_comm_s, c->err, c->memory_bytes / 1e9, c->label);
   }
   if (rank->len > SHOWN)
@@ -216,7 +222,7 @@ static char *recommendation(const struct search *s, GPtrArray *rank,
           "; the best codec, %s, is %.3gx its speed: its %.3g s of "
           "exposed codec work and %.3g s of exposed communication "
           "against %.3g s of communication without it",
-          coded->label, best->iter_s / coded->iter_s, coded->exposed_codec_s,
+          coded->label, speedup(coded, best), coded->exposed_codec_s,
           coded->exposed_comm_s, best->exposed_comm_s);
     else
       g_string_append(r, "; no codec could beat it by its lower bound");
@@ -230,7 +236,7 @@ static char *recommendation(const struct search *s, GPtrArray *rank,
           ", %.3gx the speed of the best configuration without a codec "
           "(%s, %.4g s): %.3g s of exposed communication instead of "
           "%.3g s, for %.3g s of exposed codec work",
-          plain->iter_s / best->iter_s, plain->label, plain->iter_s,
+          speedup(best, plain), plain->label, plain->iter_s,
           best->exposed_comm_s, plain->exposed_comm_s, best->exposed_codec_s);
     g_string_append_printf(r,
                            ". Its summed update is off by %.2g (relative; "
@@ -254,7 +260,8 @@ static char *recommendation(const struct search *s, GPtrArray *rank,
       continue;
     over++;
     est += c->est_s;
-    could += search_lower_bound(s, c) < best->iter_s;
+    could += cand_per_sample(c, search_lower_bound(s, c)) <
+             cand_per_sample(best, best->iter_s);
   }
   if (over)
     g_string_append_printf(
@@ -315,24 +322,24 @@ static void plot_files(const struct search *s, GPtrArray *rank, outputs *outs) {
   double floor_ = isfinite(least) ? least / 10 : 1e-6, most = floor_;
   for (guint i = 0; i < rank->len; i++)
     most = fmax(most, ((const struct cand *)g_ptr_array_index(rank, i))->err);
-  GString *d = g_string_new("# relative_error iteration_s label\n");
+  GString *d = g_string_new("# relative_error samples_per_s label\n");
   GPtrArray *byerr = g_ptr_array_copy(rank, NULL, NULL);
   for (guint i = 0; i < rank->len; i++) {
     const struct cand *c = g_ptr_array_index(rank, i);
     g_string_append_printf(d, "%.6g %.6g \"%s\"\n", fmax(c->err, floor_),
-                           c->iter_s, c->label);
+                           samples_per_s(c), c->label);
   }
   /* The front: by error, each candidate faster than every one with less
    * error. */
   g_string_append(d, "\n\n");
   g_ptr_array_sort(byerr, by_error);
-  double fastest = INFINITY;
+  double fastest = 0;
   for (guint i = 0; i < byerr->len; i++) {
     const struct cand *c = g_ptr_array_index(byerr, i);
-    if (c->iter_s < fastest) {
-      fastest = c->iter_s;
+    if (samples_per_s(c) > fastest) {
+      fastest = samples_per_s(c);
       g_string_append_printf(d, "%.6g %.6g \"%s\"\n", fmax(c->err, floor_),
-                             c->iter_s, c->label);
+                             fastest, c->label);
     }
   }
   g_ptr_array_free(byerr, TRUE);
@@ -343,11 +350,11 @@ static void plot_files(const struct search *s, GPtrArray *rank, outputs *outs) {
         "set terminal %s size 960,640 font 'Sans,11'\n"
         "set output 'advice.%s'\n"
         "set title \"gradsim advise: %s\" noenhanced\n"
-        "set logscale x\nset grid\nset key top right\n"
+        "set logscale x\nset grid\nset key bottom right\n"
         "set xrange [%.6g:%.6g]\nset format x '%%g'\n"
         "set xlabel 'relative error of the summed update (%d steps, error "
         "feedback; lossless at the left edge)'\n"
-        "set ylabel 'iteration time (s)'\n"
+        "set ylabel 'throughput (samples/s)'\n"
         "plot 'advice.dat' index 0 using 1:2 with points pt 7 ps 1.2 "
         "title 'simulated', '' index 1 using 1:2 with linespoints lw 2 pt 6 "
         "ps 2 title 'Pareto front', '' index 1 using 1:2:3 with labels "

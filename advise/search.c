@@ -129,8 +129,8 @@ double search_lower_bound(const struct search *s, const struct cand *c) {
   return c->pred.compute_s + fmax(0, beyond) * s->rho * ADVISE_MARGIN;
 }
 
-/* The least simulated iteration among candidates that fit (without a
- * codec only, when PLAIN), INFINITY when none. */
+/* The least simulated time per sample among candidates that fit
+ * (without a codec only, when PLAIN), INFINITY when none. */
 static double best_of(const struct search *s, bool plain,
                       const struct cand **best) {
   double t = INFINITY;
@@ -141,8 +141,8 @@ static double best_of(const struct search *s, bool plain,
     if (c->state != CAND_SIMULATED || strcmp(c->fits, "no") == 0 ||
         (plain && c->codec))
       continue;
-    if (c->iter_s < t) {
-      t = c->iter_s;
+    if (cand_per_sample(c, c->iter_s) < t) {
+      t = cand_per_sample(c, c->iter_s);
       if (best)
         *best = c;
     }
@@ -150,12 +150,15 @@ static double best_of(const struct search *s, bool plain,
   return t;
 }
 
-/* Pending candidates by predicted time (then by order of the space). */
+/* Pending candidates by predicted time per sample (then by order of the
+ * space). */
 static gint by_prediction(gconstpointer a, gconstpointer b) {
   const struct cand *x = *(struct cand *const *)a,
                     *y = *(struct cand *const *)b;
-  if (x->pred.iteration_s != y->pred.iteration_s)
-    return x->pred.iteration_s < y->pred.iteration_s ? -1 : 1;
+  double u = cand_per_sample(x, x->pred.iteration_s),
+         v = cand_per_sample(y, y->pred.iteration_s);
+  if (u != v)
+    return u < v ? -1 : 1;
   return 0;
 }
 
@@ -164,7 +167,7 @@ static gint by_prediction(gconstpointer a, gconstpointer b) {
 static bool promising(const struct search *s, const struct cand *c) {
   if (s->o->exhaustive)
     return true;
-  double lb = search_lower_bound(s, c) / (1 - ADVISE_TIE);
+  double lb = cand_per_sample(c, search_lower_bound(s, c)) / (1 - ADVISE_TIE);
   return lb < best_of(s, false, NULL) ||
          (!c->codec && lb < best_of(s, true, NULL));
 }
