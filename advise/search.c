@@ -175,8 +175,11 @@ static bool promising(const struct search *s, const struct cand *c) {
 /* Read C's simulated figures from runs.csv's row in OUT. */
 static void read_row(struct search *s, struct cand *c, GPtrArray *cols) {
   GPtrArray *row = sweep_point_row(s->o->out, c->p, 0);
-  if (!row)
+  if (!row) { /* not searched again */
+    c->state = CAND_REFUSED;
+    c->why = g_strdup("its simulation left no results");
     return;
+  }
   for (guint i = 0; i < cols->len && i < row->len; i++) {
     const char *name = g_ptr_array_index(cols, i);
     const char *v = g_ptr_array_index(row, i);
