@@ -34,7 +34,7 @@
  * prediction, simulation, error, memory), best.ini (the winner as an
  * experiment that `gradsim run` reproduces to the byte), the winner's
  * runs.csv, iterations.csv, links.csv and config.txt, advice.dat, .gp and
- * (with gnuplot) .png and .svg: throughput against error with the Pareto
+ * (with gnuplot) .png and .svg: time against error with the Pareto
  * front, and points/ of every simulated candidate.
  *
  * "Fastest" is the least time per sample the cluster trains (the

@@ -301,6 +301,12 @@ static gint by_error(gconstpointer a, gconstpointer b) {
   return by_time(a, b);
 }
 
+/* C's time on the plot: its iteration (SAME: every candidate trains as
+ * many samples an iteration), or its time per sample in ms. */
+static double plot_time(const struct cand *c, bool same) {
+  return same ? c->iter_s : 1e3 * cand_per_sample(c, c->iter_s);
+}
+
 /* OUT/NAME with TEXT (taken) into OUTS. */
 static void add_file(outputs *outs, const char *out, const char *name,
                      char *text) {
@@ -322,22 +328,30 @@ static void plot_files(const struct search *s, GPtrArray *rank, outputs *outs) {
   double floor_ = isfinite(least) ? least / 10 : 1e-6, most = floor_;
   for (guint i = 0; i < rank->len; i++)
     most = fmax(most, ((const struct cand *)g_ptr_array_index(rank, i))->err);
-  GString *d = g_string_new("# relative_error samples_per_s label\n");
+  /* Time: the iteration's where every candidate trains as many samples
+   * an iteration, else per sample (ms). */
+  bool same = true;
+  for (guint i = 1; i < rank->len; i++)
+    same = same && cand_per_sample(g_ptr_array_index(rank, i), 1) ==
+                       cand_per_sample(g_ptr_array_index(rank, 0), 1);
+  GString *d = g_string_new(NULL);
+  g_string_append_printf(d, "# relative_error %s label\n",
+                         same ? "iteration_s" : "ms_per_sample");
   GPtrArray *byerr = g_ptr_array_copy(rank, NULL, NULL);
   for (guint i = 0; i < rank->len; i++) {
     const struct cand *c = g_ptr_array_index(rank, i);
     g_string_append_printf(d, "%.6g %.6g \"%s\"\n", fmax(c->err, floor_),
-                           samples_per_s(c), c->label);
+                           plot_time(c, same), c->label);
   }
   /* The front: by error, each candidate faster than every one with less
    * error. */
   g_string_append(d, "\n\n");
   g_ptr_array_sort(byerr, by_error);
-  double fastest = 0;
+  double fastest = INFINITY;
   for (guint i = 0; i < byerr->len; i++) {
     const struct cand *c = g_ptr_array_index(byerr, i);
-    if (samples_per_s(c) > fastest) {
-      fastest = samples_per_s(c);
+    if (plot_time(c, same) < fastest) {
+      fastest = plot_time(c, same);
       g_string_append_printf(d, "%.6g %.6g \"%s\"\n", fmax(c->err, floor_),
                              fastest, c->label);
     }
@@ -350,17 +364,18 @@ static void plot_files(const struct search *s, GPtrArray *rank, outputs *outs) {
         "set terminal %s size 960,640 font 'Sans,11'\n"
         "set output 'advice.%s'\n"
         "set title \"gradsim advise: %s\" noenhanced\n"
-        "set logscale x\nset grid\nset key bottom right\n"
+        "set logscale x\nset grid\nset key top right\n"
         "set xrange [%.6g:%.6g]\nset format x '%%g'\n"
         "set xlabel 'relative error of the summed update (%d steps, error "
         "feedback; lossless at the left edge)'\n"
-        "set ylabel 'throughput (samples/s)'\n"
+        "set ylabel '%s'\n"
         "plot 'advice.dat' index 0 using 1:2 with points pt 7 ps 1.2 "
         "title 'simulated', '' index 1 using 1:2 with linespoints lw 2 pt 6 "
         "ps 2 title 'Pareto front', '' index 1 using 1:2:3 with labels "
         "left offset 1,0.6 font ',9' noenhanced notitle\n",
         t ? "svg" : "pngcairo", t ? "svg" : "png", s->o->model, floor_ / 2,
-        most * 30, ADVISE_ERROR_STEPS);
+        most * 30, ADVISE_ERROR_STEPS,
+        same ? "iteration time (s)" : "time per trained sample (ms)");
   add_file(outs, s->o->out, "advice.dat", g_string_free(d, FALSE));
   add_file(outs, s->o->out, "advice.gp", g_string_free(g, FALSE));
 }

@@ -640,12 +640,12 @@ static void compare_print_header(bool csv, size_t n, size_t steps,
                                  gint64 seed) {
   if (csv)
     printf("codec,n,steps,bits_per_value,ratio,rmse,max_abs_err,"
-           "sum_rel_err\n");
+           "sum_rel_err,sum_cosine\n");
   else
     printf("%d steps of %zu synthetic gradient values (%s, scale %g, seed "
-           "%" G_GINT64_FORMAT ")\n\n%-38s %9s %9s %11s %11s %11s\n",
-           (int)steps, n, gradgen_dist_name(gp->dist), gp->scale, seed,
-           "codec", "bits/val", "ratio", "rmse", "max |err|", "sum relerr");
+           "%" G_GINT64_FORMAT ")\n\n%-38s %9s %9s %11s %11s %11s %10s\n",
+           (int)steps, n, gradgen_dist_name(gp->dist), gp->scale, seed, "codec",
+           "bits/val", "ratio", "rmse", "max |err|", "sum relerr", "sum cos");
 }
 
 static void compare_print_row(bool csv, const codec_t *c, size_t n,
@@ -653,12 +653,13 @@ static void compare_print_row(bool csv, const codec_t *c, size_t n,
                               const struct codec_compare_row *r) {
   if (csv) {
     csv_field(stdout, codec_spec(c));
-    printf(",%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g\n", n, steps, r->bits_per_value,
-           r->ratio, r->rmse, r->max_abs_err, r->sum_rel_err);
+    printf(",%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", n, steps,
+           r->bits_per_value, r->ratio, r->rmse, r->max_abs_err, r->sum_rel_err,
+           r->sum_cosine);
   } else
-    printf("%-38s %9.3f %9.2f %11.3e %11.3e %11.3e\n", codec_spec(c),
-           r->bits_per_value, r->ratio, r->rmse, r->max_abs_err,
-           r->sum_rel_err);
+    printf("%-38s %9.3f %9.2f %11.3e %11.3e %11.3e %10.6f\n", codec_spec(c),
+           r->bits_per_value, r->ratio, r->rmse, r->max_abs_err, r->sum_rel_err,
+           r->sum_cosine);
 }
 
 static int cmd_compare(int argc, char **argv) {

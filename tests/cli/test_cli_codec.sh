@@ -640,14 +640,14 @@ if run_ok "compare --n 10000 --steps 3 --format csv exits 0" \
       "$L/cmp2" || miss+=" $c"
   done
   nf=$(awk -F '\t' '{ print NF }' "$L/cmp2" | sort -u | tr '\n' ' ')
-  bad=$(awk -F '\t' -v re="$num_re" 'NR > 1 { ok = NF == 8 && $2 == 10000 && $3 == 3
+  bad=$(awk -F '\t' -v re="$num_re" 'NR > 1 { ok = NF == 9 && $2 == 10000 && $3 == 3
       for (i = 4; i <= NF; i++) if ($i !~ re) ok = 0; if (!ok) print NR ": " $0 }' "$L/cmp2" | head -3)
   dups=$(awk -F '\t' 'NR > 1 { print $1 }' "$L/cmp2" | sort | uniq -d | head -3)
-  [ "$rows" -ge 10 ] && [ -z "$miss" ] && [ "$(echo $nf)" = 8 ] &&
+  [ "$rows" -ge 10 ] && [ -z "$miss" ] && [ "$(echo $nf)" = 9 ] &&
     [ -z "$bad" ] && [ -z "$dups" ]
   check "compare csv: header and one row per codec setting, every codec, n and steps columns" $? \
     "rows $rows; codecs missing:$miss; field counts seen: $nf; duplicates: $dups" \
-    "rows without 8 fields (codec,10000,3,5 numbers) after CSV parsing:" "$bad"
+    "rows without 9 fields (codec,10000,3,6 numbers) after CSV parsing:" "$bad"
   awk -F '\t' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "rmse") r = i; if ($1 != "codec") exit 1 }
     NR > 1 && $1 == "fp32" { f = 1; if ($r + 0 != 0) exit 1 } END { exit !f }' "$L/cmp2"
   check "compare csv: fp32 row has rmse 0" $? "$(grep '^fp32' "$L/cmp2")"
