@@ -11,9 +11,10 @@
 #include <math.h>
 #include <string.h>
 
-/* Published results on a codec's accuracy, by codec name: what the table's
- * notes cite. gradsim has no convergence model; a codec not here has an
- * unknown cost in accuracy. */
+/* Published results on a codec's accuracy, by codec name: what the
+ * recommendation cites (a bibliography, not a capability: nothing the
+ * search does depends on it). gradsim has no convergence model; a codec
+ * not here has an unknown cost in accuracy. */
 static const struct {
   const char *codec, *note;
 } NOTES[] = {
@@ -25,10 +26,10 @@ static const struct {
             "similar test accuracy"},
     {"rgc", "RedSync (seeds/002, Section 1): RGC with ASQ trained its CNNs "
             "and LSTMs with no accuracy loss"},
-    {"inceptionn", "INCEPTIONN (seeds/000, Section VIII-B): at its loosest "
+    {"inceptionn", "INCEPTIONN (seeds/000, Section VIII-C): at its loosest "
                    "bound, 2^-6, final accuracy within 2% absolute, made up "
                    "by a few extra epochs"},
-    {"terngrad", "3LC (seeds/004, Section 6): stochastic 3-value "
+    {"terngrad", "3LC (seeds/004, Section 5.3): stochastic 3-value "
                  "quantization (TernGrad's) reached lower accuracy than "
                  "3LC"},
 };
