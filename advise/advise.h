@@ -50,6 +50,8 @@
 
 #include <stdbool.h>
 
+struct sweep_progress; /* sweep.h */
+
 enum { ADVISE_ENV_FAILURE = 1, ADVISE_BAD_INPUT = 2 };
 
 /* The most combinations a space may have (each is loaded, measured and
@@ -96,6 +98,11 @@ struct advise_opts {
    * NULL. */
   void (*progress)(const char *line, void *ctx);
   void *ctx;
+  /* A round's points as they run: sweep.h's progress callback, its
+   * context and its timer period (NULL, NULL, 0: none). */
+  void (*points_progress)(const struct sweep_progress *sp, void *ctx);
+  void *points_ctx;
+  double tick_s;
 };
 
 /* What the search found, for its caller to print (strings never NULL

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 
 struct advise_args {
   char *model, *platform, *space, *out;
@@ -86,6 +87,8 @@ int cli_advise(int argc, char **argv) {
   if (g_file_test(out, G_FILE_TEST_EXISTS) &&
       !g_file_test(out, G_FILE_TEST_IS_DIR))
     cli_bad_input("%s: --out %s exists and is not a directory", where, out);
+  /* A round's points on a terminal as gradsim run shows a sweep's. */
+  struct cli_bar bar = {isatty(2), a.quiet, NULL, false};
   struct advise_opts o = {a.model,
                           a.platform,
                           a.sets,
@@ -96,7 +99,10 @@ int cli_advise(int argc, char **argv) {
                           a.exhaustive,
                           out,
                           a.quiet ? NULL : progress,
-                          NULL};
+                          NULL,
+                          cli_bar_update,
+                          &bar,
+                          cli_bar_tick(&bar)};
   struct advise_report r;
   char *err = NULL;
   int rc = advise_run(&o, &r, &err);
