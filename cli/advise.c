@@ -84,9 +84,7 @@ int cli_advise(int argc, char **argv) {
                   where, a.max_error);
   a.jobs = cli_jobs(a.jobs, where);
   char *out = a.out ? a.out : g_build_filename("results", "advise", NULL);
-  if (g_file_test(out, G_FILE_TEST_EXISTS) &&
-      !g_file_test(out, G_FILE_TEST_IS_DIR))
-    cli_bad_input("%s: --out %s exists and is not a directory", where, out);
+  cli_output_dir(out, "--out", where);
   /* A round's points on a terminal as gradsim run shows a sweep's. */
   struct cli_bar bar = {isatty(2), a.quiet, NULL, false};
   struct advise_opts o = {a.model,

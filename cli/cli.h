@@ -44,6 +44,11 @@ cli_outputs *cli_outputs_new(void);
 void cli_outputs_add(cli_outputs *o, const char *path, void *data, size_t len);
 void cli_outputs_commit(cli_outputs *o); /* and frees O */
 
+/* PATH, where a command writes (WHAT: its option, "--out", or "" for an
+ * argument), must be a directory if it exists; otherwise exit 2 naming
+ * WHERE. */
+void cli_output_dir(const char *path, const char *what, const char *where);
+
 /* Monotonic seconds, for benchmarks. */
 double cli_now(void);
 

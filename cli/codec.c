@@ -178,10 +178,7 @@ static codec_t *roundtrip_parse(int argc, char **argv,
     cli_bad_input("%s: at least one --in FILE is required", where);
   if (!a->outdir)
     cli_bad_input("%s: --out-dir DIR is required", where);
-  if (g_file_test(a->outdir, G_FILE_TEST_EXISTS) &&
-      !g_file_test(a->outdir, G_FILE_TEST_IS_DIR))
-    cli_bad_input("%s: --out-dir %s exists and is not a directory", where,
-                  a->outdir);
+  cli_output_dir(a->outdir, "--out-dir", where);
   return c;
 }
 

@@ -31,9 +31,7 @@ int cli_merge(int argc, char **argv) {
                   "(see gradsim merge --help)",
                   where);
   const char *out = argv[1];
-  if (g_file_test(out, G_FILE_TEST_EXISTS) &&
-      !g_file_test(out, G_FILE_TEST_IS_DIR))
-    cli_bad_input("%s: %s exists and is not a directory", where, out);
+  cli_output_dir(out, "", where);
   struct sweep_opts o = {out, 1, false, do_plot, NULL, NULL, 0};
   struct sweep_report rep;
   char *err = NULL;

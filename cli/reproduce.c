@@ -121,9 +121,7 @@ int cli_reproduce(int argc, char **argv) {
     cli_bad_input("reproduce: no experiment with a [reproduce] section in %s",
                   exp_dir);
   GPtrArray *names = names_of(argc, argv, known);
-  if (g_file_test(out, G_FILE_TEST_EXISTS) &&
-      !g_file_test(out, G_FILE_TEST_IS_DIR))
-    cli_bad_input("reproduce: --out %s exists and is not a directory", out);
+  cli_output_dir(out, "--out", "reproduce");
   if (off && ablation)
     cli_bad_input("reproduce: --ablation turns the mechanisms off itself: "
                   "give it without --off");

@@ -92,9 +92,7 @@ static char *out_dir(const char *path, char *out) {
     out = g_build_filename("results", base, NULL);
     g_free(base);
   }
-  if (g_file_test(out, G_FILE_TEST_EXISTS) &&
-      !g_file_test(out, G_FILE_TEST_IS_DIR))
-    cli_bad_input("run: --out %s exists and is not a directory", out);
+  cli_output_dir(out, "--out", "run");
   return out;
 }
 

@@ -96,6 +96,13 @@ double cli_now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+void cli_output_dir(const char *path, const char *what, const char *where) {
+  if (g_file_test(path, G_FILE_TEST_EXISTS) &&
+      !g_file_test(path, G_FILE_TEST_IS_DIR))
+    cli_bad_input("%s: %s%s%s exists and is not a directory", where, what,
+                  *what ? " " : "", path);
+}
+
 gint64 cli_jobs(gint64 jobs, const char *where) {
   if (jobs < 0 || jobs > 4096)
     cli_bad_input("%s: --jobs %" G_GINT64_FORMAT " must be in 1..4096",
