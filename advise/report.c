@@ -76,10 +76,11 @@ static GPtrArray *ranked(const struct search *s) {
   return r;
 }
 
-static const struct cand *first_plain(GPtrArray *rank, bool plain) {
+/* The fastest of RANK with a codec (CODEC) or without one, or NULL. */
+static const struct cand *first_with(GPtrArray *rank, bool codec) {
   for (guint i = 0; i < rank->len; i++) {
     const struct cand *c = g_ptr_array_index(rank, i);
-    if (plain != c->codec)
+    if (c->codec == codec)
       return c;
   }
   return NULL;
@@ -200,8 +201,8 @@ static char *table_text(const struct search *s, GPtrArray *rank,
 static char *recommendation(const struct search *s, GPtrArray *rank,
                             const char *ini) {
   const struct cand *best = rank->len ? g_ptr_array_index(rank, 0) : NULL;
-  const struct cand *plain = first_plain(rank, true);
-  const struct cand *coded = first_plain(rank, false);
+  const struct cand *plain = first_with(rank, false);
+  const struct cand *coded = first_with(rank, true);
   GString *r = g_string_new(NULL);
   if (!best) {
     g_string_append_printf(r,
@@ -402,7 +403,7 @@ static void plot_run(const char *out, GString *warnings) {
 int report_write(struct search *s, struct advise_report *r, char **err) {
   GPtrArray *rank = ranked(s);
   const struct cand *best = rank->len ? g_ptr_array_index(rank, 0) : NULL;
-  const struct cand *base = first_plain(rank, true);
+  const struct cand *base = first_with(rank, false);
   char *ini = g_build_filename(s->o->out, "best.ini", NULL);
   outputs *outs = outputs_new();
   add_file(outs, s->o->out, "candidates.csv", candidates_csv(s, rank, base));

@@ -30,7 +30,7 @@ struct codec_error {
 static const char *error_spec(const struct point *p) {
   if (run_has_codec(p))
     return p->codec;
-  return strcmp(p->grad_dtype, "fp32") != 0 ? p->grad_dtype : NULL;
+  return p->grad_bytes < 4 ? p->grad_dtype : NULL;
 }
 
 /* SPEC on ADVISE_ERROR_STEPS steps of P's synthetic gradients. */
@@ -162,14 +162,14 @@ static gint by_prediction(gconstpointer a, gconstpointer b) {
   return 0;
 }
 
-/* Whether C may still beat the best (overall, or among candidates
- * without a codec, when it has none). */
-static bool promising(const struct search *s, const struct cand *c) {
+/* Whether C may still beat BEST (the least simulated time per sample),
+ * or PLAIN (that among candidates without a codec) when it has none. */
+static bool promising(const struct search *s, const struct cand *c, double best,
+                      double plain) {
   if (s->o->exhaustive)
     return true;
   double lb = cand_per_sample(c, search_lower_bound(s, c)) / (1 - ADVISE_TIE);
-  return lb < best_of(s, false, NULL) ||
-         (!c->codec && lb < best_of(s, true, NULL));
+  return lb < best || (!c->codec && lb < plain);
 }
 
 /* Read C's simulated figures from runs.csv's row in OUT. */
@@ -244,9 +244,10 @@ static int rounds(struct search *s, GPtrArray *cols, char **err) {
     g_ptr_array_sort(pend, by_prediction);
     GPtrArray *batch = g_ptr_array_new();
     double est = 0;
+    double best = best_of(s, false, NULL), plain = best_of(s, true, NULL);
     for (guint i = 0; i < pend->len && batch->len < ADVISE_BATCH; i++) {
       struct cand *c = g_ptr_array_index(pend, i);
-      if (!promising(s, c))
+      if (!promising(s, c, best, plain))
         continue;
       if (!s->o->exhaustive && est + c->est_s > s->budget_left) {
         c->state = CAND_OVER_BUDGET;

@@ -206,7 +206,8 @@ static double formula_of(const struct sim *s) {
   const struct formula *f = formula_find(name);
   double total = 0;
   for (size_t b = 0; b < s->nbuckets; b++)
-    total += sim_formula_time(s, f, s->buckets[b].n);
+    total += sim_formula_time(
+        s, s->coll, f, (double)s->p->grad_bytes * (double)s->buckets[b].n);
   return total;
 }
 

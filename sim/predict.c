@@ -49,21 +49,17 @@ static const struct formula *formula_for(const struct sim *s,
   return formula_find(name);
 }
 
-/* The formula's time for an allreduce of BYTES (a whole number of the
- * point's values, at least one). */
-static double allreduce_s(struct sim *s, const struct formula *f,
+/* The formula's time for an allreduce of BYTES, rounded up to a whole
+ * number of the point's values (at least one). */
+static double allreduce_s(const struct sim *s, const struct formula *f,
                           const struct collective *fc, double bytes) {
-  const struct collective *own = s->coll;
-  s->coll = fc;
-  double values = fmax(1, ceil(bytes / s->p->grad_bytes));
-  double t = sim_formula_time(s, f, (uint64_t)values);
-  s->coll = own;
-  return t;
+  int vb = s->p->grad_bytes;
+  return sim_formula_time(s, fc, f, fmax(1, ceil(bytes / vb)) * vb);
 }
 
 /* Bucket B's exchange: its communication into *COMM, its codec work into
  * *CODEC. */
-static void bucket_cost(struct sim *s, const struct formula *f,
+static void bucket_cost(const struct sim *s, const struct formula *f,
                         const struct collective *fc, size_t b, double wire_bits,
                         double *comm, double *codec) {
   const struct point *p = s->p;

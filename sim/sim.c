@@ -160,17 +160,17 @@ sg_mailbox_t sim_mailbox(struct sim *s, int src, int dst) {
   return mb;
 }
 
-double sim_formula_time(const struct sim *s, const struct formula *f,
-                        uint64_t values) {
+double sim_formula_time(const struct sim *s, const struct collective *c,
+                        const struct formula *f, double bytes) {
   struct formula_in in;
   formula_in_init(&in);
   in.v[FP_P] = s->nworkers;
-  in.v[FP_N] = (double)s->p->grad_bytes * (double)values;
+  in.v[FP_N] = bytes;
   in.v[FP_ALPHA] = s->p->latency_s;
   in.v[FP_BETA] = 1.0 / s->p->bandwidth_Bps;
   in.v[FP_GAMMA] = s->gamma;
-  if (s->coll->formula_params)
-    s->coll->formula_params(s, &in);
+  if (c->formula_params)
+    c->formula_params(s, &in);
   struct formula_out o;
   char err[256];
   return formula_eval(f, &in, &o, err, sizeof err) == 0 ? o.total : NAN;

@@ -349,12 +349,12 @@ bool topology_flat(const struct point *p);
 int sim_init(struct sim *s, const struct point *p, char **err);
 void sim_init_free(struct sim *s);
 
-/* Formula F's time for a bucket of VALUES on S's point: p, n (at the
- * gradients' bytes a value), alpha, beta and gamma of the point, and the
- * rest from S's collective (formula_params); NAN when F cannot be
- * evaluated. */
-double sim_formula_time(const struct sim *s, const struct formula *f,
-                        uint64_t values);
+/* Formula F's time for BYTES on S's point: p, n, alpha, beta and gamma
+ * of the point, and the rest from collective C's formula_params (S's, or
+ * another whose formula stands in for it: predict.c); NAN when F cannot
+ * be evaluated. */
+double sim_formula_time(const struct sim *s, const struct collective *c,
+                        const struct formula *f, double bytes);
 
 /* ---- primitives for collectives ---------------------------------------- */
 
