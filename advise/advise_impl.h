@@ -60,7 +60,7 @@ struct search {
   GPtrArray *keys;    /* every key of the space, "section.key", in order */
   GPtrArray *cands;   /* struct cand * */
   GHashTable *labels; /* label -> struct cand * */
-  GHashTable *errors; /* codec spec -> struct codec_error * */
+  GHashTable *errors; /* codec spec and [gradients] -> struct codec_error */
   double budget_left;
   double rho; /* least simulated / predicted ratio (1 before any) */
   unsigned rounds;

@@ -76,6 +76,15 @@ static int measure(const struct point *p, const char *spec,
   return rc == 0 ? 0 : -1;
 }
 
+/* What a measurement depends on: the codec and the point's [gradients]
+ * section (a space may vary the data), as "SPEC\n[gradients]..."
+ * (g_free). */
+static char *measure_key(const struct point *p, const char *spec) {
+  const char *g = strstr(p->config, "[gradients]\n");
+  size_t n = g ? strcspn(g + 1, "[") + 1 : 0;
+  return g_strdup_printf("%s\n%.*s", spec, (int)n, g ? g : "");
+}
+
 int search_measure(struct search *s, struct cand *c, char **err) {
   const char *spec = error_spec(c->p);
   if (!spec) {
@@ -84,14 +93,18 @@ int search_measure(struct search *s, struct cand *c, char **err) {
     c->lossy = false;
     return 0;
   }
-  struct codec_error *m = g_hash_table_lookup(s->errors, spec);
+  char *key = measure_key(c->p, spec);
+  struct codec_error *m = g_hash_table_lookup(s->errors, key);
   if (!m) {
     m = g_new0(struct codec_error, 1);
     if (measure(c->p, spec, m, err) != 0) {
       g_free(m);
+      g_free(key);
       return -1;
     }
-    g_hash_table_insert(s->errors, g_strdup(spec), m);
+    g_hash_table_insert(s->errors, key, m);
+  } else {
+    g_free(key);
   }
   c->bits = run_has_codec(c->p) ? m->bits : NAN;
   c->err = m->err;

@@ -100,6 +100,19 @@ if run_ok "advise: --max-error 0.05" advise "${SMALL[@]}" --max-error 0.05 --out
   check "advise: --max-error excludes what errs more (worst simulated $worst)" $?
 fi
 
+# A codec's error is measured on each candidate's own gradients: INCEPTIONN's
+# absolute bound loses every value of gradients at scale 5e-4, few at 0.1.
+printf '[exchange]\ncodec = inceptionn\nalgorithm = ring\n[gradients]\nscale = 5e-4, 1e-1\n' >scales.ini
+if run_ok "advise: a space of gradient scales" advise --model resnet18 \
+  --platform nodes=4,bandwidth=1Gbps --space scales.ini --max-error inf --out scales -q; then
+  small=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "gradients.scale") g = i; if ($i == "relative_error") e = i }; next }
+    $g == "5e-4" { print $e; exit }' scales/candidates.csv)
+  large=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "gradients.scale") g = i; if ($i == "relative_error") e = i }; next }
+    $g == "1e-1" { print $e; exit }' scales/candidates.csv)
+  awk -v a="$small" -v b="$large" 'BEGIN { exit !(a > 0.9 && b < 0.1) }'
+  check "advise: each candidate's codec error from its own gradients ($small at 5e-4, $large at 0.1)" $?
+fi
+
 # ResNet-50 over 16 V100s behind 10 GbE (the default space): a codec
 # that beats every configuration without one.
 if run_ok "advise: ResNet-50, 16 V100, 10 GbE" advise --model resnet50 \
