@@ -171,21 +171,6 @@ bool results_row_current(const char *text) {
   return ok;
 }
 
-GPtrArray *sweep_point_row(const char *out, const struct point *p,
-                           unsigned index) {
-  if (!point_done(out, p))
-    return NULL;
-  char *path = point_file(out, p, ".row"), *text = NULL;
-  g_file_get_contents(path, &text, NULL, NULL);
-  g_free(path);
-  char *line = g_strdup_printf(
-      "%u,%.*s", index, (int)strcspn(text ? text : "", "\n"), text ? text : "");
-  GPtrArray *f = csv_split(line);
-  g_free(line);
-  g_free(text);
-  return f;
-}
-
 GPtrArray *sweep_runs_columns(void) {
   char *line = g_strndup(RUNS_HEADER, strcspn(RUNS_HEADER, "\n"));
   GPtrArray *f = csv_split(line);
@@ -197,6 +182,22 @@ static char *read_text(const char *path) {
   char *t = NULL;
   g_file_get_contents(path, &t, NULL, NULL);
   return t ? t : g_strdup("");
+}
+
+GPtrArray *sweep_point_row(const char *out, const struct point *p,
+                           unsigned index) {
+  /* Read once: done is a row with this version's columns (point_done). */
+  char *path = point_file(out, p, ".row"), *text = read_text(path);
+  g_free(path);
+  GPtrArray *f = NULL;
+  if (results_row_current(text)) {
+    char *line =
+        g_strdup_printf("%u,%.*s", index, (int)strcspn(text, "\n"), text);
+    f = csv_split(line);
+    g_free(line);
+  }
+  g_free(text);
+  return f;
 }
 
 static void prefix_lines(GString *out, guint index, const char *text) {

@@ -93,7 +93,8 @@ bool sweep_point_done(const char *out, const struct point *p);
  * INDEX), when P is done in OUT; NULL otherwise (g_ptr_array_unref). */
 GPtrArray *sweep_point_row(const char *out, const struct point *p,
                            unsigned index);
-/* The names of runs.csv's columns, in order (static; docs/outputs.md). */
+/* The names of runs.csv's columns, in order (docs/outputs.md;
+ * g_ptr_array_unref). */
 GPtrArray *sweep_runs_columns(void);
 
 /* One line per point: its index, hash and the swept keys as
