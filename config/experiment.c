@@ -236,17 +236,10 @@ static int k_nvlink_lat(struct point *p, const char *v, char *e, size_t l) {
 static int k_nvls(struct point *p, const char *v, char *e, size_t l) {
   return boolean(v, &p->nvls, e, l);
 }
-/* In-network reduction (NCCL's CollNet on SHARP switches): the tuner
- * knows it (models/nccl.c), the engine does not run it yet, so only
- * false is taken. */
+/* In-network reduction (NCCL's CollNet on SHARP switches): the fabric's
+ * switches sum (sim/platforms/nvswitch.c places them). */
 static int k_sharp(struct point *p, const char *v, char *e, size_t l) {
-  if (boolean(v, &p->sharp, e, l) != 0)
-    return -EINVAL;
-  if (p->sharp)
-    return bad(e, l, "is not simulated yet: NCCL's CollNet "
-                     "(in-network reduction on SHARP switches) has no "
-                     "kernel in gradsim; false is the only value");
-  return 0;
+  return boolean(v, &p->sharp, e, l);
 }
 static int k_fabric(struct point *p, const char *v, char *e, size_t l) {
   int t;

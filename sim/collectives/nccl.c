@@ -486,6 +486,11 @@ struct nccl_run {
   /* NVLS: each machine's NVSwitch, per NVLS channel ([machine][q]), or
    * NULL. */
   struct nk_switch **switches;
+  /* CollNet: the SHARP switches of each channel's rail ([q], up to the
+   * communicator's channels), or NULL; rail 0's rank (rail r's: + r) and
+   * the rails (one on a fat tree). */
+  struct nk_sharp **sharps;
+  int sharp_rank, sharp_rails;
 };
 
 /* NCCL's default channels (comm->nChannels) where [exchange] channels is
@@ -550,10 +555,17 @@ static struct nccl_comm comm_of(const struct point *p, const struct geo *g,
   c.graph[NCCL_ALGO_NVLS_TREE].bw_inter = g->nics * nic / c.nvls_channels / 1e9;
   if (g->nodes < 2 || g->nics != g->g)
     c.graph[NCCL_ALGO_NVLS_TREE].nchannels = 0;
-  /* Not simulated: NVLS across machines with SHARP, and CollNet; NCCL's
+  /* CollNet's chain across machines whose network sums (sharp): its
+   * graph is the tree's (NCCL searches both with the tree's pattern: a
+   * chain inside each machine from the channel's rail GPU, whose head
+   * the network takes instead of a tree between machines); NCCL allows it
+   * up to 8 GPUs a machine (enqueue.cc, NCCL_MAX_DIRECT_ARITY + 1). Not
+   * simulated: CollNet Direct and NVLS with SHARP across machines; NCCL's
    * tuner is not offered them. */
+  c.graph[NCCL_ALGO_COLLNET_CHAIN] = c.graph[NCCL_ALGO_TREE];
+  if (!(p->sharp && nvswitch && g->nodes > 1 && g->g <= 8))
+    c.graph[NCCL_ALGO_COLLNET_CHAIN].nchannels = 0;
   c.graph[NCCL_ALGO_COLLNET_DIRECT].nchannels = 0;
-  c.graph[NCCL_ALGO_COLLNET_CHAIN].nchannels = 0;
   if (g->nodes > 1)
     c.graph[NCCL_ALGO_NVLS].nchannels = 0;
   return c;
@@ -587,7 +599,7 @@ static bool on_nvswitch(const struct point *p) {
 /* Where a message from rank A to rank B runs. */
 static enum nccl_hw hop_of(const struct sim *s, int a, int b) {
   const struct nccl_run *r = s->coll_run;
-  if (r->g.g > 1 && a / r->g.g == b / r->g.g)
+  if (r->g.g > 1 && a < r->g.p && b < r->g.p && a / r->g.g == b / r->g.g)
     return r->nvswitch ? NCCL_HW_NVLINK : NCCL_HW_PCI;
   return NCCL_HW_NET;
 }
@@ -635,11 +647,12 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
   const struct point *pt = s->p;
   struct nk_cost k = {.launch_s = 1e-6 * nccl_base_latency(a, p),
                       .wire = nccl_proto_wire(p)};
-  for (int h = 0; h < NCCL_HW_COUNT; h++)
-    k.step_s[h] = fmax(1e-6 * nccl_hw_latency((enum nccl_hw)h, a, p) -
-                           r->lat_hw[h],
-                       0);
   const struct nccl_comm *c = &r->model.comm;
+  for (int h = 0; h < NCCL_HW_COUNT; h++)
+    k.step_s[h] =
+        fmax(1e-6 * nccl_hw_latency_of(c->version, (enum nccl_hw)h, a, p) -
+                 r->lat_hw[h],
+             0);
   if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
     /* NVLS: NCCL's latency once (its NVLink figure is the call's, not a
      * step's); a chunk's step as a Simple ring step's (its loads and
@@ -680,6 +693,14 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
     if (p == NCCL_PROTO_LL128 && pt->nccl_ll128_Bps > 0)
       k.chan_Bps = pt->nccl_ll128_Bps;
   }
+  /* CollNet's chain: its network hop (the proxy's, the switches'
+   * aggregation) a latency a chunk pipelines through, not a cost its
+   * heads' copies wait for: once, with the call's (as NCCL's model counts
+   * it, one inter_lat a call). */
+  if (a == NCCL_ALGO_COLLNET_CHAIN) {
+    k.launch_s += k.step_s[NCCL_HW_NET];
+    k.step_s[NCCL_HW_NET] = 0;
+  }
   /* The calibration's handles (engine.h). */
   k.launch_s += pt->nccl_launch_s;
   if (pt->nccl_step_s >= 0 && (p == NCCL_PROTO_SIMPLE || a == NCCL_ALGO_NVLS))
@@ -705,6 +726,21 @@ static uint64_t tree_chunk_bytes_of(const struct geo *g, enum nccl_proto p,
            chunk > 32768)
       chunk /= 2;
   }
+  return chunk;
+}
+
+/* CollNet's chain's chunk (calcCollChunking, the same from v2.18.1 to
+ * v2.30.7): 256 KiB (a Simple slot's half), halved while the call is
+ * small for its channels and the chain's depth (the GPUs of a machine). */
+static uint64_t chain_chunk_bytes(const struct geo *g, int nc, double bytes) {
+  uint64_t chunk = 256 << 10;
+  double d = g->g;
+  while (floor(bytes / (nc * (double)chunk)) < d * 64 && chunk > 131072)
+    chunk /= 2;
+  while (floor(bytes / (nc * (double)chunk)) < d * 8 && chunk > 65536)
+    chunk /= 2;
+  while (floor(bytes / (nc * (double)chunk)) < d && chunk > 32768)
+    chunk /= 2;
   return chunk;
 }
 
@@ -798,6 +834,26 @@ static void tree_chans(const struct coll_call *c, const struct geo *g, int nc,
   }
 }
 
+/* CollNet's chains (connect.cc, collnetChain): channel K's inside each
+ * machine from the channel's rail GPU, the head's parent the rail's
+ * SHARP switches (rank SHARP0 + rail, RAILS of them). */
+static void chain_chans(const struct coll_call *c, const struct geo *g, int nc,
+                        int sharp0, int rails, struct nk_tree *t) {
+  uint64_t n = c->v->n;
+  int node = c->rank / g->g;
+  for (int k = 0; k < nc; k++) {
+    int i = chan_pos(g, k, c->rank);
+    t[k] = (struct nk_tree){.lo = block_lo(0, n, nc, k),
+                            .hi = block_lo(0, n, nc, k + 1),
+                            .depth = i,
+                            .reach = g->g};
+    t[k].up =
+        i > 0 ? chan_rank(g, k, node, i - 1) : sharp0 + (k % g->nics) % rails;
+    if (i + 1 < g->g)
+      t[k].kids[t[k].nkids++] = chan_rank(g, k, node, i + 1);
+  }
+}
+
 /* NVLS's trees across machines (NCCL's NVLS tree): channel K's over the
  * machines on NCCL's tree K mod 2, among the GPUs of the caller's index
  * (the heads of its part, on its rail). */
@@ -828,6 +884,8 @@ static int alike_kinds(const struct geo *g, enum nccl_algo a) {
   if (a == NCCL_ALGO_NVLS_TREE)
     return 2;
   int rails = railed(g) ? g->nics : 1;
+  if (a == NCCL_ALGO_COLLNET_CHAIN)
+    return rails;
   if (a == NCCL_ALGO_TREE)
     return rails % 2 ? 2 * rails : rails;
   return rails;
@@ -959,7 +1017,15 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
                (uint64_t)vb;
     struct nk_tree t[RING_CHANNELS_MAX];
     tree_chans(c, &r->g, pl.nc, t);
-    nccl_kernel_tree(c, &pl, t, r->g.p);
+    nccl_kernel_tree(c, &pl, t, r->g.p, NULL);
+  } else if (ch.algo == NCCL_ALGO_COLLNET_CHAIN) {
+    pl.chunk =
+        merge * chain_chunk_bytes(&r->g, ch.nchannels, bytes) / (uint64_t)vb;
+    xbt_assert(r->sharps && pl.nc <= r->model.comm.nchannels,
+               "CollNet on %d channels without its switches", pl.nc);
+    struct nk_tree t[RING_CHANNELS_MAX];
+    chain_chans(c, &r->g, pl.nc, r->sharp_rank, r->sharp_rails, t);
+    nccl_kernel_tree(c, &pl, t, r->g.p, r->sharps);
   } else {
     xbt_assert(ch.algo == NCCL_ALGO_RING, "NCCL algorithm %s not simulated",
                nccl_algo_names[ch.algo]);
@@ -979,18 +1045,63 @@ static void switch_actor(int argc, char **argv) {
   nccl_switch_serve(sg_actor_self_get_data());
 }
 
+static void sharp_actor(int argc, char **argv) {
+  (void)argc, (void)argv;
+  nccl_sharp_serve(sg_actor_self_get_data());
+}
+
+/* Where CollNet may run, each channel's rail's SHARP switches get an
+ * actor for the channel (daemons), on the rail's host r<R>-sharp
+ * (platforms/nvswitch.c), the hosts' ranks after the NVSwitches'. */
+static void sharp_spawn(struct sim *s, struct nccl_run *r, int first) {
+  const struct nccl_comm *c = &r->model.comm;
+  int rails = s->p->fabric == FABRIC_RAIL ? r->g.nics : 1, nm = r->g.nodes;
+  r->sharp_rank = s->nworkers + s->naggr + first;
+  r->sharp_rails = rails;
+  for (int i = 0; i < rails; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "r%d-sharp", i);
+    s->extra_hosts[first + i] = sg_host_by_name(name);
+    xbt_assert(s->extra_hosts[first + i], "no host %s with sharp", name);
+  }
+  r->sharps = g_new(struct nk_sharp *, (size_t)c->nchannels);
+  int *heads = g_new(int, nm);
+  for (int q = 0; q < c->nchannels; q++) {
+    int rail = (q % r->g.nics) % rails;
+    for (int n = 0; n < nm; n++)
+      heads[n] = chan_rank(&r->g, q, n, 0);
+    r->sharps[q] = nccl_sharp_new(s, r->sharp_rank + rail, q, heads, nm);
+    char name[32];
+    snprintf(name, sizeof name, "sharp%d.%d", rail, q);
+    sg_actor_t a = sg_actor_init(name, s->extra_hosts[first + rail]);
+    sg_actor_set_data(a, r->sharps[q]);
+    sg_actor_start_(a, sharp_actor, 0, NULL);
+    sg_actor_daemonize(a);
+  }
+  g_free(heads);
+}
+
 /* Where NVLS may run, each machine's NVSwitch gets an actor a channel NVLS
  * may use (daemons: they serve until the workers end), on the platform's
- * switch host (platforms/nvswitch.c), rank nworkers + naggr + machine. */
+ * switch host (platforms/nvswitch.c), rank nworkers + naggr + machine;
+ * where CollNet may, the SHARP switches theirs (sharp_spawn). */
 static void nccl_spawn(struct sim *s) {
   struct nccl_run *r = run_of(s);
-  if ((r->model.comm.graph[NCCL_ALGO_NVLS].nchannels < 1 &&
-       r->model.comm.graph[NCCL_ALGO_NVLS_TREE].nchannels < 1) ||
-      !r->model.comm.nvls)
-    return;
+  bool nvls = (r->model.comm.graph[NCCL_ALGO_NVLS].nchannels >= 1 ||
+               r->model.comm.graph[NCCL_ALGO_NVLS_TREE].nchannels >= 1) &&
+              r->model.comm.nvls;
+  bool sharp = r->model.comm.graph[NCCL_ALGO_COLLNET_CHAIN].nchannels >= 1;
   int nm = r->g.nodes, nq = r->model.comm.nvls_channels;
-  s->extra_hosts = g_new(sg_host_t, nm);
-  s->nextra = nm;
+  int nsw = nvls ? nm : 0;
+  int rails = s->p->fabric == FABRIC_RAIL ? r->g.nics : 1;
+  if (!nsw && !sharp)
+    return;
+  s->nextra = nsw + (sharp ? rails : 0);
+  s->extra_hosts = g_new(sg_host_t, s->nextra);
+  if (sharp)
+    sharp_spawn(s, r, nsw);
+  if (!nvls)
+    return;
   r->switches = g_new(struct nk_switch *, (size_t)nm * nq);
   int *gpus = g_new(int, r->g.g);
   for (int n = 0; n < nm; n++) {
@@ -1115,6 +1226,15 @@ static int check_forced(const struct point *p, enum nccl_algo force,
              sharding_names[p->sharding], nccl_algo_names[fa]);
     return -1;
   }
+  if (fa == NCCL_ALGO_COLLNET_CHAIN && run_has_codec(p) &&
+      p->compression == COMPRESS_PER_HOP) {
+    snprintf(err, errlen,
+             "[exchange] nccl_algo = collnet-chain with codec = %s per hop: "
+             "CollNet sums in the network's switches, where no codec runs "
+             "(take compression = per-bucket, or nccl_algo = ring or tree)",
+             p->codec);
+    return -1;
+  }
   struct nccl_choice ch;
   if (rc == 2 || nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 1 << 20, fa,
                                    p->nccl_proto, &ch) != 0) {
@@ -1123,8 +1243,10 @@ static int check_forced(const struct point *p, enum nccl_algo force,
              "algorithm and protocol here (NVLS needs [platform] nvls = "
              "true on an nvswitch of compute capability 9.0 or later: nvls "
              "on one machine, nvls-tree across machines with a NIC per "
-             "GPU; NVLS with SHARP and CollNet are not simulated; NVLS "
-             "runs Simple only; LL128 by default only over NVLink)",
+             "GPU; collnet-chain needs [platform] sharp = true across "
+             "machines of at most 8 GPUs; NVLS with SHARP and collnet-direct "
+             "are not simulated; NVLS and CollNet run Simple only; LL128 by "
+             "default only over NVLink)",
              nccl_algo_names[fa], nccl_proto_names[p->nccl_proto]);
     return -1;
   }
@@ -1182,9 +1304,12 @@ static bool call_messages(const struct point *p, const struct geo *g,
     events = loops * (leg == NK_ALLREDUCE ? 2.0 : 1.0) * (g->p - 1) * slices;
     per = (g->nodes > 1 ? g->g : 1) * slices;
     reps = NK_RING_REPS;
-  } else if (ch.algo == NCCL_ALGO_TREE) {
+  } else if (ch.algo == NCCL_ALGO_TREE || ch.algo == NCCL_ALGO_COLLNET_CHAIN) {
     chunk =
-        (double)(merge * tree_chunk_bytes_of(g, ch.proto, ch.nchannels, bytes) /
+        (double)(merge *
+                 (ch.algo == NCCL_ALGO_TREE
+                      ? tree_chunk_bytes_of(g, ch.proto, ch.nchannels, bytes)
+                      : chain_chunk_bytes(g, ch.nchannels, bytes)) /
                  (uint64_t)vb);
     events = ceil(per_chan / fmax(chunk, 1)) * 3.0;
     per = 3;

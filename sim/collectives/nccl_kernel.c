@@ -531,7 +531,10 @@ static void tree_arm(struct nk *k, int q) {
   struct nk_treech *t = &((struct nk_trees *)k->st)->t[q];
   if (!t->up_armed && up_ready(t)) {
     t->up_armed = true;
-    nk_arm(k, 2 * q, nk_step(k, t->t.up));
+    /* To SHARP's switches the step costs the head nothing: it hands its
+     * chunk to the network's proxy and goes on (the hop's latency is the
+     * call's: cost_of). */
+    nk_arm(k, 2 * q, t->t.up >= k->p ? 0 : nk_step(k, t->t.up));
   }
   if (!t->down_armed && down_ready(k, t)) {
     t->down_armed = true;
@@ -559,13 +562,24 @@ static void tree_credit(struct nk *k, int q) {
   }
 }
 
-/* A jump: PERIODS chunks of both streams, and their credits. */
+/* A jump: PERIODS chunks of both streams, and their credits; under
+ * SHARP's switches, what they would have sent the head (their bytes). */
 static void tree_apply(struct nk *k, int q, int periods) {
   struct nk_treech *t = &((struct nk_trees *)k->st)->t[q];
   if (t->t.up >= 0) {
     t->up_sent += periods;
     t->got_par += periods;
     t->credits += periods;
+  }
+  if (t->t.up >= k->p) {
+    struct sim *s = k->c->sim;
+    double env = s->p->envelope_bytes;
+    double back =
+        (ceil((double)t->cv * sim_value_bytes(k->c) * k->pl->cost.wire) +
+         2 * env) *
+        periods;
+    sim_link_bytes(s, NULL, t->t.up, k->c->rank, back);
+    s->aggr_wire_bytes += back;
   }
   for (int i = 0; i < t->t.nkids; i++)
     t->got_kid[i] += periods;
@@ -614,7 +628,11 @@ static void tree_got(struct nk *k, struct nk_in *in, struct msg *msg) {
     t->credits++;
   } else if (in->tag == TAG_PARENT) {
     chunk_range(t, t->got_par, &a, &b);
-    sim_unpack(k->c, msg, k->c->v, a, b, false);
+    /* SHARP's total comes as the machines' parts, summed here. */
+    for (size_t i = 0; i < msg->nparts; i++)
+      sim_unpack(k->c, msg->parts[i], k->c->v, a, b, i > 0);
+    if (!msg->nparts)
+      sim_unpack(k->c, msg, k->c->v, a, b, false);
     t->got_par++;
     kff_rx(&((struct nk_trees *)k->st)->st[q]);
   } else {
@@ -646,8 +664,11 @@ static bool tree_done(const struct nk *k) {
 
 static const struct nk_prog tree_prog = {tree_fire, tree_got, tree_done};
 
+static void sharp_join(struct nk *k, int nc, struct nk_sharp *const *sharps);
+
 void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
-                      const struct nk_tree *tree, int p) {
+                      const struct nk_tree *tree, int p,
+                      struct nk_sharp *const *sharps) {
   if (p < 2)
     return;
   int nc = pl->nc;
@@ -683,6 +704,8 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
     }
   }
   nk_join(&k, x.st, nc, 1, NK_CHUNK_REPS, total);
+  if (sharps)
+    sharp_join(&k, nc, sharps);
   nk_go(&k, x.st, nc, tree_arm);
   g_free(total);
   g_free(x.t);
@@ -977,7 +1000,8 @@ static const struct nk_prog nvls_prog = {nvls_fire, nvls_got, nvls_done};
 
 /* ---- the NVSwitch ------------------------------------------------------ */
 
-/* A chunk of one phase being gathered: its parts by GPU. */
+/* A chunk of one phase being gathered: its parts by GPU (SHARP: by
+ * machine). */
 struct sw_gather {
   int n;
   struct msg **part;
@@ -1154,6 +1178,119 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
   g_free(x.ch);
   g_free(x.st);
   nk_free(&k);
+}
+
+/* ---- SHARP's switches -------------------------------------------------- */
+
+/* CollNet's chain (nccl_kernel_tree with SHARPS): inside each machine the
+ * channel's chain from its rail's GPU, its head's parent the rail's
+ * switches. They take a chunk from every machine's head (on the
+ * channel's port), and once they hold all of them send each head the
+ * total, as a bundle of the machines' parts that the head sums (the
+ * switches' sums at line rate: their work is forwarding), and a slot
+ * back (the credit a tree's parent gives: NCCL_STEPS chunks in flight). */
+struct nk_sharp {
+  struct sim *s;
+  int rank, q, nm;
+  int *heads;
+  struct sw_phase ph;
+  uint64_t joined; /* the last call whose jump was told of it */
+};
+
+struct nk_sharp *nccl_sharp_new(struct sim *s, int rank, int q,
+                                const int *heads, int nm) {
+  struct nk_sharp *w = g_new0(struct nk_sharp, 1);
+  *w = (struct nk_sharp){.s = s,
+                         .rank = rank,
+                         .q = q,
+                         .nm = nm,
+                         .heads = g_memdup2(heads, sizeof(int) * (size_t)nm),
+                         .ph = {g_ptr_array_new(), 0, g_new0(int, nm)},
+                         .joined = UINT64_MAX};
+  return w;
+}
+
+/* A jump: every head's PERIODS chunks summed and sent back. */
+static void sharp_apply(void *state, int periods) {
+  struct nk_sharp *w = state;
+  w->ph.base += periods;
+  for (int h = 0; h < w->nm; h++)
+    w->ph.got[h] += periods;
+}
+
+/* The switches' counts jump with the GPUs: the first GPU of the call
+ * tells the call's record of them. */
+static void sharp_join(struct nk *k, int nc, struct nk_sharp *const *sharps) {
+  for (int q = 0; k->ff.ff && q < nc; q++) {
+    struct nk_sharp *w = sharps[q];
+    if (w->joined != kff_key(k->ff.ff)) {
+      w->joined = kff_key(k->ff.ff);
+      kff_add_passive(k->ff.ff, sharp_apply, w);
+    }
+  }
+}
+
+static void sharp_forward(struct nk_sharp *w, struct coll_call *c,
+                          struct sw_gather *gth) {
+  for (int n = 0; n < w->nm; n++) {
+    struct msg *out = g_new0(struct msg, 1);
+    out->refs = 1;
+    for (int h = 0; h < w->nm; h++)
+      msg_bundle_add(out, gth->part[h]);
+    out->bytes = gth->part[0]->bytes;
+    sim_send_channel(c, w->heads[n], w->q, out, 0);
+    struct msg *cr = g_new0(struct msg, 1);
+    cr->refs = 1;
+    cr->bytes = CREDIT_BYTES;
+    sim_send_channel(c, w->heads[n], CREDIT_PORT + w->q, cr, 0);
+  }
+  for (int h = 0; h < w->nm; h++)
+    msg_free(gth->part[h]);
+  g_free(gth->part);
+  g_free(gth);
+}
+
+void nccl_sharp_serve(struct nk_sharp *w) {
+  struct coll_call c = {.sim = w->s, .rank = w->rank};
+  int nm = w->nm;
+  /* NK_WINDOW receives asked for from every head (the switches are
+   * always ready), taken in order. */
+  sg_comm_t *get = g_new(sg_comm_t, (size_t)nm * NK_WINDOW);
+  struct msg **in = g_new0(struct msg *, (size_t)nm * NK_WINDOW);
+  int *head = g_new0(int, nm);
+  sg_comm_t *heads = g_new(sg_comm_t, nm);
+  for (int i = 0; i < nm; i++)
+    for (int j = 0; j < NK_WINDOW; j++)
+      get[i * NK_WINDOW + j] =
+          sim_get_channel(&c, w->heads[i], w->q, &in[i * NK_WINDOW + j]);
+  struct sw_phase *sp = &w->ph;
+  for (;;) {
+    for (int i = 0; i < nm; i++)
+      heads[i] = get[i * NK_WINDOW + head[i]];
+    int i = (int)sg_comm_wait_any(heads, (size_t)nm);
+    int h = i * NK_WINDOW + head[i];
+    struct msg *m = in[h];
+    get[h] = sim_get_channel(&c, w->heads[i], w->q, &in[h]);
+    head[i] = (head[i] + 1) % NK_WINDOW;
+    /* A head sends the channel's chunks in order: its n-th is chunk n. */
+    int j = sp->got[i]++ - sp->base;
+    while ((int)sp->open->len <= j) {
+      struct sw_gather *ng = g_new0(struct sw_gather, 1);
+      ng->part = g_new0(struct msg *, nm);
+      g_ptr_array_add(sp->open, ng);
+    }
+    struct sw_gather *gth = g_ptr_array_index(sp->open, j);
+    xbt_assert(!gth->part[i], "SHARP: a head's chunk gathered twice");
+    gth->part[i] = m;
+    gth->n++;
+    while (sp->open->len &&
+           ((struct sw_gather *)g_ptr_array_index(sp->open, 0))->n == nm) {
+      struct sw_gather *hd = g_ptr_array_index(sp->open, 0);
+      g_ptr_array_remove_index(sp->open, 0);
+      sp->base++;
+      sharp_forward(w, &c, hd);
+    }
+  }
 }
 
 /* ---- NCCL's ring allgather of opaque messages ------------------------- */

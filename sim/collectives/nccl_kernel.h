@@ -89,9 +89,24 @@ struct nk_plan {
  * left the sum of its shard) and AllGather (every rank every shard). */
 void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
                       const struct ring_chan *ch, int p);
-/* The tree allreduce on NC channels (TREE[k]: channel k's tree). */
+/* The tree allreduce on NC channels (TREE[k]: channel k's tree), or
+ * CollNet's chain: a parent of rank P or more is SHARPS[k], the switches
+ * of channel k's rail (NULL: a tree of GPUs). */
+struct nk_sharp;
 void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
-                      const struct nk_tree *tree, int p);
+                      const struct nk_tree *tree, int p,
+                      struct nk_sharp *const *sharps);
+
+/* A rail's SHARP switches serving CollNet's chain on channel Q (NCCL's
+ * CollNet, all_reduce.h runCollNetChain: the network sums): rank RANK,
+ * HEADS the heads of the NM machines' chains on the channel (their
+ * ranks, machine order). A chunk's total leaves as its last part comes
+ * in. */
+struct nk_sharp *nccl_sharp_new(struct sim *s, int rank, int q,
+                                const int *heads, int nm);
+/* Its actor's body: sums the heads' chunks for every call on its channel,
+ * for ever (a daemon). */
+void nccl_sharp_serve(struct nk_sharp *w);
 
 /* NCCL's ring allgather (NCCL_ALGO=Ring) on PL->nc channels of P ranks:
  * MINE (the caller's message, kept: ALL[me] is it) to every rank, ALL[r]

@@ -26,6 +26,9 @@ struct platform_gen {
   bool host_stack;
   /* It honours [platform] ingress_bandwidth (star). */
   bool ingress;
+  /* It has SHARP's reducing switches where [platform] sharp is true (a
+   * host per rail beside the fabric's switches: nccl-tests' CollNet). */
+  bool sharp;
   /* Bytes of SimGrid's routing beyond hosts and links (NULL: none). */
   double (*route_bytes)(const struct point *p);
   /* Hosts the platform has for P (at least P's workers and aggregators:

@@ -25,7 +25,15 @@
  * `latency` is GPU to GPU across machines on one leaf: half the PCIe
  * latency on each GPU's link and the rest split over the two NIC ports;
  * `nvlink_latency` is GPU to GPU inside, half on each NVLink. Switch
- * hops add no latency. */
+ * hops add no latency.
+ *
+ * SHARP (sharp = true): each rail's switches reduce what the machines'
+ * NICs on the rail send them (NCCL's CollNet; on a fat tree, one rail).
+ * The reduction is a host of its own per rail, r<R>-sharp, joined by a
+ * padding link to the rail's leaf where one leaf holds every machine,
+ * else to the core: the top of SHARP's aggregation tree, its leaves'
+ * partial sums not modelled (each machine's stream crosses its leaf's
+ * uplink, which only an oversubscribed uplink would feel). */
 #include "generator.h"
 
 #include <math.h>
@@ -249,6 +257,12 @@ static int nv_write(FILE *f, const struct point *p, double link_lat_s,
       snprintf(a, sizeof a, "n%d-net%d", n, j);
       link(f, a, p->bandwidth_Bps, nic_lat);
     }
+  for (int r = 0; p->sharp && r < rails; r++) {
+    fprintf(f, "    <host id=\"r%d-sharp\" speed=\"%df\"/>\n", r,
+            PLATFORM_SPEED);
+    snprintf(a, sizeof a, "r%d-sharppad", r);
+    pad(f, a);
+  }
   /* Edges. */
   for (int n = 0; n < nm; n++)
     write_machine_edges(f, p, n);
@@ -271,6 +285,16 @@ static int nv_write(FILE *f, const struct point *p, double link_lat_s,
     snprintf(l, sizeof l, "a%d-net", i);
     both_ways(f, a, "core", (const char *const[]){l, NULL}, NULL);
   }
+  for (int r = 0; p->sharp && r < rails; r++) {
+    snprintf(a, sizeof a, "r%d-sharp", r);
+    if (groups == 1)
+      leaf_name(p, r, 0, b, sizeof b);
+    else
+      snprintf(b, sizeof b, "core");
+    snprintf(l, sizeof l, "r%d-sharppad", r);
+    edge(f, a, b, l);
+    edge(f, b, a, l);
+  }
   fprintf(f, "  </zone>\n");
   return 0;
 }
@@ -281,8 +305,9 @@ static double nv_route_bytes(const struct point *p) {
   int nm = machines(p), k = p->nics_per_node;
   int per = group_nodes(p), groups = (nm + per - 1) / per;
   double vertices = (double)nm * (2.0 * p->gpus_per_node + 1 + k) +
-                    (double)(p->fabric == FABRIC_RAIL ? k : 1) * groups + 1 +
-                    p->aggregators;
+                    (double)(p->fabric == FABRIC_RAIL ? k : 1) *
+                        (groups + (p->sharp ? 1 : 0)) +
+                    1 + p->aggregators;
   return 8.0 * vertices * (double)(p->nodes + p->aggregators);
 }
 
@@ -296,4 +321,5 @@ const struct platform_gen platform_nvswitch = {
     .host_name = platform_gpu_host,
     .write = nv_write,
     .links = -1,
+    .sharp = true,
 };

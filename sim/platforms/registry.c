@@ -68,6 +68,11 @@ int topology_check(const struct point *p, char *err, size_t errlen) {
     return not_here(g, "ingress_bandwidth", "the star topology",
                     "give its hosts separate links each way there", err,
                     errlen);
+  if (p->sharp && !(g && g->sharp))
+    return not_here(g, "sharp = true",
+                    "the nvswitch topology (machines on "
+                    "an InfiniBand fabric of rails or a fat tree)",
+                    "SHARP's switches are not described there", err, errlen);
   return g && g->check ? g->check(p, err, errlen) : 0;
 }
 

@@ -802,8 +802,8 @@ bad "NVLS efficiency" "nvls_efficiency" run small.ini \
   --set exchange.nvls_efficiency=1.5 --out never
 bad "nvls" "nvls" run small.ini --set platform.nvls=maybe --out never
 bad "sharp" "sharp" run small.ini --set platform.sharp=2 --out never
-bad "sharp = true" "not simulated yet" run small.ini --set platform.sharp=true \
-  --out never
+bad "sharp = true off nvswitch" "applies to the nvswitch" run small.ini \
+  --set platform.sharp=true --out never
 bad "compression" "per-bucket" run small.ini \
   --set exchange.compression=per-tensor --out never
 bad "implementation" "implementation" run small.ini \
@@ -887,6 +887,66 @@ if run_ok "gpt2 memory runs" run small.ini --set model.name=gpt2 \
   check "GPT-2 fits an H100; a device without a capacity is not judged" $? \
     "$(cut -d, -f55- mem2/runs.csv)" "$(err_head)"
 fi
+# CollNet's chain (sharp = true): each machine's chain reduced up and
+# broadcast down, the machines' sums added by each rail's SHARP
+# switches. Every value checked by the oracle on two DGX H100 machines,
+# in sync and overlap, plain and with bf16 once per bucket; the same
+# result with fast-forward off; the switches' hosts in the platform; and
+# what it cannot run refused.
+cat >collnet.ini <<'EOF'
+[platform]
+preset = dgx-h100
+nodes = 16
+sharp = true
+[model]
+name = synthetic
+params = 3000001
+tensors = 3
+compute = 0.0002
+[exchange]
+algorithm = nccl
+nccl_algo = collnet-chain
+payload = full
+[training]
+iterations = 2
+fusion_bytes = 4MB
+mode = sync, overlap
+EOF
+if run_ok "collnet-chain runs" run collnet.ini --out collnet --quiet &&
+  run_ok "collnet-chain with bf16 per bucket runs" run collnet.ini \
+    --set exchange.codec=bf16 --set exchange.compression=per-bucket \
+    --out collnet-bf16 --quiet; then
+  o=$(for d in collnet collnet-bf16; do
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "oracle") k = i; next }
+             { printf "%s ", $k }' "$d/runs.csv"; done)
+  [ "$o" = "pass pass pass pass " ]
+  check "collnet-chain passes the oracle" $? "oracle: $o"
+  t1=$(csv_get collnet/runs.csv 1 exchange_s)
+  t0=$(csv_get collnet/runs.csv 1 compute_s)
+  awk -v t="$t1" 'BEGIN { exit !(t > 0) }'
+  check "collnet-chain exchanges take time" $? "exchange_s $t1, compute_s $t0"
+fi
+if run_ok "collnet-chain without data, fast-forward on and off" run \
+  collnet.ini --set exchange.payload=none --set training.mode=overlap \
+  --set exchange.fast_forward=auto,off --out collnet-ff --quiet; then
+  a=$(csv_get collnet-ff/runs.csv 1 iteration_s)
+  b=$(csv_get collnet-ff/runs.csv 2 iteration_s)
+  rel_le "$a" "$b" 1e-6
+  check "collnet-chain: fast-forward on and off agree" $? "$a against $b"
+fi
+if run_ok "platform with sharp" platform collnet.ini --set training.mode=sync \
+  --out collnet.xml; then
+  n=$(grep -c 'host id="r[0-9]*-sharp"' collnet.xml)
+  [ "$n" = 8 ]
+  check "a SHARP host per rail (8)" $? "$n hosts"
+fi
+bad "collnet-chain without sharp" "collnet-chain needs" run collnet.ini \
+  --set platform.sharp=false --out never
+bad "collnet-direct" "collnet-direct are not simulated" run collnet.ini \
+  --set exchange.nccl_algo=collnet-direct --out never
+bad "collnet-chain with a codec per hop" "no codec runs" run collnet.ini \
+  --set exchange.codec=q8 --out never
+
 # Sharded data parallel (ZeRO stages 1 and 2): each bucket's gradients
 # reduce-scattered, each worker's shard updated, the weights allgathered.
 # The ring's two halves move the allreduce's bytes, every value checked
