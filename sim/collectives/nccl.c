@@ -696,10 +696,14 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
   /* CollNet's chain: its network hop (the proxy's, the switches'
    * aggregation) a latency a chunk pipelines through, not a cost its
    * heads' copies wait for: once, with the call's (as NCCL's model counts
-   * it, one inter_lat a call). */
+   * it, one inter_lat a call). Each of a channel's two streams (the
+   * reduce's threads and the broadcast's, half each) at half the
+   * channel's share of the model's bus bandwidth: the call's algorithm
+   * bandwidth over its channels. */
   if (a == NCCL_ALGO_COLLNET_CHAIN) {
     k.launch_s += k.step_s[NCCL_HW_NET];
     k.step_s[NCCL_HW_NET] = 0;
+    k.chan_Bps = 1e9 * r->model.bw[NCCL_COLL_ALLREDUCE][a][p] / nc;
   }
   /* The calibration's handles (engine.h). */
   k.launch_s += pt->nccl_launch_s;

@@ -492,6 +492,7 @@ struct nk_treech {
 struct nk_trees {
   struct nk_treech *t;
   struct kff_stream *st;
+  bool chain; /* CollNet's chains (nccl_kernel_tree's SHARPS) */
 };
 
 enum { TAG_PARENT = 3, TAG_CREDIT = 4 };
@@ -527,6 +528,17 @@ static double down_step(const struct nk *k, const struct nk_treech *t) {
   return s;
 }
 
+/* Timer S due after a step's cost DELAY: on a tree's CTA after its
+ * stream is free (nk_arm); on CollNet's chain the delay of the chunk, its
+ * stream copying the one before meanwhile (the chain's per-step latency
+ * is the chunk's way down the chain, as NVLS's: nvls_arm). */
+static void tree_step(struct nk *k, int s, double delay) {
+  if (((struct nk_trees *)k->st)->chain)
+    k->at[s] = fmax(sim_now() + delay, k->free_at[s]);
+  else
+    nk_arm(k, s, delay);
+}
+
 static void tree_arm(struct nk *k, int q) {
   struct nk_treech *t = &((struct nk_trees *)k->st)->t[q];
   if (!t->up_armed && up_ready(t)) {
@@ -534,11 +546,11 @@ static void tree_arm(struct nk *k, int q) {
     /* To SHARP's switches the step costs the head nothing: it hands its
      * chunk to the network's proxy and goes on (the hop's latency is the
      * call's: cost_of). */
-    nk_arm(k, 2 * q, t->t.up >= k->p ? 0 : nk_step(k, t->t.up));
+    tree_step(k, 2 * q, t->t.up >= k->p ? 0 : nk_step(k, t->t.up));
   }
   if (!t->down_armed && down_ready(k, t)) {
     t->down_armed = true;
-    nk_arm(k, 2 * q + 1, down_step(k, t));
+    tree_step(k, 2 * q + 1, down_step(k, t));
   }
 }
 
@@ -675,7 +687,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
   struct nk k = {.c = c, .pl = pl, .p = p, .prog = &tree_prog, .nt = 2 * nc,
                  .apply = tree_apply};
   struct nk_trees x = {g_new0(struct nk_treech, nc),
-                       g_new0(struct kff_stream, nc)};
+                       g_new0(struct kff_stream, nc), sharps != NULL};
   k.st = &x;
   nk_alloc(&k, 2 * nc, 5 * nc);
   long *total = g_new(long, nc);
