@@ -1034,6 +1034,34 @@ struct nk_switch {
   uint64_t joined; /* the last call whose jump was told of it */
 };
 
+/* Message M from sender FROM (of N) into SP's gathers: a sender sends
+ * its chunks in order, so its n-th is chunk n. WHAT names the gatherer
+ * (for the assertion). */
+static void phase_add(struct sw_phase *sp, int from, int n, struct msg *m,
+                      const char *what) {
+  int j = sp->got[from]++ - sp->base;
+  while ((int)sp->open->len <= j) {
+    struct sw_gather *ng = g_new0(struct sw_gather, 1);
+    ng->part = g_new0(struct msg *, n);
+    g_ptr_array_add(sp->open, ng);
+  }
+  struct sw_gather *gth = g_ptr_array_index(sp->open, j);
+  xbt_assert(!gth->part[from], "%s: a chunk gathered twice", what);
+  gth->part[from] = m;
+  gth->n++;
+}
+
+/* SP's oldest gather once all N parts are in (taken off), else NULL. */
+static struct sw_gather *phase_full(struct sw_phase *sp, int n) {
+  if (!sp->open->len ||
+      ((struct sw_gather *)g_ptr_array_index(sp->open, 0))->n < n)
+    return NULL;
+  struct sw_gather *hd = g_ptr_array_index(sp->open, 0);
+  g_ptr_array_remove_index(sp->open, 0);
+  sp->base++;
+  return hd;
+}
+
 struct nk_switch *nccl_switch_new(struct sim *s, int rank, int q,
                                   const int *gpus, int g) {
   struct nk_switch *w = g_new0(struct nk_switch, 1);
@@ -1103,24 +1131,9 @@ void nccl_switch_serve(struct nk_switch *w) {
                              &in[h]);
     head[i] = (head[i] + 1) % NK_WINDOW;
     struct sw_phase *sp = &w->ph[ph];
-    /* A GPU sends the channel's chunks in order: its n-th is chunk n. */
-    int j = sp->got[from]++ - sp->base;
-    while ((int)sp->open->len <= j) {
-      struct sw_gather *ng = g_new0(struct sw_gather, 1);
-      ng->part = g_new0(struct msg *, g);
-      g_ptr_array_add(sp->open, ng);
-    }
-    struct sw_gather *gth = g_ptr_array_index(sp->open, j);
-    xbt_assert(!gth->part[from], "NVLS part gathered twice");
-    gth->part[from] = m;
-    gth->n++;
-    while (sp->open->len &&
-           ((struct sw_gather *)g_ptr_array_index(sp->open, 0))->n == g) {
-      struct sw_gather *hd = g_ptr_array_index(sp->open, 0);
-      g_ptr_array_remove_index(sp->open, 0);
-      sp->base++;
+    phase_add(sp, from, g, m, "NVLS");
+    for (struct sw_gather *hd; (hd = phase_full(sp, g));)
       sw_forward(w, &c, ph, hd);
-    }
   }
 }
 
@@ -1284,24 +1297,9 @@ void nccl_sharp_serve(struct nk_sharp *w) {
     struct msg *m = in[h];
     get[h] = sim_get_channel(&c, w->heads[i], w->q, &in[h]);
     head[i] = (head[i] + 1) % NK_WINDOW;
-    /* A head sends the channel's chunks in order: its n-th is chunk n. */
-    int j = sp->got[i]++ - sp->base;
-    while ((int)sp->open->len <= j) {
-      struct sw_gather *ng = g_new0(struct sw_gather, 1);
-      ng->part = g_new0(struct msg *, nm);
-      g_ptr_array_add(sp->open, ng);
-    }
-    struct sw_gather *gth = g_ptr_array_index(sp->open, j);
-    xbt_assert(!gth->part[i], "SHARP: a head's chunk gathered twice");
-    gth->part[i] = m;
-    gth->n++;
-    while (sp->open->len &&
-           ((struct sw_gather *)g_ptr_array_index(sp->open, 0))->n == nm) {
-      struct sw_gather *hd = g_ptr_array_index(sp->open, 0);
-      g_ptr_array_remove_index(sp->open, 0);
-      sp->base++;
+    phase_add(sp, i, nm, m, "SHARP");
+    for (struct sw_gather *hd; (hd = phase_full(sp, nm));)
       sharp_forward(w, &c, hd);
-    }
   }
 }
 
