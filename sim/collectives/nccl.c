@@ -772,15 +772,19 @@ static uint64_t nvls_chunk_bytes(int nc, int g, double bytes) {
   return shrink_chunk(128 << 10, bytes, (double)nc * g, st, 3);
 }
 
-/* NVLS's tree's chunk (ncclNvlsTuning on Hopper): 128 KiB (64 KiB from
- * four machines on), less while the call is small for its channels' G
+/* NVLS's tree's chunk: v2.30's (ncclNvlsTuning on Hopper) 128 KiB, 64
+ * KiB from four machines on; v2.18's a Simple step's 512 KiB
+ * (calcCollChunking at v2.18.5-1: buffSizes[SIMPLE] / NCCL_STEPS, on any
+ * number of machines); less while the call is small for its channels' G
  * heads. */
-static uint64_t nvls_tree_chunk_bytes(int nc, int g, int nodes,
-                                      double bytes) {
+static uint64_t nvls_tree_chunk_bytes(enum nccl_version v, int nc, int g,
+                                      int nodes, double bytes) {
   static const struct chunk_step st[] = {
       {32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
-  return shrink_chunk(nodes >= 4 ? 65536 : 128 << 10, bytes,
-                      (double)nc * g, st, 4);
+  uint64_t start = v == NCCL_V2_18 ? NCCL_SIMPLE_BUFFSIZE / NCCL_STEPS
+                   : nodes >= 4    ? 65536
+                                   : 128 << 10;
+  return shrink_chunk(start, bytes, (double)nc * g, st, 4);
 }
 
 /* PL's links: the run's latencies and rates, inside a machine and across. */
@@ -1003,8 +1007,8 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
     pl.chunk = merge *
                (ch.algo == NCCL_ALGO_NVLS
                     ? nvls_chunk_bytes(ch.nchannels, r->g.g, bytes)
-                    : nvls_tree_chunk_bytes(ch.nchannels, r->g.g,
-                                            r->g.nodes, bytes)) /
+                    : nvls_tree_chunk_bytes(p->nccl_version, ch.nchannels,
+                                            r->g.g, r->g.nodes, bytes)) /
                (uint64_t)vb;
     int node = c->rank / r->g.g, nq = r->model.comm.nvls_channels;
     xbt_assert(pl.nc <= nq, "NVLS on %d channels of %d", pl.nc, nq);
@@ -1325,8 +1329,8 @@ static bool call_messages(const struct point *p, const struct geo *g,
     chunk = (double)(merge *
                      (ch.algo == NCCL_ALGO_NVLS
                           ? nvls_chunk_bytes(ch.nchannels, g->g, bytes)
-                          : nvls_tree_chunk_bytes(ch.nchannels, g->g, g->nodes,
-                                                  bytes)) /
+                          : nvls_tree_chunk_bytes(p->nccl_version, ch.nchannels,
+                                                  g->g, g->nodes, bytes)) /
                      (uint64_t)vb);
     per = ch.algo == NCCL_ALGO_NVLS ? 4 : 6;
     events = ceil(ceil(per_chan / fmax(chunk, 1)) / g->g) * per;
