@@ -169,6 +169,37 @@ Test(nccl, v2_18_tables) {
   near(m.lat[ar][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE], 23, "h100 nvls lat");
 }
 
+/* CollNet's chain (the network's switches reduce): offered only where
+ * they do, Simple only, at half the graph's bus bandwidth; its latency
+ * 2 (ppn - 1) NVLink steps and one network step: v2.30.7's 2.8 and 30 us,
+ * v2.18.5's 4.75 and 14. */
+Test(nccl, collnet_chain) {
+  struct nccl_comm c = comm_of(64, 8, 90, 8, 46.35, 16);
+  struct nccl_model m;
+  enum nccl_coll ar = NCCL_COLL_ALLREDUCE;
+  enum nccl_algo a = NCCL_ALGO_COLLNET_CHAIN;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  cr_expect_eq(m.bw[ar][a][NCCL_PROTO_SIMPLE], 0, "no SHARP, no CollNet");
+  c.collnet = true;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  near(m.bw[ar][a][NCCL_PROTO_SIMPLE], 8 * 46.35 * 0.5, "chain bw");
+  cr_expect_eq(m.bw[ar][a][NCCL_PROTO_LL128], 0);
+  near(m.lat[ar][a][NCCL_PROTO_SIMPLE], 2 * 7 * 2.8 + 30, "chain lat");
+  near(nccl_hw_latency_of(NCCL_V2_30, NCCL_HW_NET, a, NCCL_PROTO_SIMPLE), 30,
+       "2.30 net");
+  c.version = NCCL_V2_18;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  near(m.lat[ar][a][NCCL_PROTO_SIMPLE], 2 * 7 * 4.75 + 14, "2.18 chain lat");
+  near(nccl_hw_latency_of(NCCL_V2_18, NCCL_HW_NET, a, NCCL_PROTO_SIMPLE), 14,
+       "2.18 net");
+  near(nccl_hw_latency_of(NCCL_V2_18, NCCL_HW_NET, NCCL_ALGO_TREE,
+                          NCCL_PROTO_SIMPLE),
+       14, "2.18 tree net, as 2.30's");
+  struct nccl_choice ch;
+  cr_assert_eq(nccl_model_choose(&m, ar, 1 << 30, a, NCCL_PROTO_AUTO, &ch), 0);
+  cr_expect_eq(ch.proto, NCCL_PROTO_SIMPLE);
+}
+
 Test(nccl, protocols) {
   near(nccl_proto_wire(NCCL_PROTO_LL), 2, "LL wire");
   near(nccl_proto_wire(NCCL_PROTO_LL128), 128.0 / 120, "LL128 wire");

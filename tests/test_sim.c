@@ -1523,6 +1523,34 @@ Test(nccl, tree_fast_forward_across_machines, .timeout = 120) {
   g_free(b);
 }
 
+/* CollNet's chain over four DGX H100 machines whose switches reduce
+ * (SHARP): 256 MiB near NCCL's model's 185 GB/s of algorithm bandwidth
+ * (each chain's streams paced at half their channel's share of it, so no
+ * NVLink is asked for more than it carries), less its pipeline's filling;
+ * fast-forward jumps it, to the same time and bytes as without. */
+Test(nccl, collnet_chain_over_sharp, .timeout = 120) {
+  struct run_result on, off;
+#define CHAIN(ff)                                                              \
+  "[platform]\npreset = dgx-h100\nnodes = 32\nsharp = true\n[model]\n"         \
+  "name = synthetic\nparams = 67108864\ntensors = 1\ncompute = 0.000001\n"     \
+  "[exchange]\nalgorithm = nccl\nnccl_algo = collnet-chain\npayload = "        \
+  "none\nfast_forward = " ff "\n[training]\niterations = 1\n"
+  char *a = g_strdup(CHAIN("auto")), *b = g_strdup(CHAIN("off"));
+#undef CHAIN
+  result_in_child(a, &on);
+  result_in_child(b, &off);
+  double alg = 268435456.0 / (on.iteration_s - 1e-6) / 1e9;
+  cr_expect(alg > 140 && alg < 186, "CollNet chain at %g GB/s", alg);
+  cr_expect_gt(on.ff_steps, 0, "no jump");
+  cr_expect(fabs(on.iteration_s - off.iteration_s) <= 1e-9 * off.iteration_s,
+            "%.12g with fast-forward, %.12g without", on.iteration_s,
+            off.iteration_s);
+  cr_expect_float_eq(on.wire_bytes, off.wire_bytes, 1e-12 * off.wire_bytes,
+                     "wire bytes %.17g, %.17g", on.wire_bytes, off.wire_bytes);
+  g_free(a);
+  g_free(b);
+}
+
 /* NVLS on one H100 machine: the switch reduces, a GPU's NVLink carries
  * (1 + 1/8) of the buffer each way instead of a ring's 2 x 7/8, at
  * NCCL's NVLS efficiency: a 1 GiB call's bus bandwidth near the 480 GB/s
