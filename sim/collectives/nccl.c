@@ -478,6 +478,10 @@ static void nccl_formula(const struct sim *s, struct formula_in *in) {
 struct nccl_run {
   struct geo g;
   struct nccl_model model;
+  /* The tuner for allgathers: nccl_algo forces the allreduce's algorithm
+   * alone (NCCL_ALGO=allreduce:X, NCCL 2.24's form), an allgather keeps
+   * NCCL's ring (the only one simulated for it). */
+  struct nccl_model gather;
   /* The links' own latency of a step inside a machine and across (a
    * protocol's step cost is NCCL's per-step latency beyond it), and
    * their rates (a paced channel's share of them). */
@@ -620,6 +624,10 @@ static struct nccl_run *run_of(struct sim *s) {
   xbt_assert(nccl_model_init(&r->model, &comm) == 0,
              "NCCL's model of %d ranks on %d machines", comm.nranks,
              comm.nnodes);
+  comm.algo_mask = 0;
+  xbt_assert(nccl_model_init(&r->gather, &comm) == 0,
+             "NCCL's model of %d ranks on %d machines", comm.nranks,
+             comm.nnodes);
   struct node_net nn = topology_node_net(s->p);
   double net = nn.size > 0 ? nn.alpha : s->p->latency_s;
   r->lat_hw[NCCL_HW_NVLINK] = r->lat_hw[NCCL_HW_PCI] =
@@ -641,13 +649,15 @@ static struct nccl_run *run_of(struct sim *s) {
  * and its ceiling, LL128's and the trees' per-channel ceilings; a
  * Simple ring streams at the links' rate). The point's nccl_launch,
  * nccl_step, nccl_ll_bw, nccl_ll128_bw and nvls_efficiency set
- * them as a calibration fits them. */
+ * them as a calibration fits them. M: the tuner whose tables the call's
+ * choice came from (the run's, or its allgathers'). */
 static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
-                              enum nccl_algo a, enum nccl_proto p, int nc) {
+                              const struct nccl_model *m, enum nccl_algo a,
+                              enum nccl_proto p, int nc) {
   const struct point *pt = s->p;
   struct nk_cost k = {.launch_s = 1e-6 * nccl_base_latency(a, p),
                       .wire = nccl_proto_wire(p)};
-  const struct nccl_comm *c = &r->model.comm;
+  const struct nccl_comm *c = &m->comm;
   for (int h = 0; h < NCCL_HW_COUNT; h++)
     k.step_s[h] =
         fmax(1e-6 * nccl_hw_latency_of(c->version, (enum nccl_hw)h, a, p) -
@@ -679,7 +689,7 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
                            gr->nchannels;
     k.chan_Bps = 1e9 * gr->bw_intra * eff;
   } else {
-    double alg = r->model.bw[NCCL_COLL_ALLREDUCE][a][p];
+    double alg = m->bw[NCCL_COLL_ALLREDUCE][a][p];
     double ratio = a == NCCL_ALGO_RING ? (double)c->nranks /
                                              (2.0 * (c->nranks - 1))
                                        : 0.5;
@@ -703,7 +713,7 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
   if (a == NCCL_ALGO_COLLNET_CHAIN) {
     k.launch_s += k.step_s[NCCL_HW_NET];
     k.step_s[NCCL_HW_NET] = 0;
-    k.chan_Bps = 1e9 * r->model.bw[NCCL_COLL_ALLREDUCE][a][p] / nc;
+    k.chan_Bps = 1e9 * m->bw[NCCL_COLL_ALLREDUCE][a][p] / nc;
   }
   /* The calibration's handles (engine.h). */
   k.launch_s += pt->nccl_launch_s;
@@ -986,18 +996,16 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
   int merge = ch.nchannels / alike_kinds(&r->g, ch.algo);
   if (merge < 1 || ch.nchannels % alike_kinds(&r->g, ch.algo))
     merge = 1;
-  struct nk_plan pl = {.nc = ch.nchannels / merge,
-                       .cost = cost_of(c->sim, r, ch.algo, ch.proto,
-                                       ch.nchannels),
-                       /* all_reduce.h: Simple and LL128 trees run
-                        * runTreeSplit, LL runTreeUpDown. */
-                       .split = ch.proto != NCCL_PROTO_LL,
-                       .slices = ch.proto == NCCL_PROTO_SIMPLE
-                                     ? NCCL_RING_CHUNKSTEPS / 2
-                                     : 1,
-                       .macro = r->g.nodes > 1 ? r->g.g : 1,
-                       .window = NCCL_STEPS,
-                       .hw = hop_of};
+  struct nk_plan pl = {
+      .nc = ch.nchannels / merge,
+      .cost = cost_of(c->sim, r, &r->model, ch.algo, ch.proto, ch.nchannels),
+      /* all_reduce.h: Simple and LL128 trees run
+       * runTreeSplit, LL runTreeUpDown. */
+      .split = ch.proto != NCCL_PROTO_LL,
+      .slices = ch.proto == NCCL_PROTO_SIMPLE ? NCCL_RING_CHUNKSTEPS / 2 : 1,
+      .macro = r->g.nodes > 1 ? r->g.g : 1,
+      .window = NCCL_STEPS,
+      .hw = hop_of};
   plan_links(&pl, r);
   /* A ring's Simple slices take two of its eight slots each. */
   if (ch.algo == NCCL_ALGO_RING && ch.proto == NCCL_PROTO_SIMPLE)
@@ -1144,15 +1152,17 @@ static void nccl_allgather(struct coll_call *c, struct msg *mine,
   const struct point *p = c->sim->p;
   double bytes = (double)mine->bytes * r->g.p;
   struct nccl_choice ch;
-  xbt_assert(nccl_model_choose(&r->model, NCCL_COLL_ALLGATHER, bytes,
+  xbt_assert(nccl_model_choose(&r->gather, NCCL_COLL_ALLGATHER, bytes,
                                NCCL_ALGO_RING, p->nccl_proto, &ch) == 0,
              "no NCCL ring allgather of %.0f bytes", bytes);
   int kinds = alike_kinds(&r->g, NCCL_ALGO_RING);
   int merge = ch.nchannels % kinds ? 1 : ch.nchannels / kinds;
   struct nk_plan pl = {.nc = ch.nchannels / merge,
-                       .cost = cost_of(c->sim, r, NCCL_ALGO_RING, ch.proto,
-                                       ch.nchannels),
-                       .slices = 1, .macro = 1, .window = NCCL_STEPS,
+                       .cost = cost_of(c->sim, r, &r->gather, NCCL_ALGO_RING,
+                                       ch.proto, ch.nchannels),
+                       .slices = 1,
+                       .macro = 1,
+                       .window = NCCL_STEPS,
                        .hw = hop_of};
   pl.cost.chan_Bps *= merge;
   plan_links(&pl, r);
