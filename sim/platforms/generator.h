@@ -27,7 +27,7 @@ struct platform_gen {
   /* It honours [platform] ingress_bandwidth (star). */
   bool ingress;
   /* It has SHARP's reducing switches where [platform] sharp is true (a
-   * host per rail beside the fabric's switches: nccl-tests' CollNet). */
+   * host per rail beside the fabric's switches: NCCL's CollNet). */
   bool sharp;
   /* Bytes of SimGrid's routing beyond hosts and links (NULL: none). */
   double (*route_bytes)(const struct point *p);
