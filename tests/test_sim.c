@@ -1498,29 +1498,37 @@ ParameterizedTest(struct kcase *c, nccl, fast_forward_exact, .timeout = 200) {
   g_free(keys);
 }
 
+/* The experiment HEAD "auto" TAIL, HEAD ending in [exchange]'s
+ * "fast_forward = ", run with fast-forward (into *ON) and with "off": a
+ * jump, and the same iteration time and wire bytes. */
+static void jumps_alike(const char *head, const char *tail,
+                        struct run_result *on) {
+  struct run_result off;
+  char *a = g_strconcat(head, "auto", tail, NULL),
+       *b = g_strconcat(head, "off", tail, NULL);
+  result_in_child(a, on);
+  result_in_child(b, &off);
+  cr_expect_gt(on->ff_steps, 0, "no jump");
+  cr_expect(fabs(on->iteration_s - off.iteration_s) <= 1e-9 * off.iteration_s,
+            "%.12g with fast-forward, %.12g without", on->iteration_s,
+            off.iteration_s);
+  cr_expect_float_eq(on->wire_bytes, off.wire_bytes, 1e-12 * off.wire_bytes,
+                     "wire bytes %.17g, %.17g", on->wire_bytes, off.wire_bytes);
+  g_free(a);
+  g_free(b);
+}
+
 /* A tree across two p4d machines, bound by their EFA adapters: each
  * stream alternates two patterns (a period of two chunks) and its
  * credits share the broadcast's links; the call still jumps, to the same
  * results as step by step. */
 Test(nccl, tree_fast_forward_across_machines, .timeout = 120) {
-  struct run_result on, off;
-#define P4D_TREE(ff)                                                          \
-  "[platform]\npreset = p4d\nnodes = 16\n[model]\nname = synthetic\n"       \
-  "params = 536870912\ntensors = 1\ncompute = 0.000001\n[exchange]\n"        \
-  "algorithm = nccl-tree\npayload = none\nfast_forward = " ff "\n"          \
-  "[training]\niterations = 1\n"
-  char *a = g_strdup(P4D_TREE("auto")), *b = g_strdup(P4D_TREE("off"));
-#undef P4D_TREE
-  result_in_child(a, &on);
-  result_in_child(b, &off);
-  cr_expect_gt(on.ff_steps, 0, "no jump");
-  cr_expect(fabs(on.iteration_s - off.iteration_s) <= 1e-9 * off.iteration_s,
-            "%.12g with fast-forward, %.12g without", on.iteration_s,
-            off.iteration_s);
-  cr_expect_float_eq(on.wire_bytes, off.wire_bytes, 1e-12 * off.wire_bytes,
-                     "wire bytes %.17g, %.17g", on.wire_bytes, off.wire_bytes);
-  g_free(a);
-  g_free(b);
+  struct run_result on;
+  jumps_alike("[platform]\npreset = p4d\nnodes = 16\n[model]\nname = "
+              "synthetic\nparams = 536870912\ntensors = 1\ncompute = "
+              "0.000001\n[exchange]\nalgorithm = nccl-tree\npayload = "
+              "none\nfast_forward = ",
+              "\n[training]\niterations = 1\n", &on);
 }
 
 /* CollNet's chain over four DGX H100 machines whose switches reduce
@@ -1529,26 +1537,14 @@ Test(nccl, tree_fast_forward_across_machines, .timeout = 120) {
  * NVLink is asked for more than it carries), less its pipeline's filling;
  * fast-forward jumps it, to the same time and bytes as without. */
 Test(nccl, collnet_chain_over_sharp, .timeout = 120) {
-  struct run_result on, off;
-#define CHAIN(ff)                                                              \
-  "[platform]\npreset = dgx-h100\nnodes = 32\nsharp = true\n[model]\n"         \
-  "name = synthetic\nparams = 67108864\ntensors = 1\ncompute = 0.000001\n"     \
-  "[exchange]\nalgorithm = nccl\nnccl_algo = collnet-chain\npayload = "        \
-  "none\nfast_forward = " ff "\n[training]\niterations = 1\n"
-  char *a = g_strdup(CHAIN("auto")), *b = g_strdup(CHAIN("off"));
-#undef CHAIN
-  result_in_child(a, &on);
-  result_in_child(b, &off);
+  struct run_result on;
+  jumps_alike("[platform]\npreset = dgx-h100\nnodes = 32\nsharp = true\n"
+              "[model]\nname = synthetic\nparams = 67108864\ntensors = 1\n"
+              "compute = 0.000001\n[exchange]\nalgorithm = nccl\nnccl_algo "
+              "= collnet-chain\npayload = none\nfast_forward = ",
+              "\n[training]\niterations = 1\n", &on);
   double alg = 268435456.0 / (on.iteration_s - 1e-6) / 1e9;
   cr_expect(alg > 140 && alg < 186, "CollNet chain at %g GB/s", alg);
-  cr_expect_gt(on.ff_steps, 0, "no jump");
-  cr_expect(fabs(on.iteration_s - off.iteration_s) <= 1e-9 * off.iteration_s,
-            "%.12g with fast-forward, %.12g without", on.iteration_s,
-            off.iteration_s);
-  cr_expect_float_eq(on.wire_bytes, off.wire_bytes, 1e-12 * off.wire_bytes,
-                     "wire bytes %.17g, %.17g", on.wire_bytes, off.wire_bytes);
-  g_free(a);
-  g_free(b);
 }
 
 /* NVLS on one H100 machine: the switch reduces, a GPU's NVLink carries
