@@ -676,7 +676,7 @@ static bool tree_done(const struct nk *k) {
 
 static const struct nk_prog tree_prog = {tree_fire, tree_got, tree_done};
 
-static void sharp_join(struct nk *k, int nc, struct nk_sharp *const *sharps);
+static void sharp_apply(void *state, int periods);
 
 void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
                       const struct nk_tree *tree, int p,
@@ -716,8 +716,9 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
     }
   }
   nk_join(&k, x.st, nc, 1, NK_CHUNK_REPS, total);
-  if (sharps)
-    sharp_join(&k, nc, sharps);
+  /* SHARP's gathers jump with the GPUs. */
+  for (int q = 0; sharps && q < nc; q++)
+    kff_add_passive(k.ff.ff, sharp_apply, sharps[q]);
   nk_go(&k, x.st, nc, tree_arm);
   g_free(total);
   g_free(x.t);
@@ -1031,7 +1032,6 @@ struct nk_switch {
   int rank, q, g;
   int *gpus;
   struct sw_phase ph[2];
-  uint64_t joined; /* the last call whose jump was told of it */
 };
 
 /* Message M from sender FROM (of N) into SP's gathers: a sender sends
@@ -1065,9 +1065,11 @@ static struct sw_gather *phase_full(struct sw_phase *sp, int n) {
 struct nk_switch *nccl_switch_new(struct sim *s, int rank, int q,
                                   const int *gpus, int g) {
   struct nk_switch *w = g_new0(struct nk_switch, 1);
-  *w = (struct nk_switch){.s = s, .rank = rank, .q = q, .g = g,
-                          .gpus = g_memdup2(gpus, sizeof(int) * (size_t)g),
-                          .joined = UINT64_MAX};
+  *w = (struct nk_switch){.s = s,
+                          .rank = rank,
+                          .q = q,
+                          .g = g,
+                          .gpus = g_memdup2(gpus, sizeof(int) * (size_t)g)};
   for (int ph = 0; ph < 2; ph++)
     w->ph[ph] = (struct sw_phase){g_ptr_array_new(), 0, g_new0(int, g)};
   return w;
@@ -1187,17 +1189,9 @@ void nccl_kernel_nvls(struct coll_call *c, const struct nk_plan *pl, int g,
     }
   }
   nk_join(&k, x.st, nc, 1, NK_CHUNK_REPS, total);
-  /* The switch's gathers jump with the GPUs: the first GPU of the call
-   * tells the call's record of them. */
-  if (k.ff.ff) {
-    for (int q = 0; q < nc; q++) {
-      struct nk_switch *w = switches[q];
-      if (w->joined != kff_key(k.ff.ff)) {
-        w->joined = kff_key(k.ff.ff);
-        kff_add_passive(k.ff.ff, switch_apply, w);
-      }
-    }
-  }
+  /* The switch's gathers jump with the GPUs. */
+  for (int q = 0; q < nc; q++)
+    kff_add_passive(k.ff.ff, switch_apply, switches[q]);
   nk_go(&k, x.st, nc, nvls_arm);
   g_free(total);
   g_free(x.ch);
@@ -1219,7 +1213,6 @@ struct nk_sharp {
   int rank, q, nm;
   int *heads;
   struct sw_phase ph;
-  uint64_t joined; /* the last call whose jump was told of it */
 };
 
 struct nk_sharp *nccl_sharp_new(struct sim *s, int rank, int q,
@@ -1230,8 +1223,7 @@ struct nk_sharp *nccl_sharp_new(struct sim *s, int rank, int q,
                          .q = q,
                          .nm = nm,
                          .heads = g_memdup2(heads, sizeof(int) * (size_t)nm),
-                         .ph = {g_ptr_array_new(), 0, g_new0(int, nm)},
-                         .joined = UINT64_MAX};
+                         .ph = {g_ptr_array_new(), 0, g_new0(int, nm)}};
   return w;
 }
 
@@ -1241,18 +1233,6 @@ static void sharp_apply(void *state, int periods) {
   w->ph.base += periods;
   for (int h = 0; h < w->nm; h++)
     w->ph.got[h] += periods;
-}
-
-/* The switches' counts jump with the GPUs: the first GPU of the call
- * tells the call's record of them. */
-static void sharp_join(struct nk *k, int nc, struct nk_sharp *const *sharps) {
-  for (int q = 0; k->ff.ff && q < nc; q++) {
-    struct nk_sharp *w = sharps[q];
-    if (w->joined != kff_key(k->ff.ff)) {
-      w->joined = kff_key(k->ff.ff);
-      kff_add_passive(k->ff.ff, sharp_apply, w);
-    }
-  }
 }
 
 static void sharp_forward(struct nk_sharp *w, struct coll_call *c,

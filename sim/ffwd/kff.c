@@ -42,10 +42,13 @@ static bool same_time(double a, double b) {
 
 double kff_debt(const struct kff *f) { return f ? f->debt : 0; }
 
-uint64_t kff_key(const struct kff *f) { return f->key; }
-
 void kff_add_passive(struct kff *f, void (*apply)(void *state, int periods),
                      void *state) {
+  if (!f)
+    return;
+  for (guint i = 0; i < f->passive->len; i++)
+    if (g_array_index(f->passive, struct kff_passive, i).state == state)
+      return;
   struct kff_passive pa = {apply, state};
   g_array_append_val(f->passive, pa);
 }

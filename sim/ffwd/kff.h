@@ -80,9 +80,9 @@ void kff_event(struct kff_stream *x);
 /* The time the call's jump left out (0: none), which every GPU pays at
  * its call's end. */
 double kff_debt(const struct kff *f);
-/* The call's key (its number among the worker's calls). */
-uint64_t kff_key(const struct kff *f);
-/* STATE, which only forwards (an NVSwitch), moves with the call's jump. */
+/* STATE, which only forwards (an NVSwitch, SHARP's switches), moves
+ * with the call's jump (F NULL: the call does not fast-forward), once
+ * however many of the call's GPUs tell it. */
 void kff_add_passive(struct kff *f, void (*apply)(void *state, int periods),
                      void *state);
 
