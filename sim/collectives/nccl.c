@@ -492,7 +492,7 @@ struct nccl_run {
   struct nk_switch **switches;
   /* CollNet: the SHARP switches of each channel's rail ([q], up to the
    * communicator's channels), or NULL; rail 0's rank (rail r's: + r) and
-   * the rails (one on a fat tree). */
+   * the fabric's rails (one on a fat tree: platforms/nvswitch.c). */
   struct nk_sharp **sharps;
   int sharp_rank, sharp_rails;
 };
@@ -637,6 +637,7 @@ static struct nccl_run *run_of(struct sim *s) {
       nn.size > 0 ? 1.0 / nn.beta_in : s->p->bandwidth_Bps;
   r->link_Bps[NCCL_HW_NET] =
       nn.size > 0 ? 1.0 / nn.beta : s->p->bandwidth_Bps;
+  r->sharp_rails = s->p->fabric == FABRIC_RAIL ? r->g.nics : 1;
   s->coll_run = r;
   return r;
 }
@@ -852,11 +853,18 @@ static void tree_chans(const struct coll_call *c, const struct geo *g, int nc,
   }
 }
 
+/* The rank of the SHARP switches channel Q's chains hand their sums to:
+ * those of the channel's rail (its heads' NICs'). */
+static int sharp_of(const struct nccl_run *r, int q) {
+  return r->sharp_rank + (q % r->g.nics) % r->sharp_rails;
+}
+
 /* CollNet's chains (connect.cc, collnetChain): channel K's inside each
  * machine from the channel's rail GPU, the head's parent the rail's
- * SHARP switches (rank SHARP0 + rail, RAILS of them). */
-static void chain_chans(const struct coll_call *c, const struct geo *g, int nc,
-                        int sharp0, int rails, struct nk_tree *t) {
+ * SHARP switches (sharp_of). */
+static void chain_chans(const struct coll_call *c, const struct nccl_run *r,
+                        int nc, struct nk_tree *t) {
+  const struct geo *g = &r->g;
   uint64_t n = c->v->n;
   int node = c->rank / g->g;
   for (int k = 0; k < nc; k++) {
@@ -865,8 +873,7 @@ static void chain_chans(const struct coll_call *c, const struct geo *g, int nc,
                             .hi = block_lo(0, n, nc, k + 1),
                             .depth = i,
                             .reach = g->g};
-    t[k].up =
-        i > 0 ? chan_rank(g, k, node, i - 1) : sharp0 + (k % g->nics) % rails;
+    t[k].up = i > 0 ? chan_rank(g, k, node, i - 1) : sharp_of(r, k);
     if (i + 1 < g->g)
       t[k].kids[t[k].nkids++] = chan_rank(g, k, node, i + 1);
   }
@@ -1040,7 +1047,7 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
     xbt_assert(r->sharps && pl.nc <= r->model.comm.nchannels,
                "CollNet on %d channels without its switches", pl.nc);
     struct nk_tree t[RING_CHANNELS_MAX];
-    chain_chans(c, &r->g, pl.nc, r->sharp_rank, r->sharp_rails, t);
+    chain_chans(c, r, pl.nc, t);
     nccl_kernel_tree(c, &pl, t, r->g.p, r->sharps);
   } else {
     xbt_assert(ch.algo == NCCL_ALGO_RING, "NCCL algorithm %s not simulated",
@@ -1071,10 +1078,9 @@ static void sharp_actor(int argc, char **argv) {
  * (platforms/nvswitch.c), the hosts' ranks after the NVSwitches'. */
 static void sharp_spawn(struct sim *s, struct nccl_run *r, int first) {
   const struct nccl_comm *c = &r->model.comm;
-  int rails = s->p->fabric == FABRIC_RAIL ? r->g.nics : 1, nm = r->g.nodes;
+  int nm = r->g.nodes;
   r->sharp_rank = s->nworkers + s->naggr + first;
-  r->sharp_rails = rails;
-  for (int i = 0; i < rails; i++) {
+  for (int i = 0; i < r->sharp_rails; i++) {
     char name[32];
     snprintf(name, sizeof name, "r%d-sharp", i);
     s->extra_hosts[first + i] = sg_host_by_name(name);
@@ -1083,10 +1089,10 @@ static void sharp_spawn(struct sim *s, struct nccl_run *r, int first) {
   r->sharps = g_new(struct nk_sharp *, (size_t)c->nchannels);
   int *heads = g_new(int, nm);
   for (int q = 0; q < c->nchannels; q++) {
-    int rail = (q % r->g.nics) % rails;
+    int rail = sharp_of(r, q) - r->sharp_rank;
     for (int n = 0; n < nm; n++)
       heads[n] = chan_rank(&r->g, q, n, 0);
-    r->sharps[q] = nccl_sharp_new(s, r->sharp_rank + rail, q, heads, nm);
+    r->sharps[q] = nccl_sharp_new(s, sharp_of(r, q), q, heads, nm);
     char name[32];
     snprintf(name, sizeof name, "sharp%d.%d", rail, q);
     sg_actor_t a = sg_actor_init(name, s->extra_hosts[first + rail]);
@@ -1109,10 +1115,9 @@ static void nccl_spawn(struct sim *s) {
   bool sharp = r->model.comm.graph[NCCL_ALGO_COLLNET_CHAIN].nchannels >= 1;
   int nm = r->g.nodes, nq = r->model.comm.nvls_channels;
   int nsw = nvls ? nm : 0;
-  int rails = s->p->fabric == FABRIC_RAIL ? r->g.nics : 1;
   if (!nsw && !sharp)
     return;
-  s->nextra = nsw + (sharp ? rails : 0);
+  s->nextra = nsw + (sharp ? r->sharp_rails : 0);
   s->extra_hosts = g_new(sg_host_t, s->nextra);
   if (sharp)
     sharp_spawn(s, r, nsw);

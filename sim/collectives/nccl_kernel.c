@@ -111,6 +111,15 @@ static int nk_window(const struct nk *k, const struct nk_in *in) {
   return w < 1 ? 1 : w > k->pl->window ? k->pl->window : w;
 }
 
+/* What switch SRC (an actor of no GPU: its sends are no stream's) would
+ * have sent the caller over a jump, BYTES: on the route, and in the
+ * switches' wire bytes. */
+static void nk_switch_sent(struct nk *k, int src, double bytes) {
+  struct sim *s = k->c->sim;
+  sim_link_bytes(s, NULL, src, k->c->rank, bytes);
+  s->aggr_wire_bytes += bytes;
+}
+
 /* Ask for messages on IN while its window has room and more are to
  * come: their transfers start as soon as their senders post them. */
 static void nk_ask(struct nk *k, struct nk_in *in) {
@@ -583,16 +592,12 @@ static void tree_apply(struct nk *k, int q, int periods) {
     t->got_par += periods;
     t->credits += periods;
   }
-  if (t->t.up >= k->p) {
-    struct sim *s = k->c->sim;
-    double env = s->p->envelope_bytes;
-    double back =
+  if (t->t.up >= k->p)
+    nk_switch_sent(
+        k, t->t.up,
         (ceil((double)t->cv * sim_value_bytes(k->c) * k->pl->cost.wire) +
-         2 * env) *
-        periods;
-    sim_link_bytes(s, NULL, t->t.up, k->c->rank, back);
-    s->aggr_wire_bytes += back;
-  }
+         2 * k->c->sim->p->envelope_bytes) *
+            periods);
   for (int i = 0; i < t->t.nkids; i++)
     t->got_kid[i] += periods;
   if (t->t.nkids)
@@ -872,9 +877,8 @@ static void nvls_apply(struct nk *k, int q, int periods) {
     if (k->in[i].chan == q)
       k->in[i].remaining -= periods;
   double part = (double)t->cv / x->g * sim_value_bytes(k->c) * k->pl->cost.wire;
-  double back = (part + part * x->g + 2 * s->p->envelope_bytes) * periods;
-  sim_link_bytes(s, NULL, x->sw, k->c->rank, back);
-  s->aggr_wire_bytes += back;
+  nk_switch_sent(k, x->sw,
+                 (part + part * x->g + 2 * s->p->envelope_bytes) * periods);
 }
 
 /* Take the held parts of chunk J from the children into the vector, and
