@@ -486,6 +486,18 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
 #define CREDIT_PORT 64
 #define CREDIT_BYTES 0
 
+/* A credit to DST on PORT: a slot of its FIFO free again; ST: the
+ * sender's stream, which counts its bytes (NULL: a switch's). */
+static void nk_credit(struct coll_call *c, struct kff_stream *st, int dst,
+                      int port) {
+  struct msg *cr = g_new0(struct msg, 1);
+  cr->refs = 1;
+  cr->bytes = CREDIT_BYTES;
+  if (st)
+    kff_sent(st, dst, CREDIT_BYTES + c->sim->p->envelope_bytes);
+  sim_send_channel(c, dst, port, cr, 0);
+}
+
 /* A channel's tree: its chunks, the reduce stream up (timer 2q) and the
  * broadcast stream down (timer 2q + 1). Its fast-forward events: its
  * sends up (the root: down), one a chunk. */
@@ -573,14 +585,8 @@ static void chunk_range(const struct nk_treech *t, int j, uint64_t *a,
 static void tree_credit(struct nk *k, int q) {
   struct nk_trees *x = k->st;
   struct nk_treech *t = &x->t[q];
-  for (int i = 0; i < t->t.nkids; i++) {
-    struct msg *cr = g_new0(struct msg, 1);
-    cr->refs = 1;
-    cr->bytes = CREDIT_BYTES;
-    kff_sent(&x->st[q], t->t.kids[i],
-             CREDIT_BYTES + k->c->sim->p->envelope_bytes);
-    sim_send_channel(k->c, t->t.kids[i], CREDIT_PORT + q, cr, 0);
-  }
+  for (int i = 0; i < t->t.nkids; i++)
+    nk_credit(k->c, &x->st[q], t->t.kids[i], CREDIT_PORT + q);
 }
 
 /* A jump: PERIODS chunks of both streams, and their credits; under
@@ -894,12 +900,7 @@ static void nvls_take_kids(struct nk *k, int q, int j) {
     xbt_assert(m, "NVLS tree: child %d's chunk %d not held", i, j);
     sim_unpack(k->c, m, k->c->v, a, b, true);
     msg_free(m);
-    struct msg *cr = g_new0(struct msg, 1);
-    cr->refs = 1;
-    cr->bytes = CREDIT_BYTES;
-    kff_sent(&x->st[q], t->tr->kids[i],
-             CREDIT_BYTES + k->c->sim->p->envelope_bytes);
-    sim_send_channel(k->c, t->tr->kids[i], NVLS_CREDIT + q, cr, 0);
+    nk_credit(k->c, &x->st[q], t->tr->kids[i], NVLS_CREDIT + q);
   }
   t->used_kid++;
 }
@@ -1248,10 +1249,7 @@ static void sharp_forward(struct nk_sharp *w, struct coll_call *c,
       msg_bundle_add(out, gth->part[h]);
     out->bytes = gth->part[0]->bytes;
     sim_send_channel(c, w->heads[n], w->q, out, 0);
-    struct msg *cr = g_new0(struct msg, 1);
-    cr->refs = 1;
-    cr->bytes = CREDIT_BYTES;
-    sim_send_channel(c, w->heads[n], CREDIT_PORT + w->q, cr, 0);
+    nk_credit(c, NULL, w->heads[n], CREDIT_PORT + w->q);
   }
   for (int h = 0; h < w->nm; h++)
     msg_free(gth->part[h]);
