@@ -1,5 +1,19 @@
 # tests/cli/lib.sh: helpers shared by the command-line test scripts
-# (sourced; needs G = the gradsim executable, L = a log directory).
+# (sourced; needs G = the gradsim executable, and L = a log directory
+# when its helpers run: workdir makes one).
+
+# workdir NAME: a scratch directory T, removed on exit; W in it, where
+# gradsim runs and writes (the working directory from here on), and L,
+# where its output is captured.
+workdir() {
+  T=$(mktemp -d "${TMPDIR:-/tmp}/gradsim-$1.XXXXXX") || exit 1
+  trap 'rm -rf "$T"' EXIT
+  trap 'exit 1' HUP INT TERM
+  W=$T/w
+  L=$T/log
+  mkdir -p "$W" "$L"
+  cd "$W" || exit 1
+}
 npass=0
 nfail=0
 FAILED=()

@@ -18,14 +18,8 @@ G=$1
 SRC=${2:-.}
 case $G in /*) ;; *) G=$PWD/$G ;; esac
 case $SRC in /*) ;; *) SRC=$PWD/$SRC ;; esac
-T=$(mktemp -d "${TMPDIR:-/tmp}/gradsim-repro.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' HUP INT TERM
-W=$T/w
-L=$T/log
-mkdir -p "$W" "$L"
-cd "$W" || exit 1
 . "$SRC/tests/cli/lib.sh"
+workdir repro
 TIMEOUT=
 if command -v timeout >/dev/null 2>&1; then TIMEOUT="timeout 600"; fi
 have_gnuplot=0

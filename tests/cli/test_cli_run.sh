@@ -14,14 +14,8 @@ G=$1
 SRC=${2:-.}
 case $G in /*) ;; *) G=$PWD/$G ;; esac
 case $SRC in /*) ;; *) SRC=$PWD/$SRC ;; esac
-T=$(mktemp -d "${TMPDIR:-/tmp}/gradsim-run.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 1' HUP INT TERM
-W=$T/w
-L=$T/log
-mkdir -p "$W" "$L"
-cd "$W" || exit 1
 . "$SRC/tests/cli/lib.sh"
+workdir run
 
 cat >small.ini <<'EOF'
 [platform]

@@ -21,19 +21,14 @@ G=$1
 SRC=${2:-.}
 case $G in /*) ;; *) G=$PWD/$G ;; esac
 case $SRC in /*) ;; *) SRC=$PWD/$SRC ;; esac
-T=$(mktemp -d "${TMPDIR:-/tmp}/gradsim-sweep.XXXXXX") || exit 1
+. "$SRC/tests/cli/lib.sh"
+workdir sweep
 BG=
 cleanup() {
   [ -n "$BG" ] && kill -9 "$BG" 2>/dev/null
   rm -rf "$T"
 }
 trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
-W=$T/w
-L=$T/log
-mkdir -p "$W" "$L"
-cd "$W" || exit 1
-. "$SRC/tests/cli/lib.sh"
 # Background jobs get their own process group and a SIGINT that is not
 # ignored (a non-interactive shell ignores it in background jobs, and
 # gradsim keeps an ignored SIGINT ignored).
