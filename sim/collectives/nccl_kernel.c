@@ -1067,6 +1067,58 @@ static struct sw_gather *phase_full(struct sw_phase *sp, int n) {
   return hd;
 }
 
+/* A gather of N parts, forwarded: its parts and itself freed. */
+static void gather_free(struct sw_gather *gth, int n) {
+  for (int h = 0; h < n; h++)
+    msg_free(gth->part[h]);
+  g_free(gth->part);
+  g_free(gth);
+}
+
+/* A switch actor's receives: from each of its N sources (rank SRC[i],
+ * port PORT[i], which the actor fills before inbox_post) NK_WINDOW asked
+ * for at once (a switch is always ready), each source's taken in order.
+ * An actor serves for ever: nothing is freed. */
+struct sw_inbox {
+  struct coll_call *c;
+  int n;
+  int *src, *port;
+  sg_comm_t *get, *heads;
+  struct msg **in;
+  int *head;
+};
+
+static void inbox_open(struct sw_inbox *b, struct coll_call *c, int n) {
+  *b = (struct sw_inbox){.c = c,
+                         .n = n,
+                         .src = g_new(int, n),
+                         .port = g_new(int, n),
+                         .get = g_new(sg_comm_t, (size_t)n * NK_WINDOW),
+                         .heads = g_new(sg_comm_t, n),
+                         .in = g_new0(struct msg *, (size_t)n * NK_WINDOW),
+                         .head = g_new0(int, n)};
+}
+
+static void inbox_post(struct sw_inbox *b) {
+  for (int i = 0; i < b->n; i++)
+    for (int j = 0; j < NK_WINDOW; j++)
+      b->get[i * NK_WINDOW + j] = sim_get_channel(b->c, b->src[i], b->port[i],
+                                                  &b->in[i * NK_WINDOW + j]);
+}
+
+/* The next message to come (*M), and its source's index; the receive it
+ * took asked for again. */
+static int inbox_next(struct sw_inbox *b, struct msg **m) {
+  for (int i = 0; i < b->n; i++)
+    b->heads[i] = b->get[i * NK_WINDOW + b->head[i]];
+  int i = (int)sg_comm_wait_any(b->heads, (size_t)b->n);
+  int h = i * NK_WINDOW + b->head[i];
+  *m = b->in[h];
+  b->get[h] = sim_get_channel(b->c, b->src[i], b->port[i], &b->in[h]);
+  b->head[i] = (b->head[i] + 1) % NK_WINDOW;
+  return i;
+}
+
 struct nk_switch *nccl_switch_new(struct sim *s, int rank, int q,
                                   const int *gpus, int g) {
   struct nk_switch *w = g_new0(struct nk_switch, 1);
@@ -1108,35 +1160,23 @@ static void sw_forward(struct nk_switch *w, struct coll_call *c, int ph,
     sim_send_channel(c, w->gpus[k], NVLS_DOWN + 2 * w->q + ph, out,
                      gth->part[0]->rate_Bps);
   }
-  for (int h = 0; h < w->g; h++)
-    msg_free(gth->part[h]);
-  g_free(gth->part);
-  g_free(gth);
+  gather_free(gth, w->g);
 }
 
 void nccl_switch_serve(struct nk_switch *w) {
   struct coll_call c = {.sim = w->s, .rank = w->rank};
-  int g = w->g, q = w->q, ns = 2 * g;
-  /* Every GPU's two ports, NK_WINDOW receives asked for on each (the
-   * switch is always ready), taken in order. */
-  sg_comm_t *get = g_new(sg_comm_t, (size_t)ns * NK_WINDOW);
-  struct msg **in = g_new0(struct msg *, (size_t)ns * NK_WINDOW);
-  int *head = g_new0(int, ns);
-  sg_comm_t *heads = g_new(sg_comm_t, ns);
-  for (int i = 0; i < ns; i++)
-    for (int j = 0; j < NK_WINDOW; j++)
-      get[i * NK_WINDOW + j] =
-          sim_get_channel(&c, w->gpus[i % g], NVLS_PORT + 2 * q + i / g,
-                          &in[i * NK_WINDOW + j]);
+  int g = w->g, q = w->q;
+  /* Every GPU's two ports: source i is GPU i mod G's phase i / G. */
+  struct sw_inbox b;
+  inbox_open(&b, &c, 2 * g);
+  for (int i = 0; i < 2 * g; i++) {
+    b.src[i] = w->gpus[i % g];
+    b.port[i] = NVLS_PORT + 2 * q + i / g;
+  }
+  inbox_post(&b);
   for (;;) {
-    for (int i = 0; i < ns; i++)
-      heads[i] = get[i * NK_WINDOW + head[i]];
-    int i = (int)sg_comm_wait_any(heads, (size_t)ns);
-    int ph = i / g, from = i % g, h = i * NK_WINDOW + head[i];
-    struct msg *m = in[h];
-    get[h] = sim_get_channel(&c, w->gpus[from], NVLS_PORT + 2 * q + ph,
-                             &in[h]);
-    head[i] = (head[i] + 1) % NK_WINDOW;
+    struct msg *m;
+    int i = inbox_next(&b, &m), ph = i / g, from = i % g;
     struct sw_phase *sp = &w->ph[ph];
     phase_add(sp, from, g, m, "NVLS");
     for (struct sw_gather *hd; (hd = phase_full(sp, g));)
@@ -1251,34 +1291,24 @@ static void sharp_forward(struct nk_sharp *w, struct coll_call *c,
     sim_send_channel(c, w->heads[n], w->q, out, 0);
     nk_credit(c, NULL, w->heads[n], CREDIT_PORT + w->q);
   }
-  for (int h = 0; h < w->nm; h++)
-    msg_free(gth->part[h]);
-  g_free(gth->part);
-  g_free(gth);
+  gather_free(gth, w->nm);
 }
 
 void nccl_sharp_serve(struct nk_sharp *w) {
   struct coll_call c = {.sim = w->s, .rank = w->rank};
   int nm = w->nm;
-  /* NK_WINDOW receives asked for from every head (the switches are
-   * always ready), taken in order. */
-  sg_comm_t *get = g_new(sg_comm_t, (size_t)nm * NK_WINDOW);
-  struct msg **in = g_new0(struct msg *, (size_t)nm * NK_WINDOW);
-  int *head = g_new0(int, nm);
-  sg_comm_t *heads = g_new(sg_comm_t, nm);
-  for (int i = 0; i < nm; i++)
-    for (int j = 0; j < NK_WINDOW; j++)
-      get[i * NK_WINDOW + j] =
-          sim_get_channel(&c, w->heads[i], w->q, &in[i * NK_WINDOW + j]);
+  /* Every machine's head, on the channel's port. */
+  struct sw_inbox b;
+  inbox_open(&b, &c, nm);
+  for (int i = 0; i < nm; i++) {
+    b.src[i] = w->heads[i];
+    b.port[i] = w->q;
+  }
+  inbox_post(&b);
   struct sw_phase *sp = &w->ph;
   for (;;) {
-    for (int i = 0; i < nm; i++)
-      heads[i] = get[i * NK_WINDOW + head[i]];
-    int i = (int)sg_comm_wait_any(heads, (size_t)nm);
-    int h = i * NK_WINDOW + head[i];
-    struct msg *m = in[h];
-    get[h] = sim_get_channel(&c, w->heads[i], w->q, &in[h]);
-    head[i] = (head[i] + 1) % NK_WINDOW;
+    struct msg *m;
+    int i = inbox_next(&b, &m);
     phase_add(sp, i, nm, m, "SHARP");
     for (struct sw_gather *hd; (hd = phase_full(sp, nm));)
       sharp_forward(w, &c, hd);
