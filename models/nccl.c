@@ -118,17 +118,13 @@ static const double tree_correction[NCCL_PROTO_COUNT][24] = {
 #define LL128_MAX_NTHREADS 640
 #define PCI_BW 12.0
 
-double nccl_hw_latency(enum nccl_hw hw, enum nccl_algo a, enum nccl_proto p) {
-  return hw_lat[hw][a][p];
-}
-
 /* v2.18.5's hwLat for CollNet (src/graph/tuning.cc at v2.18.5-1, the
  * same from v2.18.1-1), [hw][direct, chain], Simple. */
 static const double collnet_lat_218[NCCL_HW_COUNT][2] = {
     {8.0, 4.75}, {8.0, 8.0}, {10.7, 14}};
 
-double nccl_hw_latency_of(enum nccl_version v, enum nccl_hw hw,
-                          enum nccl_algo a, enum nccl_proto p) {
+double nccl_hw_latency(enum nccl_version v, enum nccl_hw hw, enum nccl_algo a,
+                       enum nccl_proto p) {
   if (v == NCCL_V2_18 && p == NCCL_PROTO_SIMPLE &&
       (a == NCCL_ALGO_COLLNET_DIRECT || a == NCCL_ALGO_COLLNET_CHAIN))
     return collnet_lat_218[hw][a == NCCL_ALGO_COLLNET_CHAIN];
@@ -352,10 +348,10 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
       double lat = base_lat[a][p];
       if (v218 && a == NCCL_ALGO_TREE && p == NCCL_PROTO_SIMPLE)
         lat = 0;
-      double intra_lat = nccl_hw_latency_of(c->version, intra_hw, a, p);
-      double inter_lat =
-          ppn == 1 ? hw_lat[NCCL_HW_NET][NCCL_ALGO_TREE][p]
-                   : nccl_hw_latency_of(c->version, NCCL_HW_NET, a, p);
+      double intra_lat = nccl_hw_latency(c->version, intra_hw, a, p);
+      double inter_lat = ppn == 1
+                             ? hw_lat[NCCL_HW_NET][NCCL_ALGO_TREE][p]
+                             : nccl_hw_latency(c->version, NCCL_HW_NET, a, p);
       inter_lat += g->latency_inter;
       if (p == NCCL_PROTO_SIMPLE)
         inter_lat += g->latency_inter;

@@ -153,14 +153,12 @@ int nccl_model_choose(const struct nccl_model *m, enum nccl_coll coll,
                       enum nccl_proto force_p, struct nccl_choice *out);
 
 /* NCCL's per-step latency (us) of algorithm A with protocol P where the
- * step runs (hwLatencies), and the latency a call starts with
- * (baseLatencies). */
-double nccl_hw_latency(enum nccl_hw hw, enum nccl_algo a, enum nccl_proto p);
-/* The same in release V: v2.18.5's CollNet figures differ (its chain
- * 4.75 us over NVLink, 8 over PCIe, 14 across the network; its direct 8,
- * 8 and 10.7); the rest is as nccl_hw_latency has it. */
-double nccl_hw_latency_of(enum nccl_version v, enum nccl_hw hw,
-                          enum nccl_algo a, enum nccl_proto p);
+ * step runs (hwLatencies) in release V (v2.30.7's; v2.18.5's CollNet
+ * figures differ: its chain 4.75 us over NVLink, 8 over PCIe, 14 across
+ * the network, its direct 8, 8 and 10.7), and the latency a call starts
+ * with (baseLatencies). */
+double nccl_hw_latency(enum nccl_version v, enum nccl_hw hw, enum nccl_algo a,
+                       enum nccl_proto p);
 double nccl_base_latency(enum nccl_algo a, enum nccl_proto p);
 
 /* NVLS's efficiency on architecture CC (0 where NVLS does not run). */

@@ -185,15 +185,15 @@ Test(nccl, collnet_chain) {
   near(m.bw[ar][a][NCCL_PROTO_SIMPLE], 8 * 46.35 * 0.5, "chain bw");
   cr_expect_eq(m.bw[ar][a][NCCL_PROTO_LL128], 0);
   near(m.lat[ar][a][NCCL_PROTO_SIMPLE], 2 * 7 * 2.8 + 30, "chain lat");
-  near(nccl_hw_latency_of(NCCL_V2_30, NCCL_HW_NET, a, NCCL_PROTO_SIMPLE), 30,
+  near(nccl_hw_latency(NCCL_V2_30, NCCL_HW_NET, a, NCCL_PROTO_SIMPLE), 30,
        "2.30 net");
   c.version = NCCL_V2_18;
   cr_assert_eq(nccl_model_init(&m, &c), 0);
   near(m.lat[ar][a][NCCL_PROTO_SIMPLE], 2 * 7 * 4.75 + 14, "2.18 chain lat");
-  near(nccl_hw_latency_of(NCCL_V2_18, NCCL_HW_NET, a, NCCL_PROTO_SIMPLE), 14,
+  near(nccl_hw_latency(NCCL_V2_18, NCCL_HW_NET, a, NCCL_PROTO_SIMPLE), 14,
        "2.18 net");
-  near(nccl_hw_latency_of(NCCL_V2_18, NCCL_HW_NET, NCCL_ALGO_TREE,
-                          NCCL_PROTO_SIMPLE),
+  near(nccl_hw_latency(NCCL_V2_18, NCCL_HW_NET, NCCL_ALGO_TREE,
+                       NCCL_PROTO_SIMPLE),
        14, "2.18 tree net, as 2.30's");
   struct nccl_choice ch;
   cr_assert_eq(nccl_model_choose(&m, ar, 1 << 30, a, NCCL_PROTO_AUTO, &ch), 0);

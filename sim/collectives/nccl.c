@@ -661,7 +661,7 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
   const struct nccl_comm *c = &m->comm;
   for (int h = 0; h < NCCL_HW_COUNT; h++)
     k.step_s[h] =
-        fmax(1e-6 * nccl_hw_latency_of(c->version, (enum nccl_hw)h, a, p) -
+        fmax(1e-6 * nccl_hw_latency(c->version, (enum nccl_hw)h, a, p) -
                  r->lat_hw[h],
              0);
   if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
@@ -671,17 +671,18 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
      * of its share of the NVLink (one channel of the NVLS graph's short
      * of it, as NCCL's model has it). */
     const struct nccl_graph *gr = &c->graph[a];
-    k.launch_s = 1e-6 * nccl_hw_latency(NCCL_HW_NVLINK, a, p);
+    k.launch_s = 1e-6 * nccl_hw_latency(c->version, NCCL_HW_NVLINK, a, p);
     for (int h = 0; h < NCCL_HW_COUNT; h++)
-      k.step_s[h] = fmax(1e-6 * nccl_hw_latency((enum nccl_hw)h,
-                                                NCCL_ALGO_RING,
-                                                NCCL_PROTO_SIMPLE) -
-                             r->lat_hw[h],
-                         0);
+      k.step_s[h] =
+          fmax(1e-6 * nccl_hw_latency(c->version, (enum nccl_hw)h,
+                                      NCCL_ALGO_RING, NCCL_PROTO_SIMPLE) -
+                   r->lat_hw[h],
+               0);
     /* A step of the tree between machines: NCCL's NVLS tree's network
      * latency beyond the wire's. */
     k.step_s[NCCL_HW_NET] =
-        fmax(1e-6 * nccl_hw_latency(NCCL_HW_NET, NCCL_ALGO_NVLS_TREE, p) -
+        fmax(1e-6 * nccl_hw_latency(c->version, NCCL_HW_NET,
+                                    NCCL_ALGO_NVLS_TREE, p) -
                  r->lat_hw[NCCL_HW_NET],
              0);
     double eff = pt->nvls_efficiency > 0
