@@ -311,8 +311,10 @@ sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
   } else {
     s->aggr_wire_bytes += wire;
   }
+  /* SimGrid's least transfer is a byte (a credit's flag has none of its
+   * own): the routes count the wire's bytes, as wire_bytes does. */
   long size = wire >= 1 ? (long)wire : 1;
-  sim_link_bytes(s, c->w, m->src, dst, (double)size);
+  sim_link_bytes(s, c->w, m->src, dst, wire);
   if (sim_progress) {
     sim_progress->messages += 1;
     sim_progress->sim_s = sim_now();
@@ -467,8 +469,10 @@ void sim_send_channel(struct coll_call *c, int dst, int chan, struct msg *m,
     c->w->wire_bytes += wire;
   else
     s->aggr_wire_bytes += wire;
+  /* SimGrid's least transfer is a byte (a credit's flag has none of its
+   * own): the routes count the wire's bytes, as wire_bytes does. */
   long size = wire >= 1 ? (long)wire : 1;
-  sim_link_bytes(s, c->w, m->src, dst, (double)size);
+  sim_link_bytes(s, c->w, m->src, dst, wire);
   if (sim_progress) {
     sim_progress->messages += 1;
     sim_progress->sim_s = sim_now();

@@ -926,13 +926,22 @@ if run_ok "collnet-chain runs" run collnet.ini --out collnet --quiet &&
   awk -v t="$t1" 'BEGIN { exit !(t > 0) }'
   check "collnet-chain exchanges take time" $? "exchange_s $t1, compute_s $t0"
 fi
+# One bucket of 256 MiB, long enough to jump.
 if run_ok "collnet-chain without data, fast-forward on and off" run \
   collnet.ini --set exchange.payload=none --set training.mode=overlap \
+  --set model.params=67108864 --set model.tensors=1 \
+  --set training.fusion_bytes=512MB --set training.iterations=1 \
   --set exchange.fast_forward=auto,off --out collnet-ff --quiet; then
   a=$(csv_get collnet-ff/runs.csv 1 iteration_s)
   b=$(csv_get collnet-ff/runs.csv 2 iteration_s)
   rel_le "$a" "$b" 1e-6
   check "collnet-chain: fast-forward on and off agree" $? "$a against $b"
+  s=$(csv_get collnet-ff/runs.csv 1 fast_forwarded_steps)
+  check "collnet-chain fast-forwards" "$([ "$s" -gt 0 ]; echo $?)" "$s steps"
+  # Every credit a jump skips counts on its route as it would have run.
+  cmp -s <(awk -F, '$1 == 0 { print $2, $3 }' collnet-ff/links.csv) \
+    <(awk -F, '$1 == 1 { print $2, $3 }' collnet-ff/links.csv)
+  check "collnet-chain: fast-forward on and off put the same bytes on every link" $?
 fi
 if run_ok "platform with sharp" platform collnet.ini --set training.mode=sync \
   --out collnet.xml; then
