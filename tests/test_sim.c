@@ -1474,6 +1474,7 @@ ParameterizedTestParameters(nccl, fast_forward_exact) {
   static struct kcase cases[] = {
       {2, 64000000, "algorithm = nccl-ring\nnccl_proto = simple\nchannels = 2"},
       {2, 64000000, "algorithm = nccl-tree\nnccl_proto = simple\nchannels = 2"},
+      {2, 268435456, "algorithm = nccl-tree"},
       {1, 256000000, "algorithm = nccl\nnccl_algo = nvls"},
       {2, 256000000, "algorithm = nccl\nnccl_algo = nvls-tree"},
       {1, 64000000, "algorithm = nccl-ring\nnccl_proto = ll128\nchannels = 2"},
@@ -1529,6 +1530,23 @@ Test(nccl, tree_fast_forward_across_machines, .timeout = 120) {
               "0.000001\n[exchange]\nalgorithm = nccl-tree\npayload = "
               "none\nfast_forward = ",
               "\n[training]\niterations = 1\n", &on);
+}
+
+/* A tree over two DGX H100 machines, 4 GiB on the default 8 channels:
+ * each GPU's NVLink carries 14 streams (the reduce up and the broadcast
+ * down of every channel but where the GPU heads or ends the chain), each
+ * at its fixed 14th of the link, which stays busy: the call within 5% of
+ * the time the link takes for its bytes (2 x 7/8 of the buffer, at the
+ * preset's 370.8 GB/s), as when SimGrid shared it among the streams
+ * sending. */
+Test(nccl, tree_keeps_nvlink_busy, .timeout = 60) {
+  struct run_result r;
+  dgx_call(2, 1073741824, "algorithm = nccl-tree", &r);
+  double link_s = 2 * 7.0 / 8 * 4294967296.0 / 370.8e9;
+  cr_expect(r.ff_steps > 0, "no jump");
+  cr_expect(r.iteration_s > link_s && r.iteration_s < 1.05 * link_s,
+            "%.6g s against the NVLink's %.6g s", r.iteration_s, link_s);
+  run_result_clear(&r);
 }
 
 /* CollNet's chain over four DGX H100 machines whose switches reduce

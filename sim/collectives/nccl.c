@@ -56,6 +56,7 @@
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <xbt/asserts.h>
 
 /* Machines and channels of a point. */
@@ -495,6 +496,8 @@ struct nccl_run {
    * the fabric's rails (one on a fat tree: platforms/nvswitch.c). */
   struct nk_sharp **sharps;
   int sharp_rank, sharp_rails;
+  /* The trees' streams on each link, by channel count (tree_streams). */
+  GHashTable *tree_streams[RING_CHANNELS_MAX + 1];
 };
 
 /* NCCL's default channels (comm->nChannels) where [exchange] channels is
@@ -830,12 +833,12 @@ static void ring_chans(const struct coll_call *c, const struct geo *g,
 /* The trees of the kernel: channel K on NCCL's tree K mod 2 (the double
  * binary tree: ncclGetDtree), chained inside each machine from the
  * channel's rail GPU. */
-static void tree_chans(const struct coll_call *c, const struct geo *g, int nc,
-                       struct nk_tree *t) {
+static void tree_chans_at(const struct coll_call *c, const struct geo *g,
+                          int nc, int rank, struct nk_tree *t) {
   uint64_t n = c->v->n;
-  int node = c->rank / g->g;
+  int node = rank / g->g;
   for (int k = 0; k < nc; k++) {
-    int i = chan_pos(g, k, c->rank), up, d0, d1;
+    int i = chan_pos(g, k, rank), up, d0, d1;
     dtree(g->nodes, k % 2, node, &up, &d0, &d1);
     t[k] = (struct nk_tree){.lo = block_lo(0, n, nc, k),
                             .hi = block_lo(0, n, nc, k + 1),
@@ -852,6 +855,86 @@ static void tree_chans(const struct coll_call *c, const struct geo *g, int nc,
     if (i == 0 && d1 >= 0)
       t[k].kids[t[k].nkids++] = chan_rank(g, k, d1, 0);
   }
+}
+
+/* The links from rank A to rank B into ROUTE (emptied first). */
+static void route_of(const struct sim *s, int a, int b, xbt_dynar_t route) {
+  xbt_dynar_reset(route);
+  sg_host_get_route(s->workers[a].host, s->workers[b].host, route);
+}
+
+/* How many of the streams of NC channels' trees cross each link (a
+ * table of sg_link_t to count), over every GPU of the call: its reduce
+ * up and its broadcast to each child. */
+static GHashTable *tree_streams(const struct coll_call *c, const struct geo *g,
+                                int nc) {
+  GHashTable *n = g_hash_table_new(NULL, NULL);
+  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  struct nk_tree t[RING_CHANNELS_MAX];
+  for (int a = 0; a < g->p; a++) {
+    tree_chans_at(c, g, nc, a, t);
+    for (int k = 0; k < nc; k++)
+      for (int j = -1; j < t[k].nkids; j++) {
+        int b = j < 0 ? t[k].up : t[k].kids[j];
+        if (b < 0)
+          continue;
+        route_of(c->sim, a, b, route);
+        unsigned i;
+        sg_link_t l;
+        xbt_dynar_foreach(route, i, l) g_hash_table_insert(
+            n, l,
+            GINT_TO_POINTER(GPOINTER_TO_INT(g_hash_table_lookup(n, l)) + 1));
+      }
+  }
+  xbt_dynar_free(&route);
+  return n;
+}
+
+/* The least share of a link on the route from rank A to B among the
+ * streams COUNT has crossing it (a fat pipe's whole bandwidth). */
+static double route_share(const struct sim *s, GHashTable *count, int a, int b,
+                          xbt_dynar_t route) {
+  route_of(s, a, b, route);
+  double share = INFINITY;
+  unsigned i;
+  sg_link_t l;
+  xbt_dynar_foreach(route, i, l) {
+    int m = sg_link_is_shared(l)
+                ? GPOINTER_TO_INT(g_hash_table_lookup(count, l))
+                : 1;
+    share = fmin(share, sg_link_get_bandwidth(l) / m);
+  }
+  return isfinite(share) && share > 0 ? share : 0;
+}
+
+/* The caller's trees of NC channels (NCCL's double binary trees across
+ * machines, chains inside them), each stream at a fixed share of its
+ * route: every link's bandwidth shared equally among the call's streams
+ * that cross it, whether they send or wait. Shared as SimGrid shares a
+ * busy link (each active flow an equal part), streams that stop and
+ * start at their own pace drift against one another: a tree's per-chunk
+ * time never repeats exactly and the call never fast-forwards (4 GiB
+ * over 64 H100 took 172 s). On the links a tree keeps busy the two
+ * agree (an H100 machine's NVLink carries 14 streams of 8 channels, each
+ * at a 14th either way); where streams wait, as a pipeline fills, their
+ * shares go unused. (NVLS's tree keeps SimGrid's sharing: its network
+ * streams wait between chunks, and at fixed shares two p5 machines did
+ * not reach AWS's 16 GiB time even at their NICs' full 400 Gb/s.) */
+static void tree_chans(const struct coll_call *c, struct nccl_run *r, int nc,
+                       struct nk_tree *t) {
+  tree_chans_at(c, &r->g, nc, c->rank, t);
+  if (!r->tree_streams[nc])
+    r->tree_streams[nc] = tree_streams(c, &r->g, nc);
+  GHashTable *count = r->tree_streams[nc];
+  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  for (int k = 0; k < nc; k++) {
+    if (t[k].up >= 0)
+      t[k].share_up = route_share(c->sim, count, c->rank, t[k].up, route);
+    for (int j = 0; j < t[k].nkids; j++)
+      t[k].share_kid[j] =
+          route_share(c->sim, count, c->rank, t[k].kids[j], route);
+  }
+  xbt_dynar_free(&route);
 }
 
 /* The rank of the SHARP switches channel Q's chains hand their sums to:
@@ -1040,7 +1123,7 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
                                            bytes) /
                (uint64_t)vb;
     struct nk_tree t[RING_CHANNELS_MAX];
-    tree_chans(c, &r->g, pl.nc, t);
+    tree_chans(c, r, pl.nc, t);
     nccl_kernel_tree(c, &pl, t, r->g.p, NULL);
   } else if (ch.algo == NCCL_ALGO_COLLNET_CHAIN) {
     pl.chunk =
@@ -1352,12 +1435,8 @@ static bool call_messages(const struct point *p, const struct geo *g,
     events = ceil(ceil(per_chan / fmax(chunk, 1)) / g->g) * per;
     reps = NK_CHUNK_REPS;
   }
-  /* A tree's streams never settled into one period in the runs measured
-   * (nothing skipped: 256 MiB over one and two DGX A100 and two DGX H100
-   * machines, bench/nccl_scale.sh's 4 GiB over eight). */
-  *out = (struct coll_messages){.streams = nc, .events = events,
-                                .period = per, .reps = reps,
-                                .settles = ch.algo != NCCL_ALGO_TREE};
+  *out = (struct coll_messages){
+      .streams = nc, .events = events, .period = per, .reps = reps};
   return true;
 }
 
@@ -1387,7 +1466,6 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
       .events = (rs.events * rs.streams + w * ag.events * ag.streams) / streams,
       .period = ag.period,
       .reps = NK_RING_REPS,
-      .settles = true,
       .calls = calls};
   return true;
 }

@@ -259,21 +259,35 @@ static struct msg *nk_pack(struct nk *k, uint64_t a, uint64_t b,
   return m;
 }
 
+/* Send M to DST on PORT from timer T's stream, its flow no faster than
+ * PACE (0: as the links share it), the stream busy for its bytes at HOLD
+ * (0: not held). */
+static void nk_send_rate(struct nk *k, int t, int dst, int port, struct msg *m,
+                         double pace, double hold) {
+  double now = sim_now();
+  if (k->first_sent < 0)
+    k->first_sent = now;
+  if (hold > 0)
+    k->free_at[t] = fmax(k->free_at[t], now) + (double)m->bytes / hold;
+  sim_send_channel(k->c, dst, port, m, pace);
+}
+
 /* Send M to DST on PORT from timer T's stream, which is busy copying it
  * for its bytes at the channel's rate, and M's flow no faster: the CTA's
  * copy is the transfer (a Simple channel alone on its GPU's NVLink takes
  * its share, not the link); ALSO: M goes out beside the stream's last
  * message of this instant, over another link (a tree's chunk to each of
  * its children, copied at once). */
-static void nk_send_also(struct nk *k, int t, int dst, int port,
-                         struct msg *m, bool also) {
-  double now = sim_now();
-  if (k->first_sent < 0)
-    k->first_sent = now;
+static void nk_send_also(struct nk *k, int t, int dst, int port, struct msg *m,
+                         bool also) {
   double pace = nk_pace(k, k->pl->hw(k->c->sim, k->c->rank, dst));
-  if (pace > 0 && !also)
-    k->free_at[t] = fmax(k->free_at[t], now) + (double)m->bytes / pace;
-  sim_send_channel(k->c, dst, port, m, pace);
+  nk_send_rate(k, t, dst, port, m, pace, also ? 0 : pace);
+}
+
+/* The caller's pace to DST at most SHARE (0: none). */
+static double nk_pace_in(const struct nk *k, int dst, double share) {
+  double pace = nk_pace(k, k->pl->hw(k->c->sim, k->c->rank, dst));
+  return share > 0 && (pace <= 0 || share < pace) ? share : pace;
 }
 
 static void nk_send(struct nk *k, int t, int dst, int port, struct msg *m) {
@@ -549,15 +563,14 @@ static double down_step(const struct nk *k, const struct nk_treech *t) {
   return s;
 }
 
-/* Timer S due after a step's cost DELAY: on a tree's CTA after its
- * stream is free (nk_arm); on CollNet's chain the delay of the chunk, its
- * stream copying the one before meanwhile (the chain's per-step latency
- * is the chunk's way down the chain, as NVLS's: nvls_arm). */
+/* Timer S due after a step's cost DELAY: the delay of the chunk, its
+ * stream sending the one before meanwhile (a step's latency is the
+ * chunk's way down the tree or chain, as NVLS's: nvls_arm). Each stream
+ * has its fixed share of its links (nk_tree's shares): a step that held
+ * it would leave its share idle, where on a link shared as SimGrid
+ * shares it the other streams would take it up. */
 static void tree_step(struct nk *k, int s, double delay) {
-  if (((struct nk_trees *)k->st)->chain)
-    k->at[s] = fmax(sim_now() + delay, k->free_at[s]);
-  else
-    nk_arm(k, s, delay);
+  k->at[s] = fmax(sim_now() + delay, k->free_at[s]);
 }
 
 static void tree_arm(struct nk *k, int q) {
@@ -625,16 +638,25 @@ static void tree_fire(struct nk *k, int s) {
     chunk_range(t, t->up_sent, &a, &b);
     struct msg *out = nk_pack(k, a, b, t->cv);
     kff_sent(&x->st[q], t->t.up, (double)out->bytes + env);
-    nk_send(k, s, t->t.up, q, out);
+    double pace = nk_pace_in(k, t->t.up, t->t.share_up);
+    nk_send_rate(k, s, t->t.up, q, out, pace, pace);
     t->up_sent++;
     tree_credit(k, q);
   } else {
     t->down_armed = false;
     chunk_range(t, t->down_sent, &a, &b);
+    /* The chunk to every child at once, the stream held for the
+     * slowest. */
+    double pace[3], hold = INFINITY;
+    for (int i = 0; i < t->t.nkids; i++) {
+      pace[i] = nk_pace_in(k, t->t.kids[i], t->t.share_kid[i]);
+      hold = pace[i] > 0 ? fmin(hold, pace[i]) : hold;
+    }
     for (int i = 0; i < t->t.nkids; i++) {
       struct msg *out = nk_pack(k, a, b, t->cv);
       kff_sent(&x->st[q], t->t.kids[i], (double)out->bytes + env);
-      nk_send_also(k, s, t->t.kids[i], q, out, i > 0);
+      nk_send_rate(k, s, t->t.kids[i], q, out, pace[i],
+                   i == 0 && isfinite(hold) ? hold : 0);
     }
     t->down_sent++;
   }

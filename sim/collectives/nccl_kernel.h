@@ -46,6 +46,9 @@ struct nk_tree {
   int up;          /* parent rank, -1 at the root */
   int kids[3], nkids;
   int depth, reach; /* the caller's depth, the tree's deepest */
+  /* Each stream's fixed share of its route, bytes/s of wire, up and to
+   * each child (0: the links shared as SimGrid shares them). */
+  double share_up, share_kid[3];
 };
 
 /* What a ring call runs: the allreduce, or one of its legs apart as
