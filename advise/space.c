@@ -245,12 +245,11 @@ static GPtrArray *default_space(struct search *s, const struct point *base) {
 /* The --space file PATH as one family; -1 with *ERR. */
 static int file_space(struct search *s, const char *path, GPtrArray **out,
                       char **err) {
-  GKeyFile *kf = g_key_file_new();
-  GError *ge = NULL;
-  if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &ge)) {
-    *err = g_strdup_printf("--space %s: %s", path, ge->message);
-    g_error_free(ge);
-    g_key_file_free(kf);
+  char *e;
+  GKeyFile *kf = experiment_key_file(path, &e);
+  if (!kf) {
+    *err = g_strdup_printf("--space %s", e);
+    g_free(e);
     return -1;
   }
   struct family *f = g_new0(struct family, 1);

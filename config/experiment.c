@@ -1434,6 +1434,27 @@ static char *duplicate_key(const char *path, const char *text) {
   return d.err;
 }
 
+GKeyFile *experiment_key_file(const char *path, char **err) {
+  char *text = NULL;
+  gsize len = 0;
+  GError *ge = NULL;
+  GKeyFile *kf = g_key_file_new();
+  *err = NULL;
+  if (!g_file_get_contents(path, &text, &len, &ge) ||
+      !g_key_file_load_from_data(kf, text, len, G_KEY_FILE_NONE, &ge)) {
+    *err = g_strdup_printf("%s: %s", path, ge->message);
+    g_error_free(ge);
+  } else {
+    *err = duplicate_key(path, text);
+  }
+  g_free(text);
+  if (*err) {
+    g_key_file_free(kf);
+    return NULL;
+  }
+  return kf;
+}
+
 /* The values of the file TEXT and SETS, every required key given;
  * NULL, or a message. */
 static char *gather(const char *path, const char *text, size_t len,

@@ -72,6 +72,11 @@ char *point_config_value(const struct point *p, const char *key);
  * (g_free). */
 char *experiment_question(const char *text);
 
+/* The key file at PATH read as experiment files are: a key given twice
+ * in one section refused (GKeyFile would keep the last silently). NULL
+ * with *ERR ("PATH: ..." or "PATH:LINE: ..."). */
+GKeyFile *experiment_key_file(const char *path, char **err);
+
 /* Split a swept value into its items. Codec specs hold commas too: an
  * item of the form key=value (no ':') continues the previous item's
  * parameter list, so "none,rgc:ratio=0.01,asq=1,3lc" is three codecs. */

@@ -3,6 +3,8 @@
  * overrides, derived columns and claims, every one checked. */
 #include "repro.h"
 
+#include "experiment.h"
+
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -945,14 +947,9 @@ static void check_whole(struct repro *r, char **err) {
 struct repro *repro_load(const char *path, bool quick, const char *const *off,
                          char **err) {
   *err = NULL;
-  GKeyFile *kf = g_key_file_new();
-  GError *ge = NULL;
-  if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &ge)) {
-    *err = g_strdup_printf("%s: %s", path, ge->message);
-    g_error_free(ge);
-    g_key_file_free(kf);
+  GKeyFile *kf = experiment_key_file(path, err);
+  if (!kf)
     return NULL;
-  }
   if (!g_key_file_has_group(kf, "reproduce")) {
     *err =
         g_strdup_printf("%s: no [reproduce] section: not a reproduction", path);

@@ -131,6 +131,7 @@ printf '[exchange]\nnosuch = 1, 2\n' >unknown.ini
 printf '# no keys\n' >empty.ini
 printf '[exchange]\ncodec = none, nosuch\n' >badvalue.ini
 printf '[exchange]\ncodec =\n' >novalue.ini
+printf '[exchange]\ncodec = none, q8\ncodec = topk\n' >twice.ini
 bad() { # NAME PATTERN ARGS...
   local name=$1 pat=$2
   shift 2
@@ -148,6 +149,7 @@ bad "unknown key in the space" "unknown key 'nosuch'" --model resnet50 --platfor
 bad "empty space" "the space is empty" --model resnet50 --platform nodes=4 --space empty.ini
 bad "bad value in the space" "unknown codec 'nosuch'" --model resnet50 --platform nodes=4 --space badvalue.ini
 bad "key without values" "empty value" --model resnet50 --platform nodes=4 --space novalue.ini
+bad "a key twice in the space" "twice.ini:3: \[exchange\] codec is given twice" --model resnet50 --platform nodes=4 --space twice.ini
 bad "missing space file" "nofile.ini" --model resnet50 --platform nodes=4 --space nofile.ini
 bad "unknown model" "unknown model 'nosuch'" --model nosuch --platform nodes=4
 bad "platform item without a value" "no such file" --model resnet50 --platform nodes
