@@ -563,12 +563,13 @@ void sim_batch_end(struct coll_call *c);
 /* A collective's account of one worker's messages for one bucket (struct
  * collective messages), as the streams of kff.h declare them: STREAMS
  * streams (its messages in flight at once) of EVENTS messages each,
- * periodic by PERIOD events once REPS periods repeat (every NCCL kernel
- * settles into one period). What fast-forward skips of them is its own
+ * periodic by PERIOD events once REPS periods repeat, unless it never
+ * SETTLES into one period. What fast-forward skips of them is its own
  * estimate (kff_events). */
 struct coll_messages {
   double streams, events, period;
   int reps;
+  bool settles;
   /* Calls of EVENTS events each a stream makes for the bucket (0: one;
    * a sharded exchange's reduce-scatter and allgathers), each
    * fast-forwarded on its own. */

@@ -528,6 +528,7 @@ struct nk_trees {
   struct nk_treech *t;
   struct kff_stream *st;
   bool chain; /* CollNet's chains (nccl_kernel_tree's SHARPS) */
+  bool fixed; /* the streams at their fixed shares (TREE_FIXED_CHUNKS) */
 };
 
 enum { TAG_PARENT = 3, TAG_CREDIT = 4 };
@@ -563,14 +564,19 @@ static double down_step(const struct nk *k, const struct nk_treech *t) {
   return s;
 }
 
-/* Timer S due after a step's cost DELAY: the delay of the chunk, its
- * stream sending the one before meanwhile (a step's latency is the
- * chunk's way down the tree or chain, as NVLS's: nvls_arm). Each stream
- * has its fixed share of its links (nk_tree's shares): a step that held
- * it would leave its share idle, where on a link shared as SimGrid
- * shares it the other streams would take it up. */
+/* Timer S due after a step's cost DELAY. At fixed shares (and on
+ * CollNet's chains, paced apart) the delay of the chunk, its stream
+ * sending the one before meanwhile (a step's latency is the chunk's way
+ * down the tree or chain, as NVLS's: nvls_arm): a step that held the
+ * stream would leave its share idle, where on links SimGrid shares the
+ * other streams take it up. Else on the CTA after its stream is free
+ * (nk_arm). */
 static void tree_step(struct nk *k, int s, double delay) {
-  k->at[s] = fmax(sim_now() + delay, k->free_at[s]);
+  const struct nk_trees *x = k->st;
+  if (x->chain || x->fixed)
+    k->at[s] = fmax(sim_now() + delay, k->free_at[s]);
+  else
+    nk_arm(k, s, delay);
 }
 
 static void tree_arm(struct nk *k, int q) {
@@ -638,19 +644,20 @@ static void tree_fire(struct nk *k, int s) {
     chunk_range(t, t->up_sent, &a, &b);
     struct msg *out = nk_pack(k, a, b, t->cv);
     kff_sent(&x->st[q], t->t.up, (double)out->bytes + env);
-    double pace = nk_pace_in(k, t->t.up, t->t.share_up);
+    double pace = nk_pace_in(k, t->t.up, x->fixed ? t->t.share_up : 0);
     nk_send_rate(k, s, t->t.up, q, out, pace, pace);
     t->up_sent++;
     tree_credit(k, q);
   } else {
     t->down_armed = false;
     chunk_range(t, t->down_sent, &a, &b);
-    /* The chunk to every child at once, the stream held for the
-     * slowest. */
+    /* The chunk to every child at once, the stream held for the first
+     * (at fixed shares: the slowest). */
     double pace[3], hold = INFINITY;
     for (int i = 0; i < t->t.nkids; i++) {
-      pace[i] = nk_pace_in(k, t->t.kids[i], t->t.share_kid[i]);
-      hold = pace[i] > 0 ? fmin(hold, pace[i]) : hold;
+      pace[i] = nk_pace_in(k, t->t.kids[i], x->fixed ? t->t.share_kid[i] : 0);
+      if (pace[i] > 0 && (x->fixed || i == 0))
+        hold = fmin(hold, pace[i]);
     }
     for (int i = 0; i < t->t.nkids; i++) {
       struct msg *out = nk_pack(k, a, b, t->cv);
@@ -720,7 +727,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
   struct nk k = {.c = c, .pl = pl, .p = p, .prog = &tree_prog, .nt = 2 * nc,
                  .apply = tree_apply};
   struct nk_trees x = {g_new0(struct nk_treech, nc),
-                       g_new0(struct kff_stream, nc), sharps != NULL};
+                       g_new0(struct kff_stream, nc), sharps != NULL, false};
   k.st = &x;
   nk_alloc(&k, 2 * nc, 5 * nc);
   long *total = g_new(long, nc);
@@ -748,6 +755,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
                                      .remaining = t->m};
     }
   }
+  x.fixed = nc > 0 && x.t[0].m >= TREE_FIXED_CHUNKS;
   nk_join(&k, x.st, nc, 1, NK_CHUNK_REPS, total);
   /* SHARP's gathers jump with the GPUs. */
   for (int q = 0; sharps && q < nc; q++)

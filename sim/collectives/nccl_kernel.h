@@ -51,6 +51,20 @@ struct nk_tree {
   double share_up, share_kid[3];
 };
 
+/* A tree's streams keep their fixed shares of their links (nk_tree's) in
+ * a call of this many chunks a channel or more; in a shorter one they
+ * share the links as SimGrid shares them. Shared so, streams that stop
+ * and start at their own pace drift against one another and the call
+ * never repeats itself (no fast-forward: 4 GiB over 64 H100 took 172 s);
+ * at fixed shares it does, and where every stream sends, each gets what
+ * SimGrid's sharing gives it. But while a pipeline fills and drains the
+ * streams sending take up what the waiting ones leave, which fixed
+ * shares do not: a tree of a few chunks a channel came out up to 17%
+ * slower at fixed shares (two p4de, 1 to 8 MiB), 10% at 128 chunks (1
+ * GiB over two DGX H100), 2.6% at 512 (4 GiB) and 0.4% at 512 over eight
+ * machines. A call this long is long enough to jump. */
+#define TREE_FIXED_CHUNKS 256
+
 /* What a ring call runs: the allreduce, or one of its legs apart as
  * NCCL's ReduceScatter and AllGather run them (sharded data parallel:
  * NVIDIA/nccl src/device/reduce_scatter.h and all_gather.h, runRing),

@@ -88,7 +88,8 @@ void kff_add_passive(struct kff *f, void (*apply)(void *state, int periods),
 
 /* The events a stream of EVENTS simulates, fast-forward's estimate for a
  * run's (config/estimate.c): periodic by PER events once REPS periods
- * repeat, it runs until it jumps and after. */
-double kff_events(double events, double per, int reps);
+ * repeat, it runs until it jumps and after; one that never SETTLES into
+ * a period runs whole. */
+double kff_events(double events, double per, int reps, bool settles);
 
 #endif
