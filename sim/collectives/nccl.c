@@ -881,9 +881,10 @@ static GHashTable *tree_streams(const struct coll_call *c, const struct geo *g,
         route_of(c->sim, a, b, route);
         unsigned i;
         sg_link_t l;
-        xbt_dynar_foreach(route, i, l) g_hash_table_insert(
-            n, l,
-            GINT_TO_POINTER(GPOINTER_TO_INT(g_hash_table_lookup(n, l)) + 1));
+        xbt_dynar_foreach(route, i, l) {
+          int m = GPOINTER_TO_INT(g_hash_table_lookup(n, l));
+          g_hash_table_insert(n, l, GINT_TO_POINTER(m + 1));
+        }
       }
   }
   xbt_dynar_free(&route);
@@ -908,18 +909,12 @@ static double route_share(const struct sim *s, GHashTable *count, int a, int b,
 }
 
 /* The caller's trees of NC channels (NCCL's double binary trees across
- * machines, chains inside them), each stream at a fixed share of its
- * route: every link's bandwidth shared equally among the call's streams
- * that cross it, whether they send or wait. Shared as SimGrid shares a
- * busy link (each active flow an equal part), streams that stop and
- * start at their own pace drift against one another: a tree's per-chunk
- * time never repeats exactly and the call never fast-forwards (4 GiB
- * over 64 H100 took 172 s). On the links a tree keeps busy the two
- * agree (an H100 machine's NVLink carries 14 streams of 8 channels, each
- * at a 14th either way); where streams wait, as a pipeline fills, their
- * shares go unused. (NVLS's tree keeps SimGrid's sharing: its network
- * streams wait between chunks, and at fixed shares two p5 machines did
- * not reach AWS's 16 GiB time even at their NICs' full 400 Gb/s.) */
+ * machines, chains inside them), each stream's fixed share of its route:
+ * every link's bandwidth shared equally among the call's streams that
+ * cross it, whether they send or wait (a long tree's: TREE_FIXED_CHUNKS
+ * says why). NVLS's tree keeps SimGrid's sharing: its network streams
+ * wait between chunks, and at fixed shares two p5 machines did not
+ * reach AWS's 16 GiB time even at their NICs' full 400 Gb/s. */
 static void tree_chans(const struct coll_call *c, struct nccl_run *r, int nc,
                        struct nk_tree *t) {
   tree_chans_at(c, &r->g, nc, c->rank, t);
