@@ -64,6 +64,7 @@ struct nk {
   /* Fast-forward: the call's side of it (kff.h), and the program's part
    * of its jump. */
   struct kff_host ff;
+  struct kff_stream *st_ff; /* channel Q's stream: st_ff[q] */
   void (*apply)(struct nk *k, int q, int periods);
 };
 
@@ -82,6 +83,7 @@ static void nk_apply(struct kff_host *h, int q, int periods) {
 static void nk_join(struct nk *k, struct kff_stream *st, int nc, int per,
                     int reps, const long *total) {
   k->ff = (struct kff_host){.c = k->c, .apply = nk_apply};
+  k->st_ff = st;
   kff_join(&k->ff, k->p, NCCL_STEPS, st, nc, per, reps, total);
 }
 
@@ -109,15 +111,6 @@ static int nk_window(const struct nk *k, const struct nk_in *in) {
   double t = rate > 0 && in->bytes > 0 ? in->bytes / rate : 0;
   int w = t > 0 ? 1 + (int)ceil(k->pl->lat_hw[hw] / t) : k->pl->window;
   return w < 1 ? 1 : w > k->pl->window ? k->pl->window : w;
-}
-
-/* What switch SRC (an actor of no GPU: its sends are no stream's) would
- * have sent the caller over a jump, BYTES: on the route, and in the
- * switches' wire bytes. */
-static void nk_switch_sent(struct nk *k, int src, double bytes) {
-  struct sim *s = k->c->sim;
-  sim_link_bytes(s, NULL, src, k->c->rank, bytes);
-  s->aggr_wire_bytes += bytes;
 }
 
 /* Ask for messages on IN while its window has room and more are to
@@ -186,6 +179,10 @@ static void nk_loop(struct nk *k) {
     in->remaining--;
     nk_ask(k, in);
     sim_got_channel(k->c, m);
+    /* A switch's (no GPU's) bytes count on the stream it serves. */
+    if (in->src >= k->p)
+      kff_received(&k->st_ff[in->chan], in->src,
+                   (double)m->bytes + k->c->sim->p->envelope_bytes);
     if (!(k->first_posted >= 0) || m->posted < k->first_posted)
       k->first_posted = m->posted;
     k->prog->got(k, in, m);
@@ -608,8 +605,7 @@ static void tree_credit(struct nk *k, int q) {
     nk_credit(k->c, &x->st[q], t->t.kids[i], CREDIT_PORT + q);
 }
 
-/* A jump: PERIODS chunks of both streams, and their credits; under
- * SHARP's switches, what they would have sent the head (their bytes). */
+/* A jump: PERIODS chunks of both streams, and their credits. */
 static void tree_apply(struct nk *k, int q, int periods) {
   struct nk_treech *t = &((struct nk_trees *)k->st)->t[q];
   if (t->t.up >= 0) {
@@ -617,12 +613,6 @@ static void tree_apply(struct nk *k, int q, int periods) {
     t->got_par += periods;
     t->credits += periods;
   }
-  if (t->t.up >= k->p)
-    nk_switch_sent(
-        k, t->t.up,
-        (ceil((double)t->cv * sim_value_bytes(k->c) * k->pl->cost.wire) +
-         2 * k->c->sim->p->envelope_bytes) *
-            periods);
   for (int i = 0; i < t->t.nkids; i++)
     t->got_kid[i] += periods;
   if (t->t.nkids)
@@ -881,12 +871,10 @@ static void nvls_arm(struct nk *k, int q) {
   }
 }
 
-/* A jump: PERIODS chunks of every stage, and what the switch would have
- * sent this GPU for them (its bytes, the switch's). */
+/* A jump: PERIODS chunks of every stage. */
 static void nvls_apply(struct nk *k, int q, int periods) {
   struct nk_nvls_ctx *x = k->st;
   struct nk_nvls *t = &x->ch[q];
-  struct sim *s = k->c->sim;
   t->p1 += periods;
   t->red += periods;
   t->p2 += periods;
@@ -912,9 +900,6 @@ static void nvls_apply(struct nk *k, int q, int periods) {
   for (int i = 0; i < k->nin; i++)
     if (k->in[i].chan == q)
       k->in[i].remaining -= periods;
-  double part = (double)t->cv / x->g * sim_value_bytes(k->c) * k->pl->cost.wire;
-  nk_switch_sent(k, x->sw,
-                 (part + part * x->g + 2 * s->p->envelope_bytes) * periods);
 }
 
 /* Take the held parts of chunk J from the children into the vector, and

@@ -124,24 +124,34 @@ void kff_leave(struct kff_host *h, struct kff_stream *st, int nc) {
   }
 }
 
-/* Stream X sent wire BYTES to DST. */
-void kff_sent(struct kff_stream *x, int dst, double bytes) {
+/* BYTES more on X's route to (FROM: from) rank PEER. */
+static void route_add(struct kff_stream *x, int peer, bool from, double bytes) {
   if (!x->h->ff)
     return;
   int i = 0;
-  while (i < x->ndst && x->dst[i] != dst)
+  while (i < x->ndst && (x->dst[i] != peer || x->from[i] != from))
     i++;
-  xbt_assert(i < KFF_DST, "a channel sends to at most %d ranks", KFF_DST);
+  xbt_assert(i < KFF_DST, "a channel's bytes take at most %d routes", KFF_DST);
   if (i == x->ndst) {
-    x->dst[x->ndst] = dst;
+    x->dst[x->ndst] = peer;
+    x->from[x->ndst] = from;
     x->cum[x->ndst++] = 0;
   }
   x->cum[i] += bytes;
 }
 
+void kff_sent(struct kff_stream *x, int dst, double bytes) {
+  route_add(x, dst, false, bytes);
+}
+
+void kff_received(struct kff_stream *x, int src, double bytes) {
+  route_add(x, src, true, bytes);
+}
+
 /* The jump: every stream PERIODS of the call's periods on (cand_mult of
  * its own each), the passive ones too; each stream's last such period's
- * bytes put on the links PERIODS more times. */
+ * bytes put on the links PERIODS more times (a switch's in the
+ * switches' wire bytes). */
 static void kff_jump(struct kff *f, int periods) {
   int mult = f->cand_mult;
   for (int i = 0; i < f->n; i++) {
@@ -153,6 +163,11 @@ static void kff_jump(struct kff *f, int periods) {
       double b = (x->snap[last * KFF_DST + j] -
                   x->snap[first * KFF_DST + j]) *
                  periods;
+      if (x->from[j]) {
+        sim_link_bytes(c->sim, NULL, x->dst[j], c->rank, b);
+        c->sim->aggr_wire_bytes += b;
+        continue;
+      }
       sim_link_bytes(c->sim, c->w, c->rank, x->dst[j], b);
       if (c->w)
         c->w->wire_bytes += b;

@@ -24,8 +24,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Destinations a stream sends to, at most. */
-enum { KFF_DST = 4 };
+/* Routes a stream's bytes take, at most: the ranks it sends to and the
+ * switches it receives from. */
+enum { KFF_DST = 6 };
 
 struct kff;
 
@@ -54,9 +55,10 @@ struct kff_stream {
    * not yet periodic at that pace. */
   long rx;
   double *t_rx;
-  /* Wire bytes sent to each destination so far, and at each of the last
-   * HIST events. */
+  /* Wire bytes sent to each destination (FROM: received from a switch)
+   * so far, and at each of the last HIST events. */
   int dst[KFF_DST], ndst;
+  bool from[KFF_DST];
   double cum[KFF_DST];
   double *snap;  /* [HIST][KFF_DST] */
   bool matched;  /* periodic, at the call's candidate period */
@@ -73,6 +75,9 @@ void kff_join(struct kff_host *h, int members, int window,
 void kff_leave(struct kff_host *h, struct kff_stream *st, int nc);
 /* Stream X sent wire BYTES to DST. */
 void kff_sent(struct kff_stream *x, int dst, double bytes);
+/* Stream X received wire BYTES from switch SRC (an actor of no GPU,
+ * which only forwards: its sends are no stream's). */
+void kff_received(struct kff_stream *x, int src, double bytes);
 /* Stream X received one of its counted messages now. */
 void kff_rx(struct kff_stream *x);
 /* Stream X's event now; the jump, when every stream of the call agrees. */
