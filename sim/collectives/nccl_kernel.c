@@ -1054,6 +1054,18 @@ struct nk_switch {
   struct sw_phase ph[2];
 };
 
+/* A phase gathering from N senders. */
+static struct sw_phase phase_new(int n) {
+  return (struct sw_phase){g_ptr_array_new(), 0, g_new0(int, n)};
+}
+
+/* SP's N senders PERIODS chunks on, gathered and forwarded. */
+static void phase_advance(struct sw_phase *sp, int n, int periods) {
+  sp->base += periods;
+  for (int h = 0; h < n; h++)
+    sp->got[h] += periods;
+}
+
 /* Message M from sender FROM (of N) into SP's gathers: a sender sends
  * its chunks in order, so its n-th is chunk n. WHAT names the gatherer
  * (for the assertion). */
@@ -1143,18 +1155,15 @@ struct nk_switch *nccl_switch_new(struct sim *s, int rank, int q,
                           .g = g,
                           .gpus = g_memdup2(gpus, sizeof(int) * (size_t)g)};
   for (int ph = 0; ph < 2; ph++)
-    w->ph[ph] = (struct sw_phase){g_ptr_array_new(), 0, g_new0(int, g)};
+    w->ph[ph] = phase_new(g);
   return w;
 }
 
 /* A jump: every GPU's PERIODS chunks of both phases gathered and sent. */
 static void switch_apply(void *state, int periods) {
   struct nk_switch *w = state;
-  for (int ph = 0; ph < 2; ph++) {
-    w->ph[ph].base += periods;
-    for (int h = 0; h < w->g; h++)
-      w->ph[ph].got[h] += periods;
-  }
+  for (int ph = 0; ph < 2; ph++)
+    phase_advance(&w->ph[ph], w->g, periods);
 }
 
 /* Chunk gathered: phase 0 gives GPU k part k of every GPU's chunk (one
@@ -1283,16 +1292,14 @@ struct nk_sharp *nccl_sharp_new(struct sim *s, int rank, int q,
                          .q = q,
                          .nm = nm,
                          .heads = g_memdup2(heads, sizeof(int) * (size_t)nm),
-                         .ph = {g_ptr_array_new(), 0, g_new0(int, nm)}};
+                         .ph = phase_new(nm)};
   return w;
 }
 
 /* A jump: every head's PERIODS chunks summed and sent back. */
 static void sharp_apply(void *state, int periods) {
   struct nk_sharp *w = state;
-  w->ph.base += periods;
-  for (int h = 0; h < w->nm; h++)
-    w->ph.got[h] += periods;
+  phase_advance(&w->ph, w->nm, periods);
 }
 
 static void sharp_forward(struct nk_sharp *w, struct coll_call *c,
