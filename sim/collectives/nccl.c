@@ -914,10 +914,13 @@ static double route_share(const struct sim *s, GHashTable *count, int a, int b,
  * cross it, whether they send or wait (a long tree's: TREE_FIXED_CHUNKS
  * says why). NVLS's tree keeps SimGrid's sharing: its network streams
  * wait between chunks, and at fixed shares two p5 machines did not
- * reach AWS's 16 GiB time even at their NICs' full 400 Gb/s. */
+ * reach AWS's 16 GiB time even at their NICs' full 400 Gb/s. A shorter
+ * call's trees, of CHUNK values a chunk, get no shares. */
 static void tree_chans(const struct coll_call *c, struct nccl_run *r, int nc,
-                       struct nk_tree *t) {
+                       uint64_t chunk, struct nk_tree *t) {
   tree_chans_at(c, &r->g, nc, c->rank, t);
+  if (nc < 1 || (t[0].hi - t[0].lo + chunk - 1) / chunk < TREE_FIXED_CHUNKS)
+    return;
   if (!r->tree_streams[nc])
     r->tree_streams[nc] = tree_streams(c, &r->g, nc);
   GHashTable *count = r->tree_streams[nc];
@@ -1118,7 +1121,7 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
                                            bytes) /
                (uint64_t)vb;
     struct nk_tree t[RING_CHANNELS_MAX];
-    tree_chans(c, r, pl.nc, t);
+    tree_chans(c, r, pl.nc, pl.chunk, t);
     nccl_kernel_tree(c, &pl, t, r->g.p, NULL);
   } else if (ch.algo == NCCL_ALGO_COLLNET_CHAIN) {
     pl.chunk =

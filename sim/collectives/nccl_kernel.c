@@ -525,7 +525,7 @@ struct nk_trees {
   struct nk_treech *t;
   struct kff_stream *st;
   bool chain; /* CollNet's chains (nccl_kernel_tree's SHARPS) */
-  bool fixed; /* the streams at their fixed shares (TREE_FIXED_CHUNKS) */
+  bool fixed; /* the streams at their fixed shares (given: nk_tree's) */
 };
 
 enum { TAG_PARENT = 3, TAG_CREDIT = 4 };
@@ -745,7 +745,7 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
                                      .remaining = t->m};
     }
   }
-  x.fixed = nc > 0 && x.t[0].m >= TREE_FIXED_CHUNKS;
+  x.fixed = nc > 0 && (tree[0].share_up > 0 || tree[0].share_kid[0] > 0);
   nk_join(&k, x.st, nc, 1, NK_CHUNK_REPS, total);
   /* SHARP's gathers jump with the GPUs. */
   for (int q = 0; sharps && q < nc; q++)

@@ -47,7 +47,8 @@ struct nk_tree {
   int kids[3], nkids;
   int depth, reach; /* the caller's depth, the tree's deepest */
   /* Each stream's fixed share of its route, bytes/s of wire, up and to
-   * each child (0: the links shared as SimGrid shares them). */
+   * each child (0: the links shared as SimGrid shares them; given in a
+   * call of TREE_FIXED_CHUNKS chunks a channel or more). */
   double share_up, share_kid[3];
 };
 
