@@ -267,6 +267,24 @@ static uint64_t packets_of(const struct sim *s, const struct msg *m) {
   return m->bytes ? (m->bytes + mss - 1) / mss : 1;
 }
 
+/* C's message of WIRE bytes to DST counted: in its worker's wire bytes
+ * (the aggregators' where it has none), on its route, in the progress
+ * line; the size SimGrid moves for it (a message of no bytes, a credit's
+ * flag, moves one: the route counts none, as wire_bytes). */
+static long sent_wire(struct coll_call *c, int dst, double wire) {
+  struct sim *s = c->sim;
+  if (c->w)
+    c->w->wire_bytes += wire;
+  else
+    s->aggr_wire_bytes += wire;
+  sim_link_bytes(s, c->w, rank_of(c), dst, wire);
+  if (sim_progress) {
+    sim_progress->messages += 1;
+    sim_progress->sim_s = sim_now();
+  }
+  return wire >= 1 ? (long)wire : 1;
+}
+
 sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
   struct sim *s = c->sim;
   const struct nic_framing *f = &s->p->framing;
@@ -306,19 +324,7 @@ sg_comm_t sim_send(struct coll_call *c, int dst, struct msg *m) {
       s->net.nic_stalls += m->tx_stalls;
     }
   }
-  if (c->w) {
-    c->w->wire_bytes += wire;
-  } else {
-    s->aggr_wire_bytes += wire;
-  }
-  /* SimGrid's least transfer is a byte (a credit's flag has none of its
-   * own): the routes count the wire's bytes, as wire_bytes does. */
-  long size = wire >= 1 ? (long)wire : 1;
-  sim_link_bytes(s, c->w, m->src, dst, wire);
-  if (sim_progress) {
-    sim_progress->messages += 1;
-    sim_progress->sim_s = sim_now();
-  }
+  long size = sent_wire(c, dst, wire);
   /* Eager protocol (MPICH's, SMPI's send-is-detached-thresh): a message
    * below eager_bytes is detached; its sender goes on at once. */
   bool eager = (double)m->bytes < s->p->eager_bytes;
@@ -464,19 +470,7 @@ void sim_send_channel(struct coll_call *c, int dst, int chan, struct msg *m,
   struct sim *s = c->sim;
   m->src = rank_of(c);
   m->posted = sim_now();
-  double wire = (double)m->bytes + s->p->envelope_bytes;
-  if (c->w)
-    c->w->wire_bytes += wire;
-  else
-    s->aggr_wire_bytes += wire;
-  /* SimGrid's least transfer is a byte (a credit's flag has none of its
-   * own): the routes count the wire's bytes, as wire_bytes does. */
-  long size = wire >= 1 ? (long)wire : 1;
-  sim_link_bytes(s, c->w, m->src, dst, wire);
-  if (sim_progress) {
-    sim_progress->messages += 1;
-    sim_progress->sim_s = sim_now();
-  }
+  long size = sent_wire(c, dst, (double)m->bytes + s->p->envelope_bytes);
   sim_put_async_rate(channel_mailbox(s, m->src, dst, chan), m, size,
                      rate_Bps, msg_clean);
 }
