@@ -131,6 +131,17 @@ double nccl_hw_latency(enum nccl_version v, enum nccl_hw hw, enum nccl_algo a,
   return hw_lat[hw][a][p];
 }
 
+double nccl_hw_floor(enum nccl_version v, enum nccl_hw hw) {
+  double f = 0;
+  for (int a = 0; a < NCCL_ALGO_COUNT; a++)
+    for (int p = 0; p < NCCL_PROTO_COUNT; p++) {
+      double l = nccl_hw_latency(v, hw, (enum nccl_algo)a, (enum nccl_proto)p);
+      if (l > 0 && (f == 0 || l < f))
+        f = l;
+    }
+  return f;
+}
+
 double nccl_nvls_efficiency(int cc) { return nvls_efficiency[nccl_arch_of(cc)]; }
 
 double nccl_base_latency(enum nccl_algo a, enum nccl_proto p) {

@@ -161,6 +161,13 @@ double nccl_hw_latency(enum nccl_version v, enum nccl_hw hw, enum nccl_algo a,
                        enum nccl_proto p);
 double nccl_base_latency(enum nccl_algo a, enum nccl_proto p);
 
+/* The least per-step latency (us) release V's tables charge on HW (LL's
+ * ring's: 0.6 over NVLink, 1 over PCIe, 2.7 across the network): NCCL's
+ * figures are a step's whole cost on the links NCCL measured them on,
+ * whose wire is therefore no slower than this; what a protocol's step
+ * costs beyond it is its flags, fences and flushes. */
+double nccl_hw_floor(enum nccl_version v, enum nccl_hw hw);
+
 /* NVLS's efficiency on architecture CC (0 where NVLS does not run). */
 double nccl_nvls_efficiency(int cc);
 

@@ -211,6 +211,17 @@ Test(nccl, protocols) {
   cr_expect_eq(nccl_arch_of(100), NCCL_ARCH_BLACKWELL);
 }
 
+/* The least step NCCL's tables charge on each link, the wire a slower
+ * link's steps are charged beyond: LL's ring's, in both releases. */
+Test(nccl, step_floors) {
+  enum nccl_version v[2] = {NCCL_V2_18, NCCL_V2_30};
+  for (int i = 0; i < 2; i++) {
+    near(nccl_hw_floor(v[i], NCCL_HW_NVLINK), 0.6, "NVLink");
+    near(nccl_hw_floor(v[i], NCCL_HW_PCI), 1.0, "PCIe");
+    near(nccl_hw_floor(v[i], NCCL_HW_NET), 2.7, "network");
+  }
+}
+
 Test(nccl, bad_comm) {
   struct nccl_comm c = comm_of(12, 5, 80, 12, 20, 24);
   struct nccl_model m;

@@ -1373,14 +1373,32 @@ static double star_call(int p, long params, const char *latency,
 
 /* A tiny call with LL pays NCCL's base latency (6.6 us), the host's
  * launch the key adds, and 2 (p - 1) steps of the wire's latency (LL's
- * step costs NCCL 2.7 us over the network, less than this wire's 5 us:
- * nothing beyond it), one after another down the ring. */
+ * ring step, 2.7 us, is NCCL's least over the network: nothing beyond
+ * the wire), one after another down the ring. */
 Test(nccl, latency_bound_ll, .timeout = 60) {
   double t = star_call(6, 6, "5us", "100Gbps",
                        "algorithm = nccl-ring\nnccl_proto = ll\n"
                        "nccl_launch = 10us");
   cr_expect(fabs(t - (6.6e-6 + 10e-6 + 10 * 5e-6)) < 0.005 * 60e-6,
             "%.9g s", t);
+}
+
+/* A wire slower than NCCL's (30 us, as EFA's is fitted) does not make a
+ * protocol's step cheaper: a tiny Simple ring's 2 (p - 1) steps, one
+ * after another, each pay beyond LL's NCCL's Simple step less its least
+ * network step (14 - 2.7 us); Simple's base latency (1.8 us more than
+ * LL's) and its slices add a few microseconds, under 10. Charged beyond
+ * the wire alone (14 us under 30: nothing), the two would differ by
+ * those few. */
+Test(nccl, slow_wire_keeps_step_cost, .timeout = 60) {
+  double ll = star_call(6, 6, "30us", "100Gbps",
+                        "algorithm = nccl-ring\nnccl_proto = ll");
+  double simple = star_call(6, 6, "30us", "100Gbps",
+                            "algorithm = nccl-ring\nnccl_proto = simple");
+  double least = 10 * (14 - 2.7) * 1e-6;
+  cr_expect(simple - ll >= least && simple - ll < least + 10e-6,
+            "Simple %.9g s, LL %.9g s: %.3g s more, want %.3g to %.3g", simple,
+            ll, simple - ll, least, least + 10e-6);
 }
 
 /* A large call with Simple streams at the links' rate: 2 (p - 1)/p of the

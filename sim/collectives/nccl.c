@@ -645,13 +645,28 @@ static struct nccl_run *run_of(struct sim *s) {
   return r;
 }
 
+/* What a step NCCL charges US microseconds for on link H costs beyond
+ * the wire, which the simulation charges apart: US less the link's
+ * latency; on a link slower than those NCCL measured its figures on, US
+ * less NCCL's least step on H (nccl_hw_floor, which stands for their
+ * wire). A slower wire (EFA's tens of microseconds, fitted) does not
+ * make a protocol's flags, fences and flushes cheaper: charged beyond
+ * the link's latency alone, a Simple step and an LL step over it would
+ * cost alike, and NVLS's tree's 20.9 us between machines nothing. */
+static double beyond_wire(const struct nccl_run *r, const struct nccl_comm *c,
+                          enum nccl_hw h, double us) {
+  return fmax(
+      1e-6 * us - fmin(r->lat_hw[h], 1e-6 * nccl_hw_floor(c->version, h)), 0);
+}
+
 /* What the chosen algorithm and protocol cost on S's point
  * (nccl_kernel.h): NCCL's base latency at the call's start; each step
- * NCCL's per-step latency where it runs, beyond the link's own; LL's and
- * LL128's wire bytes; and a channel's rate at most NCCL's model's bus
- * bandwidth for the pair over its graph channels (LL's half of the link
- * and its ceiling, LL128's and the trees' per-channel ceilings; a
- * Simple ring streams at the links' rate). The point's nccl_launch,
+ * NCCL's per-step latency where it runs, beyond the wire (beyond_wire);
+ * LL's and LL128's wire bytes; and a channel's rate at most NCCL's
+ * model's bus bandwidth for the pair over its graph channels (LL's half
+ * of the link and its ceiling, LL128's and the trees' per-channel
+ * ceilings; a Simple ring streams at the links' rate). The point's
+ * nccl_launch,
  * nccl_step, nccl_ll_bw, nccl_ll128_bw and nvls_efficiency set
  * them as a calibration fits them. M: the tuner whose tables the call's
  * choice came from (the run's, or its allgathers'). */
@@ -664,9 +679,8 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
   const struct nccl_comm *c = &m->comm;
   for (int h = 0; h < NCCL_HW_COUNT; h++)
     k.step_s[h] =
-        fmax(1e-6 * nccl_hw_latency(c->version, (enum nccl_hw)h, a, p) -
-                 r->lat_hw[h],
-             0);
+        beyond_wire(r, c, (enum nccl_hw)h,
+                    nccl_hw_latency(c->version, (enum nccl_hw)h, a, p));
   if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
     /* NVLS: NCCL's latency once (its NVLink figure is the call's, not a
      * step's); a chunk's step as a Simple ring step's (its loads and
@@ -677,17 +691,14 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
     k.launch_s = 1e-6 * nccl_hw_latency(c->version, NCCL_HW_NVLINK, a, p);
     for (int h = 0; h < NCCL_HW_COUNT; h++)
       k.step_s[h] =
-          fmax(1e-6 * nccl_hw_latency(c->version, (enum nccl_hw)h,
-                                      NCCL_ALGO_RING, NCCL_PROTO_SIMPLE) -
-                   r->lat_hw[h],
-               0);
+          beyond_wire(r, c, (enum nccl_hw)h,
+                      nccl_hw_latency(c->version, (enum nccl_hw)h,
+                                      NCCL_ALGO_RING, NCCL_PROTO_SIMPLE));
     /* A step of the tree between machines: NCCL's NVLS tree's network
      * latency beyond the wire's. */
-    k.step_s[NCCL_HW_NET] =
-        fmax(1e-6 * nccl_hw_latency(c->version, NCCL_HW_NET,
-                                    NCCL_ALGO_NVLS_TREE, p) -
-                 r->lat_hw[NCCL_HW_NET],
-             0);
+    k.step_s[NCCL_HW_NET] = beyond_wire(
+        r, c, NCCL_HW_NET,
+        nccl_hw_latency(c->version, NCCL_HW_NET, NCCL_ALGO_NVLS_TREE, p));
     double eff = pt->nvls_efficiency > 0
                      ? pt->nvls_efficiency
                      : nccl_nvls_efficiency(c->cc) * (gr->nchannels - 1) /
