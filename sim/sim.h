@@ -564,12 +564,14 @@ void sim_batch_end(struct coll_call *c);
  * collective messages), as the streams of kff.h declare them: STREAMS
  * streams (its messages in flight at once) of EVENTS messages each,
  * periodic by PERIOD events once REPS periods repeat, unless it never
- * SETTLES into one period. What fast-forward skips of them is its own
- * estimate (kff_events). */
+ * SETTLES into one period; SETTLE: the events before it does, where
+ * measured (0: fast-forward's usual). What fast-forward skips of them is
+ * its own estimate (kff_events). */
 struct coll_messages {
   double streams, events, period;
   int reps;
   bool settles;
+  double settle;
   /* Calls of EVENTS events each a stream makes for the bucket (0: one;
    * a sharded exchange's reduce-scatter and allgathers), each
    * fast-forwarded on its own. */

@@ -1380,6 +1380,17 @@ static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
   return check_forced(p, NCCL_ALGO_TREE, err, errlen);
 }
 
+/* The chunks a long tree's streams simulate before they repeat, for the
+ * estimate (call_messages), as measured (fast_forwarded_steps) in 4 GiB
+ * trees at the default channels: over two DGX H100 machines 47 of 512
+ * chunks in all; over 4, 5, 6, 10 and 16 of them 158 to 164, and 159 of
+ * 2048 at 16 GiB over 8; over 8 DGX A100 130. Each less the periods
+ * compared (kff_events: 15 chunks). Over three machines none repeated.
+ * Not fitted to the 4 GiB tree over 8 DGX H100 that bench/estimate.sh
+ * scores. */
+#define TREE_SETTLE_NEAR 32
+#define TREE_SETTLE_FAR 140
+
 /* What one rank of NCCL's kernel sends for a call of N values of VB
  * bytes on the machines G under the tuner M, FORCE the algorithm asked
  * for and LEG the call (the estimate's count, struct collective
@@ -1446,13 +1457,19 @@ static bool call_messages(const struct point *p, const struct geo *g,
   }
   /* A tree's streams settle into one period at their fixed shares
    * (TREE_FIXED_CHUNKS), never in the shorter trees measured (nothing
-   * skipped: 256 MiB over one and two DGX A100 and two DGX H100). */
-  *out = (struct coll_messages){.streams = nc,
-                                .events = events,
-                                .period = per,
-                                .reps = reps,
-                                .settles = ch.algo != NCCL_ALGO_TREE ||
-                                           events / per >= TREE_FIXED_CHUNKS};
+   * skipped: 256 MiB over one and two DGX A100 and two DGX H100), and
+   * not over three machines; over two after about TREE_SETTLE_NEAR
+   * chunks, over more after TREE_SETTLE_FAR. */
+  bool tree = ch.algo == NCCL_ALGO_TREE;
+  *out = (struct coll_messages){
+      .streams = nc,
+      .events = events,
+      .period = per,
+      .reps = reps,
+      .settles = !tree || (events / per >= TREE_FIXED_CHUNKS && g->nodes != 3),
+      .settle =
+          !tree ? 0
+                : per * (g->nodes > 2 ? TREE_SETTLE_FAR : TREE_SETTLE_NEAR)};
   return true;
 }
 

@@ -284,7 +284,9 @@ void kff_event(struct kff_stream *x) {
 #define KFF_EST_PERIODS 1.5
 #define KFF_EST_SETTLE 30
 
-double kff_events(double events, double per, int reps, bool settles) {
-  return settles ? fmin(events, KFF_EST_PERIODS * per * reps + KFF_EST_SETTLE)
+double kff_events(double events, double per, int reps, bool settles,
+                  double settle) {
+  return settles ? fmin(events, KFF_EST_PERIODS * per * reps +
+                                    (settle > 0 ? settle : KFF_EST_SETTLE))
                  : events;
 }
