@@ -1220,18 +1220,33 @@ char *model_unit_key(const char *name, bool per_layer) {
   }
 }
 
-uint64_t model_largest_unit(const struct model *m, bool per_layer) {
-  uint64_t best = 0, cur = 0;
+struct model_unit *model_units(const struct model *m, bool per_layer,
+                               size_t *count) {
+  GArray *us = g_array_new(FALSE, FALSE, sizeof(struct model_unit));
   char *prev = NULL;
   for (size_t t = 0; t < m->ntensors; t++) {
     char *k = model_unit_key(m->layers[m->tensors[t].layer].name, per_layer);
-    if (prev && strcmp(k, prev) != 0)
-      cur = 0;
-    cur += m->tensors[t].elements;
-    best = cur > best ? cur : best;
+    if (!prev || strcmp(k, prev) != 0) {
+      struct model_unit u = {t, 0, 0};
+      g_array_append_val(us, u);
+    }
+    struct model_unit *cur = &g_array_index(us, struct model_unit, us->len - 1);
+    cur->count++;
+    cur->n += m->tensors[t].elements;
     g_free(prev);
     prev = k;
   }
   g_free(prev);
+  *count = us->len;
+  return (struct model_unit *)(void *)g_array_free(us, FALSE);
+}
+
+uint64_t model_largest_unit(const struct model *m, bool per_layer) {
+  size_t n;
+  struct model_unit *u = model_units(m, per_layer, &n);
+  uint64_t best = 0;
+  for (size_t i = 0; i < n; i++)
+    best = u[i].n > best ? u[i].n : best;
+  g_free(u);
   return best;
 }

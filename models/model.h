@@ -107,8 +107,18 @@ double model_precision_weight_bytes(const char *name);
  * layer1.0); a layer outside any block, or every layer with PER_LAYER, a
  * unit of its own. g_free the key. */
 char *model_unit_key(const char *name, bool per_layer);
-/* The parameters of M's largest unit: its tensors' runs in backward
- * order of one unit key (as the run forms the units). */
+/* A unit as sharded data parallel gathers it: a run of tensors in
+ * backward order, [first, first + count), of N values. */
+struct model_unit {
+  size_t first, count;
+  uint64_t n;
+};
+/* M's units: its tensors in backward order, a run for each change of
+ * unit key (model_unit_key; a unit whose tensors come back later is a
+ * unit again); *COUNT of them, g_free'd by the caller. */
+struct model_unit *model_units(const struct model *m, bool per_layer,
+                               size_t *count);
+/* The parameters of M's largest unit (model_units). */
 uint64_t model_largest_unit(const struct model *m, bool per_layer);
 const char *model_precision_names(char *buf, size_t len);
 

@@ -614,26 +614,21 @@ static struct bucket *buckets_of(const struct model *m, double fusion_bytes,
  * (SIZE_MAX: a layer whose unit has no tensors). */
 static struct bucket *units_of(const struct model *m, bool per_layer,
                                size_t *count, size_t **layer_bucket) {
-  GArray *bs = g_array_new(FALSE, FALSE, sizeof(struct bucket));
+  size_t nu;
+  struct model_unit *u = model_units(m, per_layer, &nu);
+  struct bucket *bs = g_new(struct bucket, nu ? nu : 1);
   GHashTable *of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                          NULL);
-  char *prev = NULL;
-  for (size_t t = 0; t < m->ntensors; t++) {
-    char *k = model_unit_key(m->layers[m->tensors[t].layer].name, per_layer);
-    if (!prev || strcmp(k, prev) != 0) {
-      struct bucket b = {t, 0, 0};
-      g_array_append_val(bs, b);
-      /* A unit's tensors run on in backward order; one that comes back
-       * later is a unit again (its last run found by its layers). */
-      g_hash_table_replace(of, g_strdup(k), GSIZE_TO_POINTER(bs->len));
-    }
-    struct bucket *cur = &g_array_index(bs, struct bucket, bs->len - 1);
-    cur->count++;
-    cur->n += m->tensors[t].elements;
-    g_free(prev);
-    prev = k;
+  for (size_t i = 0; i < nu; i++) {
+    bs[i] = (struct bucket){u[i].first, u[i].count, u[i].n};
+    /* A unit that comes back later is a unit again: a layer without
+     * tensors goes with its unit's last run. */
+    g_hash_table_replace(
+        of,
+        model_unit_key(m->layers[m->tensors[u[i].first].layer].name, per_layer),
+        GSIZE_TO_POINTER(i + 1));
   }
-  g_free(prev);
+  g_free(u);
   *layer_bucket = g_new(size_t, m->nlayers ? m->nlayers : 1);
   for (size_t l = 0; l < m->nlayers; l++) {
     char *k = model_unit_key(m->layers[l].name, per_layer);
@@ -642,14 +637,12 @@ static struct bucket *units_of(const struct model *m, bool per_layer,
     g_free(k);
   }
   /* A layer's own tensors decide its bucket where its unit recurs. */
-  for (size_t i = 0; i < bs->len; i++) {
-    const struct bucket *b = &g_array_index(bs, struct bucket, i);
-    for (size_t t = b->first; t < b->first + b->count; t++)
+  for (size_t i = 0; i < nu; i++)
+    for (size_t t = bs[i].first; t < bs[i].first + bs[i].count; t++)
       (*layer_bucket)[m->tensors[t].layer] = i;
-  }
   g_hash_table_destroy(of);
-  *count = bs->len;
-  return (struct bucket *)(void *)g_array_free(bs, FALSE);
+  *count = nu;
+  return bs;
 }
 
 static void vec_init(struct vec *v, uint64_t n, size_t m, bool oracle) {

@@ -995,6 +995,41 @@ Test(nic, bad_parameters) {
   cr_assert(strstr(err, "mtu"), "%s", err);
 }
 
+/* Sharded data parallel's units: runs of tensors in backward order of
+ * one block (the layers' names up to their first all-digit part), a
+ * layer outside any block its own unit, a block that comes back later a
+ * unit again; per layer, each layer's tensors. */
+Test(model, units) {
+  static const char text[] =
+      "model u\nbatch 1\nlayer emb 0\nlayer blk.0.a 1\nlayer blk.0.b 1\n"
+      "layer blk.1.a 1\nlayer head 1\n"
+      "tensor emb.w 10 emb\ntensor a0 1 blk.0.a\ntensor b0 2 blk.0.b\n"
+      "tensor a1 4 blk.1.a\ntensor h 100 head\ntensor b0x 8 blk.0.b\n";
+  struct model *m;
+  char err[512];
+  cr_assert_eq(model_load_data("u.model", text, sizeof text - 1, NULL, &m, err,
+                               sizeof err),
+               0, "%s", err);
+  size_t n;
+  struct model_unit *u = model_units(m, false, &n);
+  /* The tensors as listed (backward's order): emb.w; a0 and b0, one run
+   * of blk.0; a1; h; b0x, blk.0 again. */
+  static const struct model_unit want[] = {
+      {0, 1, 10}, {1, 2, 3}, {3, 1, 4}, {4, 1, 100}, {5, 1, 8}};
+  cr_assert_eq(n, G_N_ELEMENTS(want));
+  for (size_t i = 0; i < n; i++) {
+    cr_expect_eq(u[i].first, want[i].first, "unit %zu", i);
+    cr_expect_eq(u[i].count, want[i].count, "unit %zu", i);
+    cr_expect_eq(u[i].n, want[i].n, "unit %zu", i);
+  }
+  g_free(u);
+  cr_expect_eq(model_largest_unit(m, false), 100);
+  u = model_units(m, true, &n);
+  cr_expect_eq(n, 6);
+  g_free(u);
+  model_free(m);
+}
+
 Test(model, from_memory) {
   char *path = g_build_filename(model_dir(NULL), "alexnet.model", NULL);
   char *text;
