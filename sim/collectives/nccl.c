@@ -666,10 +666,9 @@ static double beyond_wire(const struct nccl_run *r, const struct nccl_comm *c,
  * model's bus bandwidth for the pair over its graph channels (LL's half
  * of the link and its ceiling, LL128's and the trees' per-channel
  * ceilings; a Simple ring streams at the links' rate). The point's
- * nccl_launch,
- * nccl_step, nccl_ll_bw, nccl_ll128_bw and nvls_efficiency set
- * them as a calibration fits them. M: the tuner whose tables the call's
- * choice came from (the run's, or its allgathers'). */
+ * nccl_launch, nccl_step, nccl_ll_bw, nccl_ll128_bw and nvls_efficiency
+ * set them as a calibration fits them. M: the tuner whose tables the
+ * call's choice came from (the run's, or its allgathers'). */
 static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
                               const struct nccl_model *m, enum nccl_algo a,
                               enum nccl_proto p, int nc) {
@@ -1383,9 +1382,10 @@ static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
 /* The chunks a long tree's streams simulate before they repeat, for the
  * estimate (call_messages), as measured (fast_forwarded_steps) in 4 GiB
  * trees at the default channels: over two DGX H100 machines 47 of 512
- * chunks in all; over 4, 5, 6, 10 and 16 of them 158 to 164, and 159 of
- * 2048 at 16 GiB over 8; over 8 DGX A100 130. Each less the periods
- * compared (kff_events: 15 chunks). Over three machines none repeated.
+ * chunks in all (inside one, 44 of 256); over 4, 5, 6, 10 and 16 of
+ * them 158 to 164, and 159 of 2048 at 16 GiB over 8; over 8 DGX A100
+ * 130. Each less the periods compared (kff_events: 15 chunks). Over
+ * three machines none repeated.
  * Not fitted to the 4 GiB tree over 8 DGX H100 that bench/estimate.sh
  * scores. */
 #define TREE_SETTLE_NEAR 32
@@ -1458,7 +1458,7 @@ static bool call_messages(const struct point *p, const struct geo *g,
   /* A tree's streams settle into one period at their fixed shares
    * (TREE_FIXED_CHUNKS), never in the shorter trees measured (nothing
    * skipped: 256 MiB over one and two DGX A100 and two DGX H100), and
-   * not over three machines; over two after about TREE_SETTLE_NEAR
+   * not over three machines; on one or two after about TREE_SETTLE_NEAR
    * chunks, over more after TREE_SETTLE_FAR. */
   bool tree = ch.algo == NCCL_ALGO_TREE;
   *out = (struct coll_messages){
