@@ -110,8 +110,12 @@ static int choice_flag(const char *v, const char *off, const char *on,
  * seconds when it names no unit (SimGrid's default). */
 #define RATE_MIN_BPS 125.0   /* 1 kbps */
 #define RATE_MAX_BPS 12.5e12 /* 100 Tbps */
-#define RATE_WORDS "a rate with its unit, 1kbps to 100Tbps"
+#define RATE_WORDS                                                             \
+  "a rate with its unit (bps or Bps after k, M, G, T or Ki, Mi, Gi, Ti), "     \
+  "1kbps to 100Tbps"
 #define RATE_ALLOWED RATE_WORDS " (e.g. 10Gbps, 1.25GBps)"
+/* A size's units, as the messages name them (units_size). */
+#define SIZE_UNITS "B after k, M, G, T, P or Ki, Mi, Gi, Ti, Pi"
 
 static int rate(const char *v, double *out, char *err, size_t errlen) {
   char msg[256];
@@ -665,8 +669,9 @@ static int k_implementation(struct point *p, const char *v, char *e,
 static int k_tree_chunk(struct point *p, const char *v, char *e, size_t l) {
   double b;
   if (size_in(v, 4, 1e12, &b) != 0 || b != floor(b))
-    return bad(e, l, "must be a whole size with its unit, 4B to 1TB (e.g. "
-                     "512KiB)");
+    return bad(e, l,
+               "must be a whole size with its unit (" SIZE_UNITS
+               "), 4B to 1TB (e.g. 512KiB)");
   p->tree_chunk = b;
   return 0;
 }
@@ -688,16 +693,18 @@ static int k_fast_forward(struct point *p, const char *v, char *e,
 static int k_eager(struct point *p, const char *v, char *e, size_t l) {
   double b;
   if (size_in(v, 0, 1e15, &b) != 0)
-    return bad(e, l, "must be 0 or a size with its unit, up to 1PB (e.g. "
-                     "64KiB)");
+    return bad(e, l,
+               "must be 0 or a size with its unit (" SIZE_UNITS
+               "), up to 1PB (e.g. 64KiB)");
   p->eager_bytes = b;
   return 0;
 }
 static int k_envelope(struct point *p, const char *v, char *e, size_t l) {
   double b;
   if (size_in(v, 0, 1e9, &b) != 0)
-    return bad(e, l, "must be 0 or a size with its unit, up to 1GB (SMPI's "
-                     "is 16B)");
+    return bad(e, l,
+               "must be 0 or a size with its unit (" SIZE_UNITS
+               "), up to 1GB (SMPI's is 16B)");
   p->envelope_bytes = b;
   return 0;
 }
@@ -790,8 +797,9 @@ static int k_fusion(struct point *p, const char *v, char *e, size_t l) {
     return 0;
   }
   if (size_in(v, 0, 1e15, &p->fusion_bytes) != 0)
-    return bad(e, l, "must be all, 0 or a size with its unit, up to 1PB "
-                     "(e.g. 25MB)");
+    return bad(e, l,
+               "must be all, 0 or a size with its unit (" SIZE_UNITS
+               "), up to 1PB (e.g. 25MB)");
   return 0;
 }
 static int k_fusion_cycle(struct point *p, const char *v, char *e,

@@ -464,8 +464,16 @@ Test(experiment, nvswitch_bad_input) {
              NULL, "must be auto (one per NIC) or a whole number in 1..64");
   fails_with("[platform]\nnodes = 8\n[model]\nname = synthetic\n"
              "[exchange]\nreduce_rate = fast\n",
-             NULL, "must be fused or a rate with its unit, 1kbps to 100Tbps "
-                   "(e.g. 5GBps)");
+             NULL,
+             "must be fused or a rate with its unit (bps or Bps after "
+             "k, M, G, T or Ki, Mi, Gi, Ti), 1kbps to 100Tbps (e.g. "
+             "5GBps)");
+  fails_with("[platform]\nnodes = 8\n[model]\nname = synthetic\n"
+             "[training]\nfusion_bytes = 512KB\n",
+             NULL,
+             "fusion_bytes = 512KB: must be all, 0 or a size with its "
+             "unit (B after k, M, G, T, P or Ki, Mi, Gi, Ti, Pi), up "
+             "to 1PB (e.g. 25MB)");
 }
 
 /* The estimate of the one point of experiment TEXT. */

@@ -1332,7 +1332,7 @@ bad "activation_checkpointing" "activation_checkpointing = maybe: must be true o
 # in 1 kbps..100 Tbps, a time is not negative, a range's message is the
 # same from either side, and a key given twice names both lines.
 for v in 10 1bps 1e30Gbps 100.1Tbps; do
-  bad "bandwidth = $v" "bandwidth = $v: must be a rate with its unit, 1kbps to 100Tbps" \
+  bad "bandwidth = $v" "bandwidth = $v: must be a rate with its unit (bps or Bps after k, M, G, T or Ki, Mi, Gi, Ti), 1kbps to 100Tbps" \
     run small.ini --set "platform.bandwidth=$v" --out never
 done
 bad "latency below 0" "latency = -1us: must be a time of 0 or more" \
