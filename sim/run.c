@@ -543,10 +543,10 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
     struct coll_messages cm;
     if (out->kernel_messages >= 0 &&
         coll->messages(p, b[i].n, p->grad_bytes, &cm)) {
-      double events =
-          out->fast_forward
-              ? kff_events(cm.events, cm.period, cm.reps, cm.settles, cm.settle)
-              : cm.events;
+      double events = out->fast_forward
+                          ? kff_events(cm.events, cm.period, cm.reps,
+                                       cm.settles, cm.settle, cm.window)
+                          : cm.events;
       out->kernel_messages += cm.streams * events * fmax(cm.calls, 1);
       out->streams = fmax(out->streams, cm.streams);
     } else {

@@ -565,13 +565,13 @@ void sim_batch_end(struct coll_call *c);
  * streams (its messages in flight at once) of EVENTS messages each,
  * periodic by PERIOD events once REPS periods repeat, unless it never
  * SETTLES into one period; SETTLE: the events before it does, where
- * measured (0: fast-forward's usual). What fast-forward skips of them is
- * its own estimate (kff_events). */
+ * measured (0: fast-forward's usual), WINDOW those in flight at most.
+ * What fast-forward skips of them is its own estimate (kff_events). */
 struct coll_messages {
   double streams, events, period;
   int reps;
   bool settles;
-  double settle;
+  double settle, window;
   /* Calls of EVENTS events each a stream makes for the bucket (0: one;
    * a sharded exchange's reduce-scatter and allgathers), each
    * fast-forwarded on its own. */

@@ -1966,9 +1966,10 @@ Test(platform, host_stack_shares_both_ways) {
  * a credit, which its root and leaves do not all send (within 10%), as
  * NVLS's tree's edges between machines. With fast-forward, a long tree
  * (of fixed shares) simulates its chunks until its streams repeat, which
- * the estimate counts as measured in 4 GiB trees (TREE_SETTLE_NEAR, of
- * which the first case here is one, and TREE_SETTLE_FAR): within 25%
- * over two machines and, at 2 GiB, over four. */
+ * the estimate counts from the chunk they repeat from, as measured in 4
+ * GiB trees (TREE_REPEATS_NEAR, of which the first case here is one, and
+ * TREE_REPEATS_FAR): within 25% over two machines and, at 2 GiB, over
+ * four. */
 struct mcase {
   char preset[16], algorithm[16], nccl_algo[16];
   int nodes;

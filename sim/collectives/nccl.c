@@ -1379,17 +1379,16 @@ static int nccl_tree_point(const struct point *p, char *err, size_t errlen) {
   return check_forced(p, NCCL_ALGO_TREE, err, errlen);
 }
 
-/* The chunks a long tree's streams simulate before they repeat, for the
- * estimate (call_messages), as measured (fast_forwarded_steps) in 4 GiB
- * trees at the default channels: over two DGX H100 machines 47 of 512
- * chunks in all (inside one, 44 of 256); over 4, 5, 6, 10 and 16 of
- * them 158 to 164, and 159 of 2048 at 16 GiB over 8; over 8 DGX A100
- * 130. Each less the periods compared (kff_events: 15 chunks). Over
- * three machines none repeated.
- * Not fitted to the 4 GiB tree over 8 DGX H100 that bench/estimate.sh
+/* The chunk from which a long tree's streams repeat, the last of a
+ * call's to settle (its pipeline filled at fixed shares), as measured in
+ * 4 GiB trees at the default channels: inside one DGX H100 from chunk
+ * 16, over two from 19; over 4, 5, 6, 10 and 16 of them from 131 (and at
+ * 16 GiB over 8); over 8 DGX A100 from 102. Over three machines their
+ * reduce and broadcast settle at rates of no common period: never. Not
+ * measured on the 4 GiB tree over 8 DGX H100 that bench/estimate.sh
  * scores. */
-#define TREE_SETTLE_NEAR 32
-#define TREE_SETTLE_FAR 140
+#define TREE_REPEATS_NEAR 20
+#define TREE_REPEATS_FAR 131
 
 /* What one rank of NCCL's kernel sends for a call of N values of VB
  * bytes on the machines G under the tuner M, FORCE the algorithm asked
@@ -1458,8 +1457,8 @@ static bool call_messages(const struct point *p, const struct geo *g,
   /* A tree's streams settle into one period at their fixed shares
    * (TREE_FIXED_CHUNKS), never in the shorter trees measured (nothing
    * skipped: 256 MiB over one and two DGX A100 and two DGX H100), and
-   * not over three machines; on one or two after about TREE_SETTLE_NEAR
-   * chunks, over more after TREE_SETTLE_FAR. */
+   * not over three machines; on one or two from about chunk
+   * TREE_REPEATS_NEAR, over more from TREE_REPEATS_FAR. */
   bool tree = ch.algo == NCCL_ALGO_TREE;
   *out = (struct coll_messages){
       .streams = nc,
@@ -1469,7 +1468,9 @@ static bool call_messages(const struct point *p, const struct geo *g,
       .settles = !tree || (events / per >= TREE_FIXED_CHUNKS && g->nodes != 3),
       .settle =
           !tree ? 0
-                : per * (g->nodes > 2 ? TREE_SETTLE_FAR : TREE_SETTLE_NEAR)};
+                : per * (g->nodes > 2 ? TREE_REPEATS_FAR : TREE_REPEATS_NEAR),
+      /* NCCL_STEPS chunks in flight on a connection (nk_join's window). */
+      .window = per * NCCL_STEPS};
   return true;
 }
 

@@ -275,18 +275,22 @@ void kff_event(struct kff_stream *x) {
     kff_jump(f, (int)periods);
 }
 
-/* Before its jump and after it, a stream simulates KFF_EST_PERIODS of
- * the periods it compares and KFF_EST_SETTLE events more (its pipeline's
- * filling and draining). Fitted to the messages counted in runs of
- * nccl-tests' 512 MiB points (rings, trees and NVLS on one and two A100
- * and H100 machines) and of BERT-large over 32 DGX A100 machines:
- * within a factor of 2.5 of each. */
+/* Where a stream's filling is not known, before its jump and after it
+ * it simulates KFF_EST_PERIODS of the periods it compares and
+ * KFF_EST_SETTLE events more (its pipeline's filling and draining).
+ * Fitted to the messages counted in runs of nccl-tests' 512 MiB points
+ * (rings, trees and NVLS on one and two A100 and H100 machines) and of
+ * BERT-large over 32 DGX A100 machines: within a factor of 2.5 of each.
+ * Where it is known, what kff_event simulates: the filling, the periods
+ * compared, and after the jump two periods and two windows. */
 #define KFF_EST_PERIODS 1.5
 #define KFF_EST_SETTLE 30
 
 double kff_events(double events, double per, int reps, bool settles,
-                  double settle) {
-  return settles ? fmin(events, KFF_EST_PERIODS * per * reps +
-                                    (settle > 0 ? settle : KFF_EST_SETTLE))
-                 : events;
+                  double settle, double window) {
+  if (!settles)
+    return events;
+  return fmin(events, settle > 0
+                          ? settle + (reps + 2) * per + 2 * window
+                          : KFF_EST_PERIODS * per * reps + KFF_EST_SETTLE);
 }

@@ -93,10 +93,10 @@ void kff_add_passive(struct kff *f, void (*apply)(void *state, int periods),
 
 /* The events a stream of EVENTS simulates, fast-forward's estimate for a
  * run's (config/estimate.c): periodic by PER events once REPS periods
- * repeat, after SETTLE events of filling (0: the usual), it runs until
- * it jumps and after; one that never SETTLES into a period runs
- * whole. */
+ * repeat, after SETTLE events of filling (0: not known), WINDOW in
+ * flight, it runs until it jumps and after; one that never SETTLES into
+ * a period runs whole. */
 double kff_events(double events, double per, int reps, bool settles,
-                  double settle);
+                  double settle, double window);
 
 #endif
