@@ -1469,8 +1469,8 @@ static bool call_messages(const struct point *p, const struct geo *g,
       .settle =
           !tree ? 0
                 : per * (g->nodes > 2 ? TREE_REPEATS_FAR : TREE_REPEATS_NEAR),
-      /* NCCL_STEPS chunks in flight on a connection (nk_join's window). */
-      .window = per * NCCL_STEPS};
+      /* A tree's NCCL_STEPS chunks in flight on a connection. */
+      .window = tree ? per * NCCL_STEPS : 0};
   return true;
 }
 
