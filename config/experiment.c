@@ -570,8 +570,10 @@ static int k_nccl_version(struct point *p, const char *v, char *e,
       p->nccl_version = (enum nccl_version)i;
       return 0;
     }
-  return bad(e, l, "must be 2.30 (NCCL v2.30.7's tuner, the nearest for "
-                   "2.21 and later) or 2.18 (v2.18.5's, for 2.18 to 2.20)");
+  return bad(e, l,
+             "must be 2.30 (NCCL v2.30.7's tuner, the nearest for "
+             "2.23 and later), 2.20 (v2.20.3's, for 2.19 and 2.20) "
+             "or 2.18 (v2.18.5's, for 2.18)");
 }
 static int k_nccl_launch(struct point *p, const char *v, char *e,
                          size_t l) {

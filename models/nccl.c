@@ -25,40 +25,112 @@ enum nccl_arch nccl_arch_of(int cc) {
 
 /* ---- constants (tuning.cc) ------------------------------------------- */
 
-/* [algorithm][protocol], us. */
-static const double base_lat[NCCL_ALGO_COUNT][NCCL_PROTO_COUNT] = {
-    [NCCL_ALGO_TREE] = {6.8, 14.0, 8.4},
-    [NCCL_ALGO_RING] = {6.6, 14.0, 8.4},
+/* Each release's baseLatencies [algorithm][protocol] and hwLatencies
+ * [hw][algorithm][protocol], us: v2.30.7's (ncclTunerConstantsDefaults),
+ * v2.20.3's and v2.18.5's (tuning.cc at tags v2.20.3-1 and v2.18.5-1). */
+struct lat_table {
+  double base[NCCL_ALGO_COUNT][NCCL_PROTO_COUNT];
+  double hw[NCCL_HW_COUNT][NCCL_ALGO_COUNT][NCCL_PROTO_COUNT];
 };
-
-/* [hw][algorithm][protocol], us. */
-static const double hw_lat[NCCL_HW_COUNT][NCCL_ALGO_COUNT][NCCL_PROTO_COUNT] =
-    {
-        [NCCL_HW_NVLINK] =
-            {
-                [NCCL_ALGO_TREE] = {0.6, 1.25, 4.0},
-                [NCCL_ALGO_RING] = {0.6, 1.9, 3.4},
-                [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
-                [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
-                [NCCL_ALGO_NVLS] = {0, 0, 25},
-                [NCCL_ALGO_NVLS_TREE] = {0, 0, 25},
-            },
-        [NCCL_HW_PCI] =
-            {
-                [NCCL_ALGO_TREE] = {1.0, 1.9, 4.0},
-                [NCCL_ALGO_RING] = {1.0, 2.5, 5.7},
-                [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
-                [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
-            },
-        [NCCL_HW_NET] =
-            {
-                [NCCL_ALGO_TREE] = {5.0, 8.5, 14},
-                [NCCL_ALGO_RING] = {2.7, 4.0, 14.0},
-                [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 31},
-                [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 30},
-                [NCCL_ALGO_NVLS] = {0, 0, 18},
-                [NCCL_ALGO_NVLS_TREE] = {0, 0, 20.9},
-            },
+static const struct lat_table
+    lat_tables[NCCL_VERSION_COUNT] =
+        {
+            [NCCL_V2_30] =
+                {.base = {[NCCL_ALGO_TREE] = {6.8, 14.0, 8.4},
+                          [NCCL_ALGO_RING] = {6.6, 14.0, 8.4}},
+                 .hw =
+                     {
+                         [NCCL_HW_NVLINK] =
+                             {
+                                 [NCCL_ALGO_TREE] = {0.6, 1.25, 4.0},
+                                 [NCCL_ALGO_RING] = {0.6, 1.9, 3.4},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
+                                 [NCCL_ALGO_NVLS] = {0, 0, 25},
+                                 [NCCL_ALGO_NVLS_TREE] = {0, 0, 25},
+                             },
+                         [NCCL_HW_PCI] =
+                             {
+                                 [NCCL_ALGO_TREE] = {1.0, 1.9, 4.0},
+                                 [NCCL_ALGO_RING] = {1.0, 2.5, 5.7},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
+                             },
+                         [NCCL_HW_NET] =
+                             {
+                                 [NCCL_ALGO_TREE] = {5.0, 8.5, 14},
+                                 [NCCL_ALGO_RING] = {2.7, 4.0, 14.0},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 31},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 30},
+                                 [NCCL_ALGO_NVLS] = {0, 0, 18},
+                                 [NCCL_ALGO_NVLS_TREE] = {0, 0, 20.9},
+                             },
+                     }},
+            /* 2.19 to 2.22 charge a tree's Simple step 28 us everywhere, its
+             * call nothing (2.23 went back to 8.4 and 4, 4, 14). */
+            [NCCL_V2_20] =
+                {.base = {[NCCL_ALGO_TREE] = {6.8, 14.0, 0},
+                          [NCCL_ALGO_RING] = {6.6, 14.0, 8.4}},
+                 .hw =
+                     {
+                         [NCCL_HW_NVLINK] =
+                             {
+                                 [NCCL_ALGO_TREE] = {0.6, 1.25, 28},
+                                 [NCCL_ALGO_RING] = {0.6, 1.9, 3.4},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
+                                 [NCCL_ALGO_NVLS] = {0, 0, 23},
+                                 [NCCL_ALGO_NVLS_TREE] = {0, 0, 23},
+                             },
+                         [NCCL_HW_PCI] =
+                             {
+                                 [NCCL_ALGO_TREE] = {1.0, 1.9, 28},
+                                 [NCCL_ALGO_RING] = {1.0, 2.5, 5.7},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
+                             },
+                         [NCCL_HW_NET] =
+                             {
+                                 [NCCL_ALGO_TREE] = {5.0, 8.5, 28},
+                                 [NCCL_ALGO_RING] = {2.7, 4.0, 14.0},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 31},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 30},
+                                 [NCCL_ALGO_NVLS] = {0, 0, 18},
+                                 [NCCL_ALGO_NVLS_TREE] = {0, 0, 14},
+                             },
+                     }},
+            /* 2.18's NVLS latency is a base of 23 us, none over NVLink. */
+            [NCCL_V2_18] =
+                {.base = {[NCCL_ALGO_TREE] = {6.8, 14.0, 0},
+                          [NCCL_ALGO_RING] = {6.6, 14.0, 8.4},
+                          [NCCL_ALGO_NVLS] = {0, 0, 23},
+                          [NCCL_ALGO_NVLS_TREE] = {0, 0, 23}},
+                 .hw =
+                     {
+                         [NCCL_HW_NVLINK] =
+                             {
+                                 [NCCL_ALGO_TREE] = {0.6, 1.25, 4},
+                                 [NCCL_ALGO_RING] = {0.6, 1.9, 3.4},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 8.0},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 4.75},
+                             },
+                         [NCCL_HW_PCI] =
+                             {
+                                 [NCCL_ALGO_TREE] = {1.0, 1.9, 6},
+                                 [NCCL_ALGO_RING] = {1.0, 2.5, 5.7},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 8.0},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 8.0},
+                             },
+                         [NCCL_HW_NET] =
+                             {
+                                 [NCCL_ALGO_TREE] = {5.0, 8.5, 14},
+                                 [NCCL_ALGO_RING] = {2.7, 4.0, 14.0},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 10.7},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 14},
+                                 [NCCL_ALGO_NVLS] = {0, 0, 18},
+                                 [NCCL_ALGO_NVLS_TREE] = {0, 0, 19},
+                             },
+                     }},
 };
 
 /* [LL index: GPU class on one node, else CPU vendor][nodes: 1, 2, more],
@@ -118,17 +190,21 @@ static const double tree_correction[NCCL_PROTO_COUNT][24] = {
 #define LL128_MAX_NTHREADS 640
 #define PCI_BW 12.0
 
-/* v2.18.5's hwLat for CollNet (src/graph/tuning.cc at v2.18.5-1, the
- * same from v2.18.1-1), [hw][direct, chain], Simple. */
-static const double collnet_lat_218[NCCL_HW_COUNT][2] = {
-    {8.0, 4.75}, {8.0, 8.0}, {10.7, 14}};
-
 double nccl_hw_latency(enum nccl_version v, enum nccl_hw hw, enum nccl_algo a,
                        enum nccl_proto p) {
-  if (v == NCCL_V2_18 && p == NCCL_PROTO_SIMPLE &&
-      (a == NCCL_ALGO_COLLNET_DIRECT || a == NCCL_ALGO_COLLNET_CHAIN))
-    return collnet_lat_218[hw][a == NCCL_ALGO_COLLNET_CHAIN];
-  return hw_lat[hw][a][p];
+  return lat_tables[v].hw[hw][a][p];
+}
+
+double nccl_base_latency(enum nccl_version v, enum nccl_algo a,
+                         enum nccl_proto p) {
+  return lat_tables[v].base[a][p];
+}
+
+enum nccl_version nccl_kernel_tables(enum nccl_version v, enum nccl_algo a,
+                                     enum nccl_proto p) {
+  return v == NCCL_V2_20 && a == NCCL_ALGO_TREE && p == NCCL_PROTO_SIMPLE
+             ? NCCL_V2_18
+             : v;
 }
 
 double nccl_hw_floor(enum nccl_version v, enum nccl_hw hw) {
@@ -143,10 +219,6 @@ double nccl_hw_floor(enum nccl_version v, enum nccl_hw hw) {
 }
 
 double nccl_nvls_efficiency(int cc) { return nvls_efficiency[nccl_arch_of(cc)]; }
-
-double nccl_base_latency(enum nccl_algo a, enum nccl_proto p) {
-  return base_lat[a][p];
-}
 
 /* ---- protocols -------------------------------------------------------- */
 
@@ -282,9 +354,12 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
   enum nccl_arch x = nccl_arch_of(c->cc);
   int n2 = node_index(c->nnodes);
   int n1 = c->nnodes == 1 ? (int)x : c->amd_cpu ? 1 : 0;
-  /* v2.18.5 knows no GPU after Hopper, whose row was Ampere's. */
-  bool v218 = c->version == NCCL_V2_18;
-  if (v218 && n1 > NCCL_ARCH_AMPERE)
+  /* v2.18.5 and v2.20.3 know no GPU after Hopper, whose LL row was
+   * Ampere's. */
+  bool v218 = c->version == NCCL_V2_18, v220 = c->version == NCCL_V2_20;
+  bool old = v218 || v220;
+  const struct lat_table *lt = &lat_tables[c->version];
+  if (old && n1 > NCCL_ARCH_AMPERE)
     n1 = NCCL_ARCH_AMPERE;
   double llmax = ll_max_bw[n1][n2];
   double ppn = (double)c->nranks / c->nnodes;
@@ -303,7 +378,13 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
       bool collnet =
           a == NCCL_ALGO_COLLNET_DIRECT || a == NCCL_ALGO_COLLNET_CHAIN;
       double bw = c->nnodes <= 2 || collnet ? g->bw_intra : g->bw_inter;
-      if ((a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) && !v218) {
+      /* v2.20.3: NVLS at its links' least, its tree at the network's
+       * (half of it over more than two machines). */
+      if (v220 && a == NCCL_ALGO_NVLS)
+        bw = fmin(g->bw_intra, g->bw_inter);
+      if (v220 && a == NCCL_ALGO_NVLS_TREE)
+        bw = fmin(g->bw_intra, c->nnodes <= 2 ? g->bw_inter : g->bw_inter / 2);
+      if ((a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) && !old) {
         if (g->nchannels < 2)
           continue;
         double intra = g->bw_intra * nvls_efficiency[x] *
@@ -318,10 +399,10 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
       }
       double bus = g->nchannels * bw;
       if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL)
-        bus = fmin(llmax, bus * (!v218                                ? .5
-                                 : c->nnodes > 1 ||
-                                         coll == NCCL_COLL_ALLREDUCE ? 1.0 / 4
-                                                                     : 1.0 / 3));
+        bus = fmin(llmax, bus * (!old ? .5
+                                 : c->nnodes > 1 || coll == NCCL_COLL_ALLREDUCE
+                                     ? 1.0 / 4
+                                     : 1.0 / 3));
       if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL128)
         bus = fmin(bus * 0.92, g->nchannels * ring_ll128_bw[x][n2]);
       if (a == NCCL_ALGO_TREE && coll == NCCL_COLL_ALLREDUCE)
@@ -349,20 +430,20 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
                                a == NCCL_ALGO_NVLS_TREE
                            ? (1.0 * c->nranks) / nsteps
                            : .5;
-        if (v218 && a == NCCL_ALGO_NVLS)
+        if (old && a == NCCL_ALGO_NVLS)
+          ratio = 5.0 / 6;
+        if (v220 && a == NCCL_ALGO_NVLS_TREE)
           ratio = 5.0 / 6;
         if (v218 && a == NCCL_ALGO_NVLS_TREE)
           ratio = .70 * c->nnodes / (2 * (c->nnodes - 1));
         bus *= ratio;
       }
       m->bw[coll][a][p] = bus;
-      double lat = base_lat[a][p];
-      if (v218 && a == NCCL_ALGO_TREE && p == NCCL_PROTO_SIMPLE)
-        lat = 0;
-      double intra_lat = nccl_hw_latency(c->version, intra_hw, a, p);
-      double inter_lat = ppn == 1
-                             ? hw_lat[NCCL_HW_NET][NCCL_ALGO_TREE][p]
-                             : nccl_hw_latency(c->version, NCCL_HW_NET, a, p);
+      double lat = lt->base[a][p];
+      double intra_lat = lt->hw[intra_hw][a][p];
+      double inter_lat = ppn == 1 && !old
+                             ? lt->hw[NCCL_HW_NET][NCCL_ALGO_TREE][p]
+                             : lt->hw[NCCL_HW_NET][a][p];
       inter_lat += g->latency_inter;
       if (p == NCCL_PROTO_SIMPLE)
         inter_lat += g->latency_inter;
@@ -377,9 +458,12 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
             net *= 3;
         }
         intra_lat = fmax(intra_lat, net);
+        /* v2.18.5 and v2.20.3 count 2 x nodes network steps in an
+         * allreduce's ring, v2.30.7 2 x (nodes - 1). */
         int ninter = c->nnodes == 1 ? 0
-                     : coll == NCCL_COLL_ALLREDUCE ? 2 * (c->nnodes - 1)
-                                                   : c->nnodes - 1;
+                     : coll == NCCL_COLL_ALLREDUCE
+                         ? 2 * (c->nnodes - (old ? 0 : 1))
+                         : c->nnodes - 1;
         lat += (nsteps - ninter) * intra_lat + ninter * inter_lat;
       } else if (a == NCCL_ALGO_TREE) {
         lat += 2 * ((c->nranks / c->nnodes - 1) * intra_lat +
@@ -390,9 +474,9 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
       } else if (a == NCCL_ALGO_COLLNET_CHAIN) {
         lat += 2 * (ppn - 1) * intra_lat + inter_lat;
       } else if (v218 && a == NCCL_ALGO_NVLS) {
-        lat = 23 + (c->nnodes > 1 ? hw_lat[NCCL_HW_NET][a][p] : 0);
+        lat += c->nnodes > 1 ? lt->hw[NCCL_HW_NET][a][p] : 0;
       } else if (v218 && a == NCCL_ALGO_NVLS_TREE) {
-        lat = 23 + 2 * (c->nnodes - 1) * 19.0;
+        lat += 2 * (c->nnodes - 1) * lt->hw[NCCL_HW_NET][a][p];
       } else if (a == NCCL_ALGO_NVLS) {
         lat = intra_lat + (c->nnodes > 1 ? inter_lat : 0);
       } else if (a == NCCL_ALGO_NVLS_TREE) {

@@ -88,12 +88,16 @@ struct nccl_graph {
   double latency_inter; /* us added to a network step (0 for InfiniBand) */
 };
 
-/* The tuner's tables by NCCL release: v2.30.7's (the default), or
- * v2.18.5's, which 2.18 to 2.20 share in what is modelled here (ring
- * LL's bus bandwidth a quarter of the links' rather than half, Hopper's
- * LL ceilings those of Ampere, NVLS at 5/6 of its links with latency
- * 23 us, no tree Simple base latency). */
-enum nccl_version { NCCL_V2_30, NCCL_V2_18, NCCL_VERSION_COUNT };
+/* The tuner's tables by NCCL release: v2.30.7's (the default, the
+ * nearest for 2.23 and later), v2.20.3's (for 2.19 and 2.20) or
+ * v2.18.5's (for 2.18). The older two differ from v2.30.7 in what is
+ * modelled here by ring LL's bus bandwidth (a quarter of the links'
+ * rather than half), Hopper's LL ceilings (Ampere's), the ring's network
+ * steps (2 x nodes), NVLS's bandwidth (5/6 of its links, no efficiency
+ * or NVLS tree ceiling) and the latencies (nccl_hw_latency); v2.20.3's
+ * NVLS and its tree take the least of their links, and its trees' Simple
+ * steps are charged 28 us in the tuner. */
+enum nccl_version { NCCL_V2_30, NCCL_V2_18, NCCL_V2_20, NCCL_VERSION_COUNT };
 
 /* What the tuner sees of a communicator. */
 struct nccl_comm {
@@ -153,13 +157,22 @@ int nccl_model_choose(const struct nccl_model *m, enum nccl_coll coll,
                       enum nccl_proto force_p, struct nccl_choice *out);
 
 /* NCCL's per-step latency (us) of algorithm A with protocol P where the
- * step runs (hwLatencies) in release V (v2.30.7's; v2.18.5's CollNet
- * figures differ: its chain 4.75 us over NVLink, 8 over PCIe, 14 across
- * the network, its direct 8, 8 and 10.7), and the latency a call starts
+ * step runs (hwLatencies) in release V, and the latency a call starts
  * with (baseLatencies). */
 double nccl_hw_latency(enum nccl_version v, enum nccl_hw hw, enum nccl_algo a,
                        enum nccl_proto p);
-double nccl_base_latency(enum nccl_algo a, enum nccl_proto p);
+double nccl_base_latency(enum nccl_version v, enum nccl_algo a,
+                         enum nccl_proto p);
+
+/* The release whose latencies stand for what A with P costs as it runs
+ * under release V: V's own, but for v2.20.3's tree Simple v2.18.5's.
+ * 2.19 to 2.22 charge a tree's Simple step 28 us on every link in the
+ * tuner (2.18 charged 4 over NVLink; 2.23 went back to it) with no
+ * change to the tree's kernel: a figure that steers the tuner to the
+ * ring, not what the step costs (28 us a step would make an 8-byte
+ * tree on one machine take 400 us). */
+enum nccl_version nccl_kernel_tables(enum nccl_version v, enum nccl_algo a,
+                                     enum nccl_proto p);
 
 /* The least per-step latency (us) release V's tables charge on HW (LL's
  * ring's: 0.6 over NVLink, 1 over PCIe, 2.7 across the network): NCCL's

@@ -169,6 +169,70 @@ Test(nccl, v2_18_tables) {
   near(m.lat[ar][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE], 23, "h100 nvls lat");
 }
 
+/* v2.20.3's tables (NCCL_V2_20), on two machines of 8 A100 with Simple
+ * alone (AWS's plugin on p4de): a tree's Simple step costs 28 us on
+ * every link and its call nothing, 2 x (7 + 1) x 28 = 448 us, where the
+ * ring's is 8.4 + 28 NVLink steps of 3.4 us and 2 x 2 network steps of
+ * 14 (v2.18.5 and v2.20.3 count 2 x nodes of them, v2.30.7 2 x (nodes -
+ * 1)); so 1 MiB goes by the ring, 1 GiB by the tree (v2.18.5: both by the
+ * tree, its step 4 and 14 us). The kernel's tree Simple steps are
+ * v2.18.5's (nccl_kernel_tables). On two H100 machines the NVLS tree
+ * takes the least of its links, at 5/6, after 23 + 2 x 14 us. */
+Test(nccl, v2_20_tables) {
+  /* The ring at its NIC's 6.25 GB/s a channel, the tree's chain inside
+   * at NVLink's 20 (comm_of in sim/collectives/nccl.c). */
+  struct nccl_comm c = comm_of(16, 2, 80, 4, 6.25, 4);
+  c.graph[NCCL_ALGO_TREE].bw_intra = 20;
+  c.version = NCCL_V2_20;
+  c.proto_mask = 1u << NCCL_PROTO_SIMPLE;
+  struct nccl_model m;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  enum nccl_coll ar = NCCL_COLL_ALLREDUCE;
+  near(m.lat[ar][NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE], 2 * (7 + 1) * 28.0,
+       "2.20 tree simple lat");
+  near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE],
+       8.4 + (30 - 4) * 3.4 + 4 * 14.0, "2.20 ring simple lat");
+  struct nccl_choice ch;
+  cr_assert_eq(
+      nccl_model_choose(&m, ar, 1 << 20, NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch),
+      0);
+  cr_expect_eq(ch.algo, NCCL_ALGO_RING, "2.20, 1 MiB: ring");
+  cr_assert_eq(
+      nccl_model_choose(&m, ar, 1 << 30, NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch),
+      0);
+  cr_expect_eq(ch.algo, NCCL_ALGO_TREE, "2.20, 1 GiB: tree");
+  c.version = NCCL_V2_18;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE],
+       8.4 + (30 - 4) * 3.4 + 4 * 14.0, "2.18 ring simple lat");
+  cr_assert_eq(
+      nccl_model_choose(&m, ar, 1 << 20, NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch),
+      0);
+  cr_expect_eq(ch.algo, NCCL_ALGO_TREE, "2.18, 1 MiB: tree");
+  c.version = NCCL_V2_30;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE],
+       8.4 + (30 - 2) * 3.4 + 2 * 14.0, "2.30 ring simple lat");
+  cr_expect_eq(
+      nccl_kernel_tables(NCCL_V2_20, NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE),
+      NCCL_V2_18);
+  cr_expect_eq(
+      nccl_kernel_tables(NCCL_V2_20, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE),
+      NCCL_V2_20);
+  near(nccl_hw_latency(NCCL_V2_20, NCCL_HW_NET, NCCL_ALGO_NVLS_TREE,
+                       NCCL_PROTO_SIMPLE),
+       14, "2.20 nvls tree net");
+  struct nccl_comm h = comm_of(16, 2, 90, 16, 25, 32);
+  h.nvls = true;
+  h.version = NCCL_V2_20;
+  h.graph[NCCL_ALGO_NVLS_TREE].bw_inter = 12;
+  cr_assert_eq(nccl_model_init(&m, &h), 0);
+  near(m.bw[ar][NCCL_ALGO_NVLS_TREE][NCCL_PROTO_SIMPLE], 16 * 12.0 * 5 / 6,
+       "2.20 nvls tree bw");
+  near(m.lat[ar][NCCL_ALGO_NVLS_TREE][NCCL_PROTO_SIMPLE], 23 + 2 * 14.0,
+       "2.20 nvls tree lat");
+}
+
 /* CollNet's chain (the network's switches reduce): offered only where
  * they do, Simple only, at half the graph's bus bandwidth; its latency
  * 2 (ppn - 1) NVLink steps and one network step: v2.30.7's 2.8 and 30 us,
@@ -212,10 +276,10 @@ Test(nccl, protocols) {
 }
 
 /* The least step NCCL's tables charge on each link, the wire a slower
- * link's steps are charged beyond: LL's ring's, in both releases. */
+ * link's steps are charged beyond: LL's ring's, in every release. */
 Test(nccl, step_floors) {
-  enum nccl_version v[2] = {NCCL_V2_18, NCCL_V2_30};
-  for (int i = 0; i < 2; i++) {
+  enum nccl_version v[3] = {NCCL_V2_18, NCCL_V2_20, NCCL_V2_30};
+  for (int i = 0; i < 3; i++) {
     near(nccl_hw_floor(v[i], NCCL_HW_NVLINK), 0.6, "NVLink");
     near(nccl_hw_floor(v[i], NCCL_HW_PCI), 1.0, "PCIe");
     near(nccl_hw_floor(v[i], NCCL_HW_NET), 2.7, "network");

@@ -673,13 +673,13 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
                               const struct nccl_model *m, enum nccl_algo a,
                               enum nccl_proto p, int nc) {
   const struct point *pt = s->p;
-  struct nk_cost k = {.launch_s = 1e-6 * nccl_base_latency(a, p),
-                      .wire = nccl_proto_wire(p)};
   const struct nccl_comm *c = &m->comm;
+  enum nccl_version v = nccl_kernel_tables(c->version, a, p);
+  struct nk_cost k = {.launch_s = 1e-6 * nccl_base_latency(v, a, p),
+                      .wire = nccl_proto_wire(p)};
   for (int h = 0; h < NCCL_HW_COUNT; h++)
-    k.step_s[h] =
-        beyond_wire(r, c, (enum nccl_hw)h,
-                    nccl_hw_latency(c->version, (enum nccl_hw)h, a, p));
+    k.step_s[h] = beyond_wire(r, c, (enum nccl_hw)h,
+                              nccl_hw_latency(v, (enum nccl_hw)h, a, p));
   if (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) {
     /* NVLS: NCCL's latency once (its NVLink figure is the call's, not a
      * step's); a chunk's step as a Simple ring step's (its loads and
@@ -687,17 +687,18 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
      * of its share of the NVLink (one channel of the NVLS graph's short
      * of it, as NCCL's model has it). */
     const struct nccl_graph *gr = &c->graph[a];
-    k.launch_s = 1e-6 * nccl_hw_latency(c->version, NCCL_HW_NVLINK, a, p);
+    k.launch_s = 1e-6 * (nccl_base_latency(v, a, p) +
+                         nccl_hw_latency(v, NCCL_HW_NVLINK, a, p));
     for (int h = 0; h < NCCL_HW_COUNT; h++)
       k.step_s[h] =
           beyond_wire(r, c, (enum nccl_hw)h,
-                      nccl_hw_latency(c->version, (enum nccl_hw)h,
-                                      NCCL_ALGO_RING, NCCL_PROTO_SIMPLE));
+                      nccl_hw_latency(v, (enum nccl_hw)h, NCCL_ALGO_RING,
+                                      NCCL_PROTO_SIMPLE));
     /* A step of the tree between machines: NCCL's NVLS tree's network
      * latency beyond the wire's. */
-    k.step_s[NCCL_HW_NET] = beyond_wire(
-        r, c, NCCL_HW_NET,
-        nccl_hw_latency(c->version, NCCL_HW_NET, NCCL_ALGO_NVLS_TREE, p));
+    k.step_s[NCCL_HW_NET] =
+        beyond_wire(r, c, NCCL_HW_NET,
+                    nccl_hw_latency(v, NCCL_HW_NET, NCCL_ALGO_NVLS_TREE, p));
     double eff = pt->nvls_efficiency > 0
                      ? pt->nvls_efficiency
                      : nccl_nvls_efficiency(c->cc) * (gr->nchannels - 1) /
@@ -800,15 +801,17 @@ static uint64_t nvls_chunk_bytes(int nc, int g, double bytes) {
 /* NVLS's tree's chunk: v2.30's (ncclNvlsTuning on Hopper) 128 KiB, 64
  * KiB from four machines on; v2.18's a Simple step's 512 KiB
  * (calcCollChunking at v2.18.5-1: buffSizes[SIMPLE] / NCCL_STEPS, on any
- * number of machines); less while the call is small for its channels' G
- * heads. */
+ * number of machines); v2.20's the same, 64 KiB from four machines on
+ * (computeCollChunkInfo at v2.20.3-1, NCCL_NVLSTREE_MAX_CHUNKSIZE unset);
+ * less while the call is small for its channels' G heads. */
 static uint64_t nvls_tree_chunk_bytes(enum nccl_version v, int nc, int g,
                                       int nodes, double bytes) {
   static const struct chunk_step st[] = {
       {32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
-  uint64_t start = v == NCCL_V2_18 ? NCCL_SIMPLE_BUFFSIZE / NCCL_STEPS
-                   : nodes >= 4    ? 65536
-                                   : 128 << 10;
+  uint64_t start = v == NCCL_V2_18   ? NCCL_SIMPLE_BUFFSIZE / NCCL_STEPS
+                   : nodes >= 4      ? 65536
+                   : v == NCCL_V2_20 ? NCCL_SIMPLE_BUFFSIZE / NCCL_STEPS
+                                     : 128 << 10;
   return shrink_chunk(start, bytes, (double)nc * g, st, 4);
 }
 
