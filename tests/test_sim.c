@@ -1452,22 +1452,6 @@ static void dgx_call(int machines, long params, const char *keys,
   g_free(ini);
 }
 
-/* A step to another machine costs its proxy's time beyond the wire as a
- * delay of its message, the CTA going on (net.cc: the proxy sends once
- * the CTA has posted the slot), and a ring step's cost is paid once a
- * step, not a slice: 8 bytes by a Simple ring over two DGX H100 take
- * about NCCL's model's latency, 26 NVLink steps of 3.4 us and 4 network
- * steps of 14 after 8.4 (152.8 us). Charged on the CTA of each of its 60
- * slices, the network step held the GPU before the network for 60 x 11.3
- * us (the call took 672 us); charged a slice, the NVLink steps twice. */
-Test(nccl, network_step_pipelines, .timeout = 60) {
-  struct run_result r;
-  dgx_call(2, 2, "algorithm = nccl-ring\nnccl_proto = simple", &r);
-  double want = 1e-6 * (8.4 + 26 * 3.4 + 4 * 14);
-  cr_expect(r.exchange_s > 0.85 * want && r.exchange_s < 1.1 * want,
-            "%.9g s, want about %.9g", r.exchange_s, want);
-}
-
 /* A ring's step pays the network's latency only where it crosses
  * machines: 10 us more of it cost a tiny LL call over 2 machines (a
  * ring of 16 GPUs, 30 steps) a few steps' worth, as the chain of
