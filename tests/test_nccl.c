@@ -169,6 +169,15 @@ Test(nccl, v2_18_tables) {
   near(m.lat[ar][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE], 23, "h100 nvls lat");
 }
 
+/* The algorithm M's tuner takes for an allreduce of BYTES. */
+static enum nccl_algo chosen(const struct nccl_model *m, double bytes) {
+  struct nccl_choice ch;
+  cr_assert_eq(nccl_model_choose(m, NCCL_COLL_ALLREDUCE, bytes, NCCL_ALGO_AUTO,
+                                 NCCL_PROTO_AUTO, &ch),
+               0);
+  return ch.algo;
+}
+
 /* v2.20.3's tables (NCCL_V2_20), on two machines of 8 A100 with Simple
  * alone (AWS's plugin on p4de): a tree's Simple step costs 28 us on
  * every link and its call nothing, 2 x (7 + 1) x 28 = 448 us, where the
@@ -192,23 +201,13 @@ Test(nccl, v2_20_tables) {
        "2.20 tree simple lat");
   near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE],
        8.4 + (30 - 4) * 3.4 + 4 * 14.0, "2.20 ring simple lat");
-  struct nccl_choice ch;
-  cr_assert_eq(
-      nccl_model_choose(&m, ar, 1 << 20, NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch),
-      0);
-  cr_expect_eq(ch.algo, NCCL_ALGO_RING, "2.20, 1 MiB: ring");
-  cr_assert_eq(
-      nccl_model_choose(&m, ar, 1 << 30, NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch),
-      0);
-  cr_expect_eq(ch.algo, NCCL_ALGO_TREE, "2.20, 1 GiB: tree");
+  cr_expect_eq(chosen(&m, 1 << 20), NCCL_ALGO_RING, "2.20, 1 MiB: ring");
+  cr_expect_eq(chosen(&m, 1 << 30), NCCL_ALGO_TREE, "2.20, 1 GiB: tree");
   c.version = NCCL_V2_18;
   cr_assert_eq(nccl_model_init(&m, &c), 0);
   near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE],
        8.4 + (30 - 4) * 3.4 + 4 * 14.0, "2.18 ring simple lat");
-  cr_assert_eq(
-      nccl_model_choose(&m, ar, 1 << 20, NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch),
-      0);
-  cr_expect_eq(ch.algo, NCCL_ALGO_TREE, "2.18, 1 MiB: tree");
+  cr_expect_eq(chosen(&m, 1 << 20), NCCL_ALGO_TREE, "2.18, 1 MiB: tree");
   c.version = NCCL_V2_30;
   cr_assert_eq(nccl_model_init(&m, &c), 0);
   near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE],
