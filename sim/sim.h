@@ -594,9 +594,10 @@ struct collective {
   /* The same before anything runs (run_check), on the point alone; may
    * be NULL. */
   int (*check_point)(const struct point *p, char *err, size_t errlen);
-  /* Whether fast-forward by recurrence may apply to P's run (recur.c);
-   * NULL: wherever its other conditions hold. */
-  bool (*recurs)(const struct point *p);
+  /* Whether P's run steps its workers' legs in lockstep, a message each
+   * leg from every worker (NULL: always); a kernel whose channels run
+   * on their own does not. */
+  bool (*lockstep)(const struct point *p);
   /* One worker's part of an allreduce of C->v (called by every worker
    * for the same bucket in the same order). */
   void (*worker)(struct coll_call *c);

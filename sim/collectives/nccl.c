@@ -1521,9 +1521,9 @@ static bool nccl_tree_messages(const struct point *p, uint64_t n, int vb,
   return kernel_messages(p, n, vb, NCCL_ALGO_TREE, out);
 }
 
-/* Recurrence compares the states of ring legs in lockstep; NCCL's
- * kernel has none, so it applies only to a codec per hop. */
-static bool nccl_recurs(const struct point *p) {
+/* NCCL's kernel runs its channels on their own; a codec per hop runs on
+ * the lockstep rings and trees. */
+static bool nccl_lockstep(const struct point *p) {
   return run_has_codec(p) && p->compression == COMPRESS_PER_HOP;
 }
 
@@ -1536,7 +1536,7 @@ const struct collective coll_nccl_ring = {
     .formula_nodes = "nccl-rings",
     .check = nccl_check,
     .check_point = nccl_ring_point,
-    .recurs = nccl_recurs,
+    .lockstep = nccl_lockstep,
     .allgather = nccl_allgather,
     .reduce_scatter = nccl_reduce_scatter,
     .shard_allgather = nccl_shard_allgather,
@@ -1555,7 +1555,7 @@ const struct collective coll_nccl_tree = {
     .formula_nodes = "nccl-tree",
     .check = nccl_check,
     .check_point = nccl_tree_point,
-    .recurs = nccl_recurs,
+    .lockstep = nccl_lockstep,
     .allgather = nccl_allgather,
     .worker = nccl_tree_worker,
     .formula_params = nccl_formula,
@@ -1580,7 +1580,7 @@ const struct collective coll_nccl = {
                    "(nccl_algo, nccl_proto force them)",
     .check = nccl_check,
     .check_point = nccl_point,
-    .recurs = nccl_recurs,
+    .lockstep = nccl_lockstep,
     .spawn = nccl_spawn,
     .allgather = nccl_allgather,
     .reduce_scatter = nccl_reduce_scatter,

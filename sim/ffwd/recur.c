@@ -178,10 +178,11 @@ void recur_init(struct sim *s) {
   /* Where runs of buckets apply (a slow worker's tail, aggregators and
    * per-bucket state are outside the state compared), without the trace
    * (it would need the skipped intervals), a linear codec (its factors
-   * follow its tensors' shapes, which the buckets compared do not), or a
-   * schedule whose posts are not known. */
+   * follow its tensors' shapes, which the buckets compared do not), a
+   * collective whose legs do not step in lockstep (the state compared),
+   * or a schedule whose posts are not known. */
   if (!ff_buckets_allowed(s->p, s->coll) || s->linear || s->trace ||
-      (s->coll->recurs && !s->coll->recurs(s->p)) ||
+      (s->coll->lockstep && !s->coll->lockstep(s->p)) ||
       (s->schedule->comm_actor && !s->schedule->post_gaps))
     return;
   struct recur *r = g_new0(struct recur, 1);
