@@ -430,9 +430,7 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
                                a == NCCL_ALGO_NVLS_TREE
                            ? (1.0 * c->nranks) / nsteps
                            : .5;
-        if (old && a == NCCL_ALGO_NVLS)
-          ratio = 5.0 / 6;
-        if (v220 && a == NCCL_ALGO_NVLS_TREE)
+        if (old && (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE))
           ratio = 5.0 / 6;
         if (v218 && a == NCCL_ALGO_NVLS_TREE)
           ratio = .70 * c->nnodes / (2 * (c->nnodes - 1));

@@ -808,10 +808,10 @@ static uint64_t nvls_tree_chunk_bytes(enum nccl_version v, int nc, int g,
                                       int nodes, double bytes) {
   static const struct chunk_step st[] = {
       {32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
-  uint64_t start = v == NCCL_V2_18   ? NCCL_SIMPLE_BUFFSIZE / NCCL_STEPS
-                   : nodes >= 4      ? 65536
-                   : v == NCCL_V2_20 ? NCCL_SIMPLE_BUFFSIZE / NCCL_STEPS
-                                     : 128 << 10;
+  uint64_t start =
+      v == NCCL_V2_30 ? 128 << 10 : NCCL_SIMPLE_BUFFSIZE / NCCL_STEPS;
+  if (nodes >= 4 && v != NCCL_V2_18)
+    start = 65536;
   return shrink_chunk(start, bytes, (double)nc * g, st, 4);
 }
 
