@@ -1452,6 +1452,22 @@ static void dgx_call(int machines, long params, const char *keys,
   g_free(ini);
 }
 
+/* A step to another machine costs its proxy's time beyond the wire as a
+ * delay of its message, the CTA going on (net.cc: the proxy sends once
+ * the CTA has posted the slot), and a ring step's cost is paid once a
+ * step, not a slice: 8 bytes by a Simple ring over two DGX H100 take
+ * about NCCL's model's latency, 26 NVLink steps of 3.4 us and 4 network
+ * steps of 14 after 8.4 (152.8 us). Charged on the CTA of each of its 60
+ * slices, the network step held the GPU before the network for 60 x 11.3
+ * us (the call took 672 us); charged a slice, the NVLink steps twice. */
+Test(nccl, network_step_pipelines, .timeout = 60) {
+  struct run_result r;
+  dgx_call(2, 2, "algorithm = nccl-ring\nnccl_proto = simple", &r);
+  double want = 1e-6 * (8.4 + 26 * 3.4 + 4 * 14);
+  cr_expect(r.exchange_s > 0.85 * want && r.exchange_s < 1.1 * want,
+            "%.9g s, want about %.9g", r.exchange_s, want);
+}
+
 /* A ring's step pays the network's latency only where it crosses
  * machines: 10 us more of it cost a tiny LL call over 2 machines (a
  * ring of 16 GPUs, 30 steps) a few steps' worth, as the chain of
@@ -1547,6 +1563,21 @@ Test(nccl, tree_fast_forward_across_machines, .timeout = 120) {
   jumps_alike("[platform]\npreset = p4d\nnodes = 16\n[model]\nname = "
               "synthetic\nparams = 536870912\ntensors = 1\ncompute = "
               "0.000001\n[exchange]\nalgorithm = nccl-tree\npayload = "
+              "none\nfast_forward = ",
+              "\n[training]\niterations = 1\n", &on);
+}
+
+/* A ring over eight DGX A100 machines, 4 GiB: its steps to the next
+ * machine are the proxy's, each at its channel's fixed share of its
+ * route, so that every ring runs at its network hops' one rate and the
+ * call jumps, to the same results as step by step. Shared as SimGrid
+ * shares them, two machines' hops ran slower than the rest by 2.7 us a
+ * step, and the call never settled into one period (27 s, no jump). */
+Test(nccl, ring_fast_forward_across_machines, .timeout = 120) {
+  struct run_result on;
+  jumps_alike("[platform]\npreset = dgx-a100\nnodes = 64\n[model]\nname = "
+              "synthetic\nparams = 1073741824\ntensors = 1\ncompute = "
+              "0.000001\n[exchange]\nalgorithm = nccl-ring\npayload = "
               "none\nfast_forward = ",
               "\n[training]\niterations = 1\n", &on);
 }

@@ -496,8 +496,10 @@ struct nccl_run {
    * the fabric's rails (one on a fat tree: platforms/nvswitch.c). */
   struct nk_sharp **sharps;
   int sharp_rank, sharp_rails;
-  /* The trees' streams on each link, by channel count (tree_streams). */
+  /* The trees' streams on each link, by channel count (tree_streams),
+   * and the rings' between machines (ring_streams). */
   GHashTable *tree_streams[RING_CHANNELS_MAX + 1];
+  GHashTable *ring_streams[RING_CHANNELS_MAX + 1];
 };
 
 /* NCCL's default channels (comm->nChannels) where [exchange] channels is
@@ -823,12 +825,12 @@ static void plan_links(struct nk_plan *pl, const struct nccl_run *r) {
   }
 }
 
-/* The rings of the kernel: channel K over its share, in the node-aware
- * order of ring_worker. */
-static void ring_chans(const struct coll_call *c, const struct geo *g,
-                       int nc, struct ring_chan *ch) {
+/* The rings of the kernel at RANK: channel K over its share, in the
+ * node-aware order of ring_worker. */
+static void ring_chans_at(const struct coll_call *c, const struct geo *g,
+                          int nc, int rank, struct ring_chan *ch) {
   uint64_t n = c->v->n;
-  int node = c->rank / g->g, j = c->rank % g->g, gn = g->g;
+  int node = rank / g->g, j = rank % g->g, gn = g->g;
   int after = (node + 1) % g->nodes, before = (node + g->nodes - 1) % g->nodes;
   for (int k = 0; k < nc; k++) {
     int e = ring_entry(g, k, node), x = ring_exit(g, k, node);
@@ -876,6 +878,19 @@ static void route_of(const struct sim *s, int a, int b, xbt_dynar_t route) {
   sg_host_get_route(s->workers[a].host, s->workers[b].host, route);
 }
 
+/* One stream more on every link from rank A to B (COUNT: a table of
+ * sg_link_t to count). */
+static void count_route(const struct sim *s, GHashTable *count, int a, int b,
+                        xbt_dynar_t route) {
+  route_of(s, a, b, route);
+  unsigned i;
+  sg_link_t l;
+  xbt_dynar_foreach(route, i, l) {
+    int m = GPOINTER_TO_INT(g_hash_table_lookup(count, l));
+    g_hash_table_insert(count, l, GINT_TO_POINTER(m + 1));
+  }
+}
+
 /* How many of the streams of NC channels' trees cross each link (a
  * table of sg_link_t to count), over every GPU of the call: its reduce
  * up and its broadcast to each child. */
@@ -891,14 +906,25 @@ static GHashTable *tree_streams(const struct coll_call *c, const struct geo *g,
         int b = j < 0 ? t[k].up : t[k].kids[j];
         if (b < 0)
           continue;
-        route_of(c->sim, a, b, route);
-        unsigned i;
-        sg_link_t l;
-        xbt_dynar_foreach(route, i, l) {
-          int m = GPOINTER_TO_INT(g_hash_table_lookup(n, l));
-          g_hash_table_insert(n, l, GINT_TO_POINTER(m + 1));
-        }
+        count_route(c->sim, n, a, b, route);
       }
+  }
+  xbt_dynar_free(&route);
+  return n;
+}
+
+/* How many of the streams of NC channels' rings between machines cross
+ * each link: every GPU's send to another machine, on every channel. */
+static GHashTable *ring_streams(const struct coll_call *c, const struct geo *g,
+                                int nc) {
+  GHashTable *n = g_hash_table_new(NULL, NULL);
+  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  struct ring_chan ch[RING_CHANNELS_MAX];
+  for (int a = 0; a < g->p; a++) {
+    ring_chans_at(c, g, nc, a, ch);
+    for (int k = 0; k < nc; k++)
+      if (hop_of(c->sim, a, ch[k].next) == NCCL_HW_NET)
+        count_route(c->sim, n, a, ch[k].next, route);
   }
   xbt_dynar_free(&route);
   return n;
@@ -945,6 +971,33 @@ static void tree_chans(const struct coll_call *c, struct nccl_run *r, int nc,
       t[k].share_kid[j] =
           route_share(c->sim, count, c->rank, t[k].kids[j], route);
   }
+  xbt_dynar_free(&route);
+}
+
+/* The caller's rings of NC channels (ring_chans_at), and each channel's
+ * send to another machine at its fixed share of its route (SHARE[k]; 0
+ * inside the machine, where its CTA paces it): every link's bandwidth
+ * shared equally among the call's rings that cross it between machines.
+ * A step to another machine is the proxy's, the CTA going on
+ * (nccl_kernel.c), so that a ring's pace is its slowest network hop's;
+ * shared as SimGrid shares them, flows over routes of different length
+ * get different rates, a ring of many machines runs at the pace of its
+ * slowest hop only after thousands of steps (each of its GPUs may run
+ * ahead of that hop by as many steps as the ring is long), and a call
+ * never settles into one period: 4 GiB over eight DGX A100 machines did
+ * not fast-forward (27 s against 1.1 s). At fixed shares every ring's
+ * network hops run at one rate, as a NIC's arbiter gives its queues. */
+static void ring_chans(const struct coll_call *c, struct nccl_run *r, int nc,
+                       struct ring_chan *ch, double *share) {
+  ring_chans_at(c, &r->g, nc, c->rank, ch);
+  if (!r->ring_streams[nc])
+    r->ring_streams[nc] = ring_streams(c, &r->g, nc);
+  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+  for (int k = 0; k < nc; k++)
+    share[k] = hop_of(c->sim, c->rank, ch[k].next) == NCCL_HW_NET
+                   ? route_share(c->sim, r->ring_streams[nc], c->rank,
+                                 ch[k].next, route)
+                   : 0;
   xbt_dynar_free(&route);
 }
 
@@ -1153,7 +1206,9 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
     pl.rank_at = ring_rank_at;
     pl.ctx = &r->g;
     struct ring_chan rc[RING_CHANNELS_MAX];
-    ring_chans(c, &r->g, pl.nc, rc);
+    double share[RING_CHANNELS_MAX];
+    ring_chans(c, r, pl.nc, rc, share);
+    pl.share = share;
     nccl_kernel_ring(c, &pl, rc, r->g.p);
   }
 }
@@ -1267,7 +1322,9 @@ static void nccl_allgather(struct coll_call *c, struct msg *mine,
   pl.cost.chan_Bps *= merge;
   plan_links(&pl, r);
   struct ring_chan rc[RING_CHANNELS_MAX];
-  ring_chans(c, &r->g, pl.nc, rc);
+  double share[RING_CHANNELS_MAX];
+  ring_chans(c, r, pl.nc, rc, share);
+  pl.share = share;
   nccl_kernel_allgather(c, &pl, rc, r->g.p, mine, all);
 }
 

@@ -9,11 +9,12 @@
 #include "../comm_rate.h"
 #include "../ffwd/kff.h"
 
+#include <glib.h>
 #include <limits.h>
-#include <stddef.h>
 #include <math.h>
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
+#include <stddef.h>
 #include <xbt/asserts.h>
 
 /* ---- the event loop ---------------------------------------------------- */
@@ -66,7 +67,36 @@ struct nk {
   struct kff_host ff;
   struct kff_stream *st_ff; /* channel Q's stream: st_ff[q] */
   void (*apply)(struct nk *k, int q, int periods);
+  /* The network's proxy (NCCL's proxy thread: net.cc sendProxyProgress
+   * posts a send once the CTA has written its slot's tail): messages to
+   * another machine, each due the step's cost beyond the wire after its
+   * CTA handed it over (struct nk_net), sent in order at NET_AT, the
+   * CTA free meanwhile. */
+  GQueue *net_q;
+  double net_at; /* the first's due time (INFINITY: none) */
 };
+
+struct nk_net {
+  double due;
+  int dst, port;
+  struct msg *m;
+  double pace;
+};
+
+/* Send the proxy's messages due (at least its first: SimGrid's rounding
+ * of a timer), and time the next. */
+static void nk_net_fire(struct nk *k) {
+  struct nk_net *x;
+  bool first = true;
+  while ((x = g_queue_peek_head(k->net_q)) && (first || x->due <= sim_now())) {
+    g_queue_pop_head(k->net_q);
+    sim_send_channel(k->c, x->dst, x->port, x->m, x->pace);
+    g_free(x);
+    first = false;
+  }
+  x = g_queue_peek_head(k->net_q);
+  k->net_at = x ? x->due : INFINITY;
+}
 
 /* The program's counters of stream Q moved PERIODS periods on by a jump,
  * none past the receives already asked for. */
@@ -142,8 +172,12 @@ static void nk_loop(struct nk *k) {
           k->prog->fire(k, t);
           fired = true;
         }
+      if (k->net_at <= now) {
+        nk_net_fire(k);
+        fired = true;
+      }
     }
-    if (k->prog->done(k))
+    if (k->prog->done(k) && g_queue_is_empty(k->net_q))
       break;
     /* Each stream's oldest receive: messages are taken in order. */
     int n = 0, soon = -1;
@@ -155,21 +189,28 @@ static void nk_loop(struct nk *k) {
     for (int t = 0; t < k->nt; t++)
       if (isfinite(k->at[t]) && (soon < 0 || k->at[t] < k->at[soon]))
         soon = t;
-    xbt_assert(n > 0 || soon >= 0, "NCCL kernel of rank %d stalled",
+    /* The proxy's next send, if sooner than every timer. */
+    bool net = k->net_at < (soon >= 0 ? k->at[soon] : INFINITY);
+    double due = net ? k->net_at : soon >= 0 ? k->at[soon] : INFINITY;
+    xbt_assert(n > 0 || isfinite(due), "NCCL kernel of rank %d stalled",
                k->c->rank);
     ssize_t r;
     if (n == 0) {
-      sg_actor_sleep_for(fmax(k->at[soon] - now, 0));
+      sg_actor_sleep_for(fmax(due - now, 0));
       r = -1;
-    } else if (soon >= 0) {
-      r = sim_wait_any_for(gets, (size_t)n, fmax(k->at[soon] - now, 0));
+    } else if (isfinite(due)) {
+      r = sim_wait_any_for(gets, (size_t)n, fmax(due - now, 0));
     } else {
       r = sg_comm_wait_any(gets, (size_t)n);
     }
     if (r < 0) {
       /* The earliest timer is due, to SimGrid's rounding of its time. */
-      k->at[soon] = INFINITY;
-      k->prog->fire(k, soon);
+      if (net) {
+        nk_net_fire(k);
+      } else {
+        k->at[soon] = INFINITY;
+        k->prog->fire(k, soon);
+      }
       continue;
     }
     struct nk_in *in = &k->in[of[r]];
@@ -218,7 +259,10 @@ static void nk_run(struct nk *k) {
   if (k->pl->cost.launch_s > 0)
     sg_actor_sleep_for(k->pl->cost.launch_s);
   k->first_sent = k->first_posted = -1;
+  k->net_q = g_queue_new();
+  k->net_at = INFINITY;
   nk_loop(k);
+  g_queue_free(k->net_q);
   /* The time a fast-forward jump left out: every GPU's call ends that
    * much later than its loop. */
   double debt = kff_debt(k->ff.ff);
@@ -266,6 +310,16 @@ static void nk_send_rate(struct nk *k, int t, int dst, int port, struct msg *m,
     k->first_sent = now;
   if (hold > 0)
     k->free_at[t] = fmax(k->free_at[t], now) + (double)m->bytes / hold;
+  double d = k->pl->cost.step_s[NCCL_HW_NET];
+  if (d > 0 && dst < k->p &&
+      k->pl->hw(k->c->sim, k->c->rank, dst) == NCCL_HW_NET) {
+    struct nk_net *x = g_new(struct nk_net, 1);
+    *x = (struct nk_net){now + d, dst, port, m, pace};
+    g_queue_push_tail(k->net_q, x);
+    if (!isfinite(k->net_at))
+      k->net_at = x->due;
+    return;
+  }
   sim_send_channel(k->c, dst, port, m, pace);
 }
 
@@ -291,6 +345,19 @@ static void nk_send(struct nk *k, int t, int dst, int port, struct msg *m) {
   nk_send_also(k, t, dst, port, m, false);
 }
 
+/* A ring's send of M from channel Q to DST: as nk_send; to another
+ * machine at the channel's fixed share of its route (nk_plan), its CTA
+ * busy meanwhile: NCCL's CTA fills the proxy's FIFO of NCCL_STEPS slots,
+ * which the NIC empties, and in a long call runs at the NIC's pace. */
+static void nk_ring_send(struct nk *k, int q, int dst, struct msg *m) {
+  double share = k->pl->share ? k->pl->share[q] : 0;
+  if (share > 0)
+    nk_send_rate(k, q, dst, q, m, nk_pace_in(k, dst, share),
+                 nk_pace_in(k, dst, share));
+  else
+    nk_send(k, q, dst, q, m);
+}
+
 /* Timer T due DELAY after its stream is free: a step's cost is its
  * CTA's time (its flags, fences and waits), one after the other with
  * the copies it makes. */
@@ -298,9 +365,11 @@ static void nk_arm(struct nk *k, int t, double delay) {
   k->at[t] = fmax(sim_now(), k->free_at[t]) + delay;
 }
 
-/* A step's protocol cost from the caller to rank B. */
+/* A step's protocol cost from the caller to rank B on its CTA: none to
+ * another machine, where it is the proxy's (nk_send_rate). */
 static double nk_step(const struct nk *k, int b) {
-  return k->pl->cost.step_s[k->pl->hw(k->c->sim, k->c->rank, b)];
+  enum nccl_hw hw = k->pl->hw(k->c->sim, k->c->rank, b);
+  return hw == NCCL_HW_NET ? 0 : k->pl->cost.step_s[hw];
 }
 
 /* ---- rings ------------------------------------------------------------- */
@@ -366,13 +435,17 @@ static int ring_shift(const struct nk *k) {
  * slice of what it forwards has arrived: slice i of step s forwards what
  * slice i of step s - 1 brought (NCCL's ring step, sliced as NCCL's
  * Simple protocol slices a chunk, so that a step forwards its first
- * slice while its second arrives). */
+ * slice while its second arrives). The step's cost is its first slice's:
+ * NCCL's figure is a step's (the tuner charges nsteps of it), on the
+ * way of every value through the ring, and a step's slices follow its
+ * first through the same synchronisation (prims_simple.h posts them all,
+ * the empty ones of a small call too). */
 static void ring_arm(struct nk *k, int q) {
   struct nk_ring *r = &((struct nk_rings *)k->st)->r[q];
   int sl = k->pl->slices;
   if (!r->armed && r->sent < r->total && r->got >= r->sent - sl + 1) {
     r->armed = true;
-    nk_arm(k, q, nk_step(k, r->ch.next));
+    nk_arm(k, q, r->sent % sl == 0 ? nk_step(k, r->ch.next) : 0);
   }
 }
 
@@ -399,7 +472,7 @@ static void ring_fire(struct nk *k, int q) {
   struct msg *out = nk_pack(k, a, b, r->bv);
   kff_sent(&x->st[q], r->ch.next,
            (double)out->bytes + c->sim->p->envelope_bytes);
-  nk_send(k, q, r->ch.next, q, out);
+  nk_ring_send(k, q, r->ch.next, out);
   r->sent++;
   kff_event(&x->st[q]);
   ring_arm(k, q);
@@ -866,8 +939,7 @@ static void nvls_arm(struct nk *k, int q) {
   }
   if (!t->armed_up && nvls_up_ready(t)) {
     t->armed_up = true;
-    k->at[3 * q + 2] = fmax(sim_now() + k->pl->cost.step_s[NCCL_HW_NET],
-                            k->free_at[3 * q + 2]);
+    k->at[3 * q + 2] = fmax(sim_now(), k->free_at[3 * q + 2]);
   }
 }
 
@@ -1402,7 +1474,7 @@ static void gather_fire(struct nk *k, int q) {
   struct msg *out = gather_part(k, q, r);
   kff_sent(&x->st[q], g->ch.next,
            (double)out->bytes + k->c->sim->p->envelope_bytes);
-  nk_send(k, q, g->ch.next, q, out);
+  nk_ring_send(k, q, g->ch.next, out);
   g->sent++;
   kff_event(&x->st[q]);
   gather_arm(k, q);

@@ -98,6 +98,9 @@ struct nk_plan {
   enum nk_leg leg;
   int (*rank_at)(const void *ctx, int chan, int pos);
   const void *ctx;
+  /* ring: channel q's sends to another machine at SHARE[q] bytes/s at
+   * most (0, or SHARE NULL: as the links share them). */
+  const double *share;
 };
 
 /* The ring allreduce on NC channels (CH[k]: channel k's share and its
