@@ -1567,6 +1567,30 @@ Test(nccl, tree_fast_forward_across_machines, .timeout = 120) {
               "\n[training]\niterations = 1\n", &on);
 }
 
+/* NCCL 2.18 halves a tree's Simple chunk while the call is small for the
+ * tree's depth (8 GPUs a machine and two machines: 8), 2.20 does not: 4
+ * MiB over two p4d machines on the tree, 512 KiB chunks one a channel
+ * under 2.20 and nothing to pipeline, 64 KiB ones under 2.18. The
+ * kernel's costs are alike (nccl_kernel_tables), so only the chunk
+ * differs. */
+Test(nccl, tree_simple_chunk_by_release, .timeout = 60) {
+  struct run_result r[2];
+  const char *v[2] = {"2.18", "2.20"};
+  for (int i = 0; i < 2; i++) {
+    char *ini = g_strdup_printf(
+        "[platform]\npreset = p4d\nnodes = 16\n[model]\nname = synthetic\n"
+        "device = A100-80GB\nparams = 1048576\ntensors = 1\ncompute = "
+        "0.000001\n[exchange]\nalgorithm = nccl-tree\nnccl_proto = "
+        "simple\npayload = none\nnccl_version = %s\n[training]\n"
+        "iterations = 1\n",
+        v[i]);
+    result_in_child(ini, &r[i]);
+    g_free(ini);
+  }
+  cr_expect(r[0].exchange_s < 0.6 * r[1].exchange_s,
+            "2.18: %.6g s, 2.20: %.6g s", r[0].exchange_s, r[1].exchange_s);
+}
+
 /* A ring over eight DGX A100 machines, 4 GiB: its steps to the next
  * machine are the proxy's, each at its channel's fixed share of its
  * route, so that every ring runs at its network hops' one rate and the

@@ -740,11 +740,26 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
   return k;
 }
 
-/* A tree's chunk (calcCollChunking): the protocol's slot, LL128's halved
- * while the call is small for its depth. */
-static uint64_t tree_chunk_bytes_of(const struct geo *g, enum nccl_proto p,
-                                    int nc, double bytes) {
+/* A tree's chunk under release V (calcCollChunking): the protocol's
+ * slot, LL128's halved while the call is small for its depth; and in
+ * v2.18.5 (and 2.19) Simple's halved while it is small for the tree's
+ * depth (enqueue.cc computeColl; connect.cc connectTrees: a machine's
+ * GPUs less one, plus log2 of the machines), which 2.20 dropped. */
+static uint64_t tree_chunk_bytes_of(const struct geo *g, enum nccl_version v,
+                                    enum nccl_proto p, int nc, double bytes) {
   uint64_t chunk = nccl_proto_chunk(NCCL_ALGO_TREE, p);
+  if (p == NCCL_PROTO_SIMPLE && v == NCCL_V2_18) {
+    int l = 0;
+    for (int x = g->nodes; x > 1; x >>= 1)
+      l++;
+    double d = g->g - 1 + l;
+    while (floor(bytes / (nc * (double)chunk)) < d * 8 && chunk > 131072)
+      chunk /= 2;
+    while (floor(bytes / (nc * (double)chunk)) < d * 4 && chunk > 65536)
+      chunk /= 2;
+    while (floor(bytes / (nc * (double)chunk)) < d && chunk > 32768)
+      chunk /= 2;
+  }
   if (p == NCCL_PROTO_LL128) {
     double ppn = (double)g->g;
     int l = 0;
@@ -1183,8 +1198,9 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
                      r->switches + (size_t)node * nq,
                      ch.algo == NCCL_ALGO_NVLS_TREE ? t : NULL);
   } else if (ch.algo == NCCL_ALGO_TREE) {
-    pl.chunk = merge * tree_chunk_bytes_of(&r->g, ch.proto, ch.nchannels,
-                                           bytes) /
+    pl.chunk = merge *
+               tree_chunk_bytes_of(&r->g, p->nccl_version, ch.proto,
+                                   ch.nchannels, bytes) /
                (uint64_t)vb;
     struct nk_tree t[RING_CHANNELS_MAX];
     tree_chans(c, r, pl.nc, pl.chunk, t);
@@ -1491,12 +1507,12 @@ static bool call_messages(const struct point *p, const struct geo *g,
     per = (g->nodes > 1 ? g->g : 1) * slices;
     reps = NK_RING_REPS;
   } else if (ch.algo == NCCL_ALGO_TREE || ch.algo == NCCL_ALGO_COLLNET_CHAIN) {
-    chunk =
-        (double)(merge *
-                 (ch.algo == NCCL_ALGO_TREE
-                      ? tree_chunk_bytes_of(g, ch.proto, ch.nchannels, bytes)
-                      : chain_chunk_bytes(g, ch.nchannels, bytes)) /
-                 (uint64_t)vb);
+    chunk = (double)(merge *
+                     (ch.algo == NCCL_ALGO_TREE
+                          ? tree_chunk_bytes_of(g, p->nccl_version, ch.proto,
+                                                ch.nchannels, bytes)
+                          : chain_chunk_bytes(g, ch.nchannels, bytes)) /
+                     (uint64_t)vb);
     events = ceil(per_chan / fmax(chunk, 1)) * 3.0;
     per = 3;
     reps = NK_CHUNK_REPS;
