@@ -994,14 +994,15 @@ static void tree_chans(const struct coll_call *c, struct nccl_run *r, int nc,
  * inside the machine, where its CTA paces it): every link's bandwidth
  * shared equally among the call's rings that cross it between machines.
  * A step to another machine is the proxy's, the CTA going on
- * (nccl_kernel.c), so that a ring's pace is its slowest network hop's;
- * shared as SimGrid shares them, flows over routes of different length
- * get different rates, a ring of many machines runs at the pace of its
- * slowest hop only after thousands of steps (each of its GPUs may run
- * ahead of that hop by as many steps as the ring is long), and a call
- * never settles into one period: 4 GiB over eight DGX A100 machines did
- * not fast-forward (27 s against 1.1 s). At fixed shares every ring's
- * network hops run at one rate, as a NIC's arbiter gives its queues. */
+ * (nccl_kernel.c), so that a ring's pace is its slowest network hop's.
+ * Shared as SimGrid shares them, two of eight DGX A100 machines' hops
+ * ran 2.7 us a step slower than the rest (each NIC carrying one ring
+ * each way); a ring of many machines reaches its slowest hop's pace
+ * only after thousands of steps (each of its GPUs may run ahead of that
+ * hop by as many steps as the ring is long), and 4 GiB over the eight
+ * never settled into one period (30 s, no jump; 0.9 s at fixed shares,
+ * the same time as step by step). At fixed shares every ring's network
+ * hops run at one rate, as a NIC's arbiter gives its queues. */
 static void ring_chans(const struct coll_call *c, struct nccl_run *r, int nc,
                        struct ring_chan *ch, double *share) {
   ring_chans_at(c, &r->g, nc, c->rank, ch);
