@@ -497,9 +497,10 @@ struct nccl_run {
   struct nk_sharp **sharps;
   int sharp_rank, sharp_rails;
   /* The trees' streams on each link, by channel count (tree_streams),
-   * and the rings' between machines (ring_streams). */
+   * and every GPU's rings' shares of the network, by channel count
+   * (ring_shares). */
   GHashTable *tree_streams[RING_CHANNELS_MAX + 1];
-  GHashTable *ring_streams[RING_CHANNELS_MAX + 1];
+  double *ring_share[RING_CHANNELS_MAX + 1];
 };
 
 /* NCCL's default channels (comm->nChannels) where [exchange] channels is
@@ -740,6 +741,23 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
   return k;
 }
 
+/* NCCL's calcCollChunking for trees and chains: CHUNK halved while the
+ * call's BYTES make fewer chunks for each of its NC channels than a
+ * step's LIMIT and the chunk is above the step's ABOVE, step by step. */
+struct halve_step {
+  double limit;
+  uint64_t above;
+};
+
+static uint64_t halve_chunk(uint64_t chunk, double bytes, int nc,
+                            const struct halve_step *st, int n) {
+  for (int i = 0; i < n; i++)
+    while (floor(bytes / (nc * (double)chunk)) < st[i].limit &&
+           chunk > st[i].above)
+      chunk /= 2;
+  return chunk;
+}
+
 /* A tree's chunk under release V (calcCollChunking): the protocol's
  * slot, LL128's halved while the call is small for its depth; and in
  * v2.18.5 (and 2.19) Simple's halved while it is small for the tree's
@@ -748,30 +766,20 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
 static uint64_t tree_chunk_bytes_of(const struct geo *g, enum nccl_version v,
                                     enum nccl_proto p, int nc, double bytes) {
   uint64_t chunk = nccl_proto_chunk(NCCL_ALGO_TREE, p);
+  int l = 0; /* log2 of the machines (log2i) */
+  for (int x = g->nodes; x > 1; x >>= 1)
+    l++;
   if (p == NCCL_PROTO_SIMPLE && v == NCCL_V2_18) {
-    int l = 0;
-    for (int x = g->nodes; x > 1; x >>= 1)
-      l++;
     double d = g->g - 1 + l;
-    while (floor(bytes / (nc * (double)chunk)) < d * 8 && chunk > 131072)
-      chunk /= 2;
-    while (floor(bytes / (nc * (double)chunk)) < d * 4 && chunk > 65536)
-      chunk /= 2;
-    while (floor(bytes / (nc * (double)chunk)) < d && chunk > 32768)
-      chunk /= 2;
+    const struct halve_step st[] = {
+        {d * 8, 131072}, {d * 4, 65536}, {d, 32768}};
+    chunk = halve_chunk(chunk, bytes, nc, st, 3);
   }
   if (p == NCCL_PROTO_LL128) {
-    double ppn = (double)g->g;
-    int l = 0;
-    for (int x = g->nodes; x > 1; x >>= 1)
-      l++;
-    double steps = 1 + l + 0.1 * ppn;
-    while (floor(bytes / (nc * (double)chunk)) < steps * 64 / ppn &&
-           chunk > 131072)
-      chunk /= 2;
-    while (floor(bytes / (nc * (double)chunk)) < steps * 16 / ppn &&
-           chunk > 32768)
-      chunk /= 2;
+    double ppn = (double)g->g, steps = 1 + l + 0.1 * ppn;
+    const struct halve_step st[] = {{steps * 64 / ppn, 131072},
+                                    {steps * 16 / ppn, 32768}};
+    chunk = halve_chunk(chunk, bytes, nc, st, 2);
   }
   return chunk;
 }
@@ -780,15 +788,9 @@ static uint64_t tree_chunk_bytes_of(const struct geo *g, enum nccl_version v,
  * v2.30.7): 256 KiB (a Simple slot's half), halved while the call is
  * small for its channels and the chain's depth (the GPUs of a machine). */
 static uint64_t chain_chunk_bytes(const struct geo *g, int nc, double bytes) {
-  uint64_t chunk = 256 << 10;
   double d = g->g;
-  while (floor(bytes / (nc * (double)chunk)) < d * 64 && chunk > 131072)
-    chunk /= 2;
-  while (floor(bytes / (nc * (double)chunk)) < d * 8 && chunk > 65536)
-    chunk /= 2;
-  while (floor(bytes / (nc * (double)chunk)) < d && chunk > 32768)
-    chunk /= 2;
-  return chunk;
+  const struct halve_step st[] = {{d * 64, 131072}, {d * 8, 65536}, {d, 32768}};
+  return halve_chunk(256 << 10, bytes, nc, st, 3);
 }
 
 /* NCCL's calcCollChunking for NVLS: CHUNK halved to each step's size
@@ -928,23 +930,6 @@ static GHashTable *tree_streams(const struct coll_call *c, const struct geo *g,
   return n;
 }
 
-/* How many of the streams of NC channels' rings between machines cross
- * each link: every GPU's send to another machine, on every channel. */
-static GHashTable *ring_streams(const struct coll_call *c, const struct geo *g,
-                                int nc) {
-  GHashTable *n = g_hash_table_new(NULL, NULL);
-  xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
-  struct ring_chan ch[RING_CHANNELS_MAX];
-  for (int a = 0; a < g->p; a++) {
-    ring_chans_at(c, g, nc, a, ch);
-    for (int k = 0; k < nc; k++)
-      if (hop_of(c->sim, a, ch[k].next) == NCCL_HW_NET)
-        count_route(c->sim, n, a, ch[k].next, route);
-  }
-  xbt_dynar_free(&route);
-  return n;
-}
-
 /* The least share of a link on the route from rank A to B among the
  * streams COUNT has crossing it (a fat pipe's whole bandwidth). */
 static double route_share(const struct sim *s, GHashTable *count, int a, int b,
@@ -989,11 +974,11 @@ static void tree_chans(const struct coll_call *c, struct nccl_run *r, int nc,
   xbt_dynar_free(&route);
 }
 
-/* The caller's rings of NC channels (ring_chans_at), and each channel's
- * send to another machine at its fixed share of its route (SHARE[k]; 0
- * inside the machine, where its CTA paces it): every link's bandwidth
- * shared equally among the call's rings that cross it between machines.
- * A step to another machine is the proxy's, the CTA going on
+/* Every GPU's rings of NC channels, each channel's send to another
+ * machine at its fixed share of its route (SHARE[a * NC + k] for GPU a's
+ * channel k; 0 inside the machine, where its CTA paces it): every link's
+ * bandwidth shared equally among the call's rings that cross it between
+ * machines. A step to another machine is the proxy's, the CTA going on
  * (nccl_kernel.c), so that a ring's pace is its slowest network hop's.
  * Shared as SimGrid shares them, two of eight DGX A100 machines' hops
  * ran 2.7 us a step slower than the rest (each NIC carrying one ring
@@ -1003,18 +988,39 @@ static void tree_chans(const struct coll_call *c, struct nccl_run *r, int nc,
  * never settled into one period (30 s, no jump; 0.9 s at fixed shares,
  * the same time as step by step). At fixed shares every ring's network
  * hops run at one rate, as a NIC's arbiter gives its queues. */
-static void ring_chans(const struct coll_call *c, struct nccl_run *r, int nc,
-                       struct ring_chan *ch, double *share) {
-  ring_chans_at(c, &r->g, nc, c->rank, ch);
-  if (!r->ring_streams[nc])
-    r->ring_streams[nc] = ring_streams(c, &r->g, nc);
+static double *ring_shares(const struct coll_call *c, const struct geo *g,
+                           int nc) {
+  GHashTable *count = g_hash_table_new(NULL, NULL);
   xbt_dynar_t route = xbt_dynar_new(sizeof(sg_link_t), NULL);
-  for (int k = 0; k < nc; k++)
-    share[k] = hop_of(c->sim, c->rank, ch[k].next) == NCCL_HW_NET
-                   ? route_share(c->sim, r->ring_streams[nc], c->rank,
-                                 ch[k].next, route)
-                   : 0;
+  struct ring_chan ch[RING_CHANNELS_MAX];
+  for (int a = 0; a < g->p; a++) {
+    ring_chans_at(c, g, nc, a, ch);
+    for (int k = 0; k < nc; k++)
+      if (hop_of(c->sim, a, ch[k].next) == NCCL_HW_NET)
+        count_route(c->sim, count, a, ch[k].next, route);
+  }
+  double *share = g_new(double, (size_t)g->p *nc);
+  for (int a = 0; a < g->p; a++) {
+    ring_chans_at(c, g, nc, a, ch);
+    for (int k = 0; k < nc; k++)
+      share[(size_t)a * nc + k] =
+          hop_of(c->sim, a, ch[k].next) == NCCL_HW_NET
+              ? route_share(c->sim, count, a, ch[k].next, route)
+              : 0;
+  }
   xbt_dynar_free(&route);
+  g_hash_table_destroy(count);
+  return share;
+}
+
+/* The caller's rings of NC channels (ring_chans_at), and their shares of
+ * the network (ring_shares: the caller's NC of them). */
+static const double *ring_chans(const struct coll_call *c, struct nccl_run *r,
+                                int nc, struct ring_chan *ch) {
+  ring_chans_at(c, &r->g, nc, c->rank, ch);
+  if (!r->ring_share[nc])
+    r->ring_share[nc] = ring_shares(c, &r->g, nc);
+  return r->ring_share[nc] + (size_t)c->rank * nc;
 }
 
 /* The rank of the SHARP switches channel Q's chains hand their sums to:
@@ -1223,9 +1229,7 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
     pl.rank_at = ring_rank_at;
     pl.ctx = &r->g;
     struct ring_chan rc[RING_CHANNELS_MAX];
-    double share[RING_CHANNELS_MAX];
-    ring_chans(c, r, pl.nc, rc, share);
-    pl.share = share;
+    pl.share = ring_chans(c, r, pl.nc, rc);
     nccl_kernel_ring(c, &pl, rc, r->g.p);
   }
 }
@@ -1339,9 +1343,7 @@ static void nccl_allgather(struct coll_call *c, struct msg *mine,
   pl.cost.chan_Bps *= merge;
   plan_links(&pl, r);
   struct ring_chan rc[RING_CHANNELS_MAX];
-  double share[RING_CHANNELS_MAX];
-  ring_chans(c, r, pl.nc, rc, share);
-  pl.share = share;
+  pl.share = ring_chans(c, r, pl.nc, rc);
   nccl_kernel_allgather(c, &pl, rc, r->g.p, mine, all);
 }
 

@@ -351,11 +351,12 @@ static void nk_send(struct nk *k, int t, int dst, int port, struct msg *m) {
  * which the NIC empties, and in a long call runs at the NIC's pace. */
 static void nk_ring_send(struct nk *k, int q, int dst, struct msg *m) {
   double share = k->pl->share ? k->pl->share[q] : 0;
-  if (share > 0)
-    nk_send_rate(k, q, dst, q, m, nk_pace_in(k, dst, share),
-                 nk_pace_in(k, dst, share));
-  else
+  if (share > 0) {
+    double pace = nk_pace_in(k, dst, share);
+    nk_send_rate(k, q, dst, q, m, pace, pace);
+  } else {
     nk_send(k, q, dst, q, m);
+  }
 }
 
 /* Timer T due DELAY after its stream is free: a step's cost is its

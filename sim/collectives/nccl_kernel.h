@@ -83,7 +83,9 @@ struct nk_plan {
                         * the other (LL) */
   int slices;          /* ring: messages a step is sent in, each forwarded
                         * on its own (Simple: its 2 slices a chunk) */
-  int macro;           /* ring: steps per fast-forward step */
+  int macro;           /* ring: steps after which its sends repeat (a
+                        * machine's G hops, the last to the next
+                        * machine; 1 on one machine) */
   int window;          /* messages a stream may have in flight (NCCL's
                         * FIFO slots a message takes: NCCL_STEPS, or
                         * over Simple's slices of two slots) */
