@@ -594,6 +594,15 @@ static int k_nccl_step(struct point *p, const char *v, char *e, size_t l) {
                      "wire's) or a time from 0 to 10ms (e.g. 6us)");
   return 0;
 }
+static int k_nccl_net_latency(struct point *p, const char *v, char *e,
+                              size_t l) {
+  if (seconds(v, &p->nccl_net_latency_s, e, l) != 0 ||
+      p->nccl_net_latency_s < 0 || p->nccl_net_latency_s > 0.01)
+    return bad(e, l,
+               "must be a time from 0 to 10ms (e.g. 75us): the "
+               "latency the network plugin reports to NCCL's tuner");
+  return 0;
+}
 /* A rate or auto (0): NCCL's model's. */
 static int nccl_rate(const char *v, double *out, char *e, size_t l) {
   if (!strcmp(v, "auto")) {
@@ -920,6 +929,7 @@ static const struct key keys[] = {
     {"exchange", "nccl_algo", "auto", k_nccl_algo},
     {"exchange", "nccl_proto", "auto", k_nccl_proto},
     {"exchange", "nccl_version", "2.30", k_nccl_version},
+    {"exchange", "nccl_net_latency", "0", k_nccl_net_latency},
     {"exchange", "nccl_launch", "0", k_nccl_launch},
     {"exchange", "nccl_step", "auto", k_nccl_step},
     {"exchange", "nccl_ll_bw", "auto", k_nccl_ll_bw},

@@ -65,7 +65,10 @@ static const struct preset_value dgx_h100[] = {
  * publish its fabric's layout: a plain fat tree, non-blocking. NCCL runs
  * Simple alone: AWS's network plugin sets NCCL_PROTO=simple on p4d,
  * p4de and p3dn, where LL and LL128 are not safe over EFA
- * (aws/aws-ofi-nccl src/platform-aws.c, force_proto_simple). */
+ * (aws/aws-ofi-nccl src/platform-aws.c, force_proto_simple). The plugin
+ * reports EFA's latency to NCCL's tuner as 75 us on p4d, p4de and p5
+ * (platform-aws.c's platform table, v1.7.0 to v1.9 at least; 150 us on
+ * p3dn and, in v1.2 to v1.5, on every instance; none before v1.2). */
 static const struct preset_value p4d[] = {
     {"platform", "topology", "nvswitch"},
     {"platform", "gpus_per_node", "8"},
@@ -81,6 +84,7 @@ static const struct preset_value p4d[] = {
     {"platform", "pcie_bandwidth", "24GBps"},
     {"exchange", "reduce_rate", "fused"},
     {"exchange", "nccl_proto", "simple"},
+    {"exchange", "nccl_net_latency", "75us"},
     {"model", "device", "A100-40GB"},
     {NULL, NULL, NULL}};
 
@@ -90,7 +94,7 @@ static const struct preset_value p4d[] = {
  * modelled as a switch that gives each GPU the 6 links x 20 GB/s NCCL
  * assigns a V100's NVLink (an approximation of the mesh; across machines
  * the one 100 Gb/s adapter is the bottleneck). NCCL runs Simple alone, as
- * on p4d. */
+ * on p4d; AWS's plugin reports 150 us of latency to its tuner. */
 static const struct preset_value p3dn[] = {
     {"platform", "topology", "nvswitch"},
     {"platform", "gpus_per_node", "8"},
@@ -106,6 +110,7 @@ static const struct preset_value p3dn[] = {
     {"platform", "pcie_bandwidth", "12GBps"},
     {"exchange", "reduce_rate", "fused"},
     {"exchange", "nccl_proto", "simple"},
+    {"exchange", "nccl_net_latency", "150us"},
     {"model", "device", "V100"},
     {NULL, NULL, NULL}};
 

@@ -85,7 +85,10 @@ struct nccl_graph {
   double bw_intra;   /* GB/s per channel inside a machine */
   double bw_inter;   /* GB/s per channel across machines */
   bool nvlink;       /* inside a machine over NVLink (else PCIe) */
-  double latency_inter; /* us added to a network step (0 for InfiniBand) */
+  /* us added to a network step: the network plugin's latency
+   * (graph->latencyInter, search.cc; 0 from NCCL's InfiniBand and
+   * socket transports, 75 from aws-ofi-nccl on p4d, p4de and p5) */
+  double latency_inter;
 };
 
 /* The tuner's tables by NCCL release: v2.30.7's (the default, the

@@ -184,6 +184,10 @@ struct point {
   enum nccl_algo nccl_algo;   /* nccl: NCCL_ALGO, or the tuner's choice */
   enum nccl_proto nccl_proto; /* nccl-*: NCCL_PROTO, or the tuner's */
   enum nccl_version nccl_version; /* whose tuner tables choose */
+  /* The latency the network plugin reports to NCCL (s;
+   * ncclNetProperties_t.latency), which NCCL's tuner adds to a step
+   * between machines (twice under Simple) and no transfer pays. */
+  double nccl_net_latency_s;
   /* NCCL's kernels (collectives/nccl.c), as a calibration sets them: the
    * host's and CUDA's time a call takes beyond NCCL's base latency of its
    * algorithm and protocol (s), a Simple step's CTA time inside a machine (s, beyond the

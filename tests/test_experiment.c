@@ -429,9 +429,12 @@ Test(experiment, presets) {
   cr_assert_not_null(e, "%s", err);
   cr_assert_eq(e->points->len, 4);
   int nics[] = {8, 4, 1, 8};
+  /* What AWS's network plugin reports to NCCL's tuner (presets.c). */
+  double net_lat[] = {0, 75e-6, 150e-6, 0};
   for (int i = 0; i < 4; i++) {
     p = g_ptr_array_index(e->points, (guint)i);
     cr_expect_eq(p->nics_per_node, nics[i], "point %d", i);
+    cr_expect_float_eq(p->nccl_net_latency_s, net_lat[i], 1e-12, "point %d", i);
   }
   cr_expect_float_eq(((const struct point *)g_ptr_array_index(e->points, 0))
                          ->nvlink_Bps,

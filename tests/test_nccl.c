@@ -232,6 +232,36 @@ Test(nccl, v2_20_tables) {
        "2.20 nvls tree lat");
 }
 
+/* The network plugin's latency (aws-ofi-nccl's 75 us on p4de) is the
+ * tuner's: added to each network step, twice under Simple (tuning.cc,
+ * latencyInter and its flush), it takes two p4de's 1 MiB call from the
+ * ring (4 network steps) to the tree (2). */
+Test(nccl, net_plugin_latency) {
+  struct nccl_comm c = comm_of(16, 2, 80, 4, 6.25, 4);
+  c.graph[NCCL_ALGO_TREE].bw_intra = 20;
+  c.version = NCCL_V2_20;
+  c.proto_mask = 1u << NCCL_PROTO_SIMPLE;
+  for (int a = 0; a < NCCL_ALGO_COUNT; a++)
+    c.graph[a].latency_inter = 75;
+  struct nccl_model m;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  enum nccl_coll ar = NCCL_COLL_ALLREDUCE;
+  near(m.lat[ar][NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE],
+       2 * (7 * 28.0 + (28.0 + 2 * 75)), "tree simple lat");
+  near(m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE],
+       8.4 + (30 - 4) * 3.4 + 4 * (14.0 + 2 * 75), "ring simple lat");
+  cr_expect_eq(chosen(&m, 1 << 20), NCCL_ALGO_TREE, "75 us, 1 MiB: tree");
+  /* LL pays it once a network step. */
+  c.proto_mask = 0;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  double ll = m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_LL];
+  for (int a = 0; a < NCCL_ALGO_COUNT; a++)
+    c.graph[a].latency_inter = 0;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  near(ll - m.lat[ar][NCCL_ALGO_RING][NCCL_PROTO_LL], 4 * 75.0,
+       "ring ll: 4 network steps");
+}
+
 /* CollNet's chain (the network's switches reduce): offered only where
  * they do, Simple only, at half the graph's bus bandwidth; its latency
  * 2 (ppn - 1) NVLink steps and one network step: v2.30.7's 2.8 and 30 us,

@@ -543,9 +543,12 @@ static struct nccl_comm comm_of(const struct point *p, const struct geo *g,
   double bi = intra / gch / 1e9;
   double be = fmin(nic, g->nics * nic / gch) / 1e9;
   double both = g->nodes > 1 ? fmin(bi, be) : bi;
+  /* The network plugin's latency, in every graph that crosses machines
+   * (search.cc: graph->latencyInter = net->net.latency). */
+  double lat_inter = g->nodes > 1 ? 1e6 * p->nccl_net_latency_s : 0;
   for (int a = 0; a < NCCL_ALGO_COUNT; a++)
     c.graph[a] = (struct nccl_graph){gch, both, g->nodes > 1 ? both : bi,
-                                     nvswitch, 0};
+                                     nvswitch, lat_inter};
   /* A tree's chain inside a machine runs at NVLink's speed, its edges
    * between machines at the NICs': NCCL's search keeps the two apart
    * (and its tuner takes the inside's on two machines, where a tree's

@@ -788,6 +788,10 @@ bad "NCCL launch" "nccl_launch" run small.ini --set exchange.nccl_launch=-2us \
   --out never
 bad "NCCL step" "nccl_step" run small.ini --set exchange.nccl_step=fast \
   --out never
+bad "NCCL network latency" "nccl_net_latency" run small.ini \
+  --set exchange.nccl_net_latency=-75us --out never
+bad "NCCL network latency unit" "nccl_net_latency" run small.ini \
+  --set exchange.nccl_net_latency=75 --out never
 bad "LL bandwidth" "nccl_ll_bw" run small.ini --set exchange.nccl_ll_bw=0GBps \
   --out never
 bad "LL128 bandwidth" "nccl_ll128_bw" run small.ini \
