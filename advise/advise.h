@@ -33,9 +33,9 @@
  * Written into OUT: candidates.csv (every candidate: its values, state,
  * prediction, simulation, error, memory), best.ini (the winner as an
  * experiment that `gradsim run` reproduces to the byte), the winner's
- * runs.csv, iterations.csv, links.csv and config.txt, advice.dat, .gp and
- * (with gnuplot) .png and .svg: time against error with the Pareto
- * front, and points/ of every simulated candidate.
+ * runs.csv, iterations.csv, links.csv, nccl.csv and config.txt, advice.dat, .gp
+ * and (with gnuplot) .png and .svg: time against error with the Pareto front,
+ * and points/ of every simulated candidate.
  *
  * "Fastest" is the least time per sample the cluster trains (the
  * iteration over workers times batch: the inverse of the throughput), so

@@ -19,13 +19,14 @@ int cli_merge(int argc, char **argv) {
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
        "print no table at the end", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  cli_parse(&argc, &argv, "OUTDIR DIR...",
-            "Join the points of one sweep from several result directories "
-            "(of gradsim run, or gradsim run --point on several machines) "
-            "into OUTDIR: its points/ and runs.csv, iterations.csv, "
-            "links.csv and config.txt, in sweep order, as one gradsim run "
-            "would have written them.",
-            opts);
+  cli_parse(
+      &argc, &argv, "OUTDIR DIR...",
+      "Join the points of one sweep from several result directories "
+      "(of gradsim run, or gradsim run --point on several machines) "
+      "into OUTDIR: its points/ and runs.csv, iterations.csv, "
+      "links.csv, nccl.csv and config.txt, in sweep order, as one gradsim run "
+      "would have written them.",
+      opts);
   if (argc < 3)
     cli_bad_input("%s: expected OUTDIR and at least one result directory "
                   "(see gradsim merge --help)",

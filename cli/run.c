@@ -47,14 +47,15 @@ static void parse(int *argc, char ***argv, struct run_args *a) {
        "gradsim merge joins the directories",
        "I"},
       {NULL, 0, 0, 0, NULL, NULL, NULL}};
-  cli_parse(argc, argv, "EXPERIMENT.ini",
-            "Run an experiment (every combination of its comma-separated "
-            "values) and write runs.csv, iterations.csv, links.csv and "
-            "config.txt into the output directory. Finished points are "
-            "kept in DIR/points/: running again skips them. SIGINT or "
-            "SIGTERM stops the running points and keeps the finished "
-            "ones.",
-            opts);
+  cli_parse(
+      argc, argv, "EXPERIMENT.ini",
+      "Run an experiment (every combination of its comma-separated "
+      "values) and write runs.csv, iterations.csv, links.csv, nccl.csv and "
+      "config.txt into the output directory. Finished points are "
+      "kept in DIR/points/: running again skips them. SIGINT or "
+      "SIGTERM stops the running points and keeps the finished "
+      "ones.",
+      opts);
 }
 
 /* The options' values and combinations, before the experiment is read. */

@@ -203,7 +203,7 @@ void cli_print_report(const struct sweep_report *r, const char *out,
   if (!quiet) {
     fputs(r->table, stdout);
     printf("\nresults in %s (runs.csv, iterations.csv, links.csv, "
-           "config.txt)\n",
+           "nccl.csv, config.txt)\n",
            out);
   }
 }

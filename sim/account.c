@@ -371,4 +371,7 @@ void account_summarize(struct sim *s, struct run_result *r) {
   if (!s->oracle_ok)
     r->note = g_strdup(s->oracle_msg->str);
   r->links = link_rows(s, r->simulated_s);
+  r->calls = g_string_new(NULL);
+  if (s->coll->calls)
+    s->coll->calls(s, r->calls);
 }

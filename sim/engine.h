@@ -281,6 +281,7 @@ struct run_result {
   uint64_t ff_buckets;    /* bucket exchanges worker 0 fast-forwarded */
   GString *iterations; /* iterations.csv rows, without point index or header */
   GString *links;      /* links.csv rows, likewise */
+  GString *calls;      /* nccl.csv rows, likewise */
   char *note;          /* the oracle's finding when it failed, or NULL */
 };
 

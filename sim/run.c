@@ -950,6 +950,8 @@ void run_result_clear(struct run_result *r) {
     g_string_free(r->iterations, TRUE);
   if (r->links)
     g_string_free(r->links, TRUE);
+  if (r->calls)
+    g_string_free(r->calls, TRUE);
   g_free(r->note);
   memset(r, 0, sizeof *r);
 }

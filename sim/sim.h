@@ -675,6 +675,9 @@ struct collective {
    * alphas count the messages; NULL: they always do. */
   bool (*messages)(const struct point *p, uint64_t n, int value_bytes,
                    struct coll_messages *out);
+  /* nccl.csv's rows of the run (docs/outputs.md), without the point's
+   * index: the calls its kernels made and what chose them (NULL: none). */
+  void (*calls)(const struct sim *s, GString *out);
 };
 
 const struct collective *coll_find(const char *name);

@@ -10,9 +10,9 @@
 
 #include <glib/gstdio.h>
 
-const char *const POINT_EXTS[5] = {".iter", ".links", ".note", ".paje",
-                                   ".row"};
-enum { EXT_PAJE = 3 };
+const char *const POINT_EXTS[6] = {".iter", ".links", ".nccl",
+                                   ".note", ".paje",  ".row"};
+enum { EXT_PAJE = 4 };
 
 /* The scratch directory of a point's process: its platform XML, and its
  * result files until they are complete. */
@@ -22,10 +22,14 @@ static char *work_dir(const char *out, const struct point *p) {
 
 bool point_done(const char *out, const struct point *p) {
   char *row = point_file(out, p, ".row"), *text = NULL;
+  char *nccl = point_file(out, p, ".nccl");
+  /* A point an older gradsim simulated has no nccl.csv rows. */
   bool done = g_file_get_contents(row, &text, NULL, NULL) &&
-              results_row_current(text);
+              results_row_current(text) &&
+              g_file_test(nccl, G_FILE_TEST_EXISTS);
   g_free(text);
   g_free(row);
+  g_free(nccl);
   return done;
 }
 
@@ -58,8 +62,8 @@ static bool move_results(const char *out, const char *tmp,
                          const struct point *p, const struct run_result *r,
                          bool trace) {
   char *row = results_row(p, r);
-  const char *text[] = {r->iterations->str, r->links->str,
-                        r->note ? r->note : "", NULL, row};
+  const char *text[] = {r->iterations->str,     r->links->str, r->calls->str,
+                        r->note ? r->note : "", NULL,          row};
   bool ok = true;
   for (size_t i = 0; i < G_N_ELEMENTS(POINT_EXTS) && ok; i++) {
     char *name = g_strconcat(p->hash, POINT_EXTS[i], NULL);

@@ -28,6 +28,9 @@ static const char ITER_HEADER[] =
     "reduce_s,idle_s,exchange_s,wire_bytes\n";
 static const char LINKS_HEADER[] =
     "point,link,bytes,mean_bytes_per_s,utilisation\n";
+static const char NCCL_HEADER[] =
+    "point,collective,bytes,algorithm,protocol,channels,calls,model_us,"
+    "time_us\n";
 
 char *point_file(const char *out, const struct point *p, const char *ext) {
   char *name = g_strconcat(p->hash, ext, NULL);
@@ -210,7 +213,7 @@ static void prefix_lines(GString *out, guint index, const char *text) {
 
 /* The joined texts of a sweep's result files. */
 struct joined {
-  GString *runs, *iters, *links, *notes;
+  GString *runs, *iters, *links, *nccl, *notes;
 };
 
 /* Each point's row, iteration and link lines, and oracle note, in sweep
@@ -220,12 +223,14 @@ static void join_points(const char *out, const struct experiment *e,
   j->runs = g_string_new(RUNS_HEADER);
   j->iters = g_string_new(ITER_HEADER);
   j->links = g_string_new(LINKS_HEADER);
+  j->nccl = g_string_new(NCCL_HEADER);
   j->notes = g_string_new(NULL);
   for (guint i = 0; i < e->points->len; i++) {
     struct point *p = g_ptr_array_index(e->points, i);
-    static const char *const exts[] = {".row", ".iter", ".links", ".note"};
-    char *text[4];
-    for (int k = 0; k < 4; k++) {
+    static const char *const exts[] = {".row", ".iter", ".links", ".note",
+                                       ".nccl"};
+    char *text[5];
+    for (int k = 0; k < 5; k++) {
       char *path = point_file(out, p, exts[k]);
       text[k] = read_text(path);
       g_free(path);
@@ -235,7 +240,8 @@ static void join_points(const char *out, const struct experiment *e,
     prefix_lines(j->links, i, text[2]);
     if (*text[3])
       g_string_append_printf(j->notes, "point %u: oracle: %s\n", i, text[3]);
-    for (int k = 0; k < 4; k++)
+    prefix_lines(j->nccl, i, text[4]);
+    for (int k = 0; k < 5; k++)
       g_free(text[k]);
   }
 }
@@ -315,6 +321,7 @@ int results_join(const char *out, const struct experiment *e, bool plot,
     GString *text;
   } files[] = {{"iterations.csv", j.iters},
                {"links.csv", j.links},
+               {"nccl.csv", j.nccl},
                {"config.txt", manifest_config_text(e)},
                {"runs.csv", j.runs}};
   outputs *o = outputs_new();

@@ -7,8 +7,8 @@
  * the row last: a point's files are all there or none), so that a sweep
  * that was stopped resumes where it was and a finished point is never
  * run twice. When every point is done, the results are joined into
- * OUT/runs.csv, iterations.csv, links.csv and config.txt, in sweep order
- * (docs/outputs.md gives their columns), written all or nothing.
+ * OUT/runs.csv, iterations.csv, links.csv, nccl.csv and config.txt, in sweep
+ * order (docs/outputs.md gives their columns), written all or nothing.
  * OUT/points/ID.sweep, a manifest written before anything is simulated,
  * names the sweep, so that sweep_merge() can join the points of one sweep
  * run on several machines.

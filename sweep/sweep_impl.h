@@ -37,7 +37,7 @@ char *results_row(const struct point *p, const struct run_result *r);
 bool results_row_current(const char *text);
 
 /* Join the point files of E in OUT/points into OUT's runs.csv,
- * iterations.csv, links.csv and config.txt, in sweep order; then the
+ * iterations.csv, links.csv, nccl.csv and config.txt, in sweep order; then the
  * plot (PLOT) and REPORT's texts. The old outputs are removed first and
  * runs.csv is written last, so that a run killed in between leaves no
  * runs.csv rather than a mixture. 0, or SWEEP_ENV_FAILURE with *ERR. */
@@ -54,7 +54,7 @@ bool point_done(const char *out, const struct point *p);
 void point_clean(const char *out, const struct point *p);
 /* The files of a point, the row last: its presence marks the point
  * done. */
-extern const char *const POINT_EXTS[5];
+extern const char *const POINT_EXTS[6];
 /* In a child process: run P, reporting its progress into PROGRESS (may
  * be NULL), write its files into OUT/points and _exit with 0, 2 (bad
  * input, message in OUT/points/HASH.err) or 1. */

@@ -744,7 +744,7 @@ static void result_in_child(const char *text, struct run_result *out) {
   close(fd[1]);
   cr_assert_eq(read(fd[0], out, sizeof *out), (ssize_t)sizeof *out,
                "the child simulating the point gave no result");
-  out->iterations = out->links = NULL;
+  out->iterations = out->links = out->calls = NULL;
   out->note = NULL;
   int status;
   waitpid(pid, &status, 0);

@@ -264,8 +264,8 @@ static void prefixed(GString *s, guint i, const char *text) {
   g_strfreev(lines);
 }
 
-static const char *const JOINED[] = {"runs.csv", "iterations.csv",
-                                     "links.csv", "config.txt"};
+static const char *const JOINED[] = {"runs.csv", "iterations.csv", "links.csv",
+                                     "nccl.csv", "config.txt"};
 
 /* The joined files of A and B are equal, byte for byte. */
 static void same_outputs(const char *a, const char *b) {
@@ -477,8 +477,9 @@ Test(sweep, run_joins_points_in_sweep_order) {
   cr_expect_eq(pr.calls, 5);
   cr_expect(!pr.stopped && !pr.backwards);
 
-  /* Nothing but each point's four files and the manifest. */
-  static const char *const exts[] = {".iter", ".links", ".note", ".row"};
+  /* Nothing but each point's five files and the manifest. */
+  static const char *const exts[] = {".iter", ".links", ".nccl", ".note",
+                                     ".row"};
   for (guint i = 0; i < 4; i++)
     for (size_t k = 0; k < G_N_ELEMENTS(exts); k++) {
       char *name = pfile(e, i, exts[k]);
@@ -610,11 +611,11 @@ static void stop_with(int sig) {
   cr_expect(pr.stopped, "progress was not told of the stop");
   cr_expect_eq(pr.last, 1);
   /* Point 0's files; none of point 1's, which was running; no outputs. */
-  static const char *const exts[] = {".iter", ".links", ".note", ".row",
-                                     ".work", ".err"};
+  static const char *const exts[] = {".iter", ".links", ".nccl", ".note",
+                                     ".row",  ".work",  ".err"};
   for (size_t k = 0; k < G_N_ELEMENTS(exts); k++) {
     char *name = pfile(e, 0, exts[k]);
-    cr_expect_eq(exists(out, name), k < 4, "%s", name);
+    cr_expect_eq(exists(out, name), k < 5, "%s", name);
     g_free(name);
     name = pfile(e, 1, exts[k]);
     cr_expect(!exists(out, name), "%s of the stopped point", name);

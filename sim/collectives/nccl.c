@@ -501,7 +501,61 @@ struct nccl_run {
    * (ring_shares). */
   GHashTable *tree_streams[RING_CHANNELS_MAX + 1];
   double *ring_share[RING_CHANNELS_MAX + 1];
+  /* Worker 0's calls on NCCL's kernels, one struct call_row for each
+   * collective, size and choice, in the order first made (nccl.csv). */
+  GArray *calls;
 };
+
+/* Worker 0's calls of one collective, size and choice: how many, NCCL's
+ * model's time for one and their simulated time. */
+struct call_row {
+  enum nccl_coll coll;
+  double bytes;
+  struct nccl_choice ch;
+  long n;
+  double time_s;
+};
+
+/* C's call of BYTES as CH chose it, begun at T0 and ended now, counted
+ * where it is worker 0's. */
+static void log_call(struct coll_call *c, struct nccl_run *r,
+                     enum nccl_coll coll, double bytes,
+                     const struct nccl_choice *ch, double t0) {
+  if (!c->w || c->rank != 0)
+    return;
+  struct call_row *row = NULL;
+  for (guint i = 0; i < r->calls->len && !row; i++) {
+    struct call_row *x = &g_array_index(r->calls, struct call_row, i);
+    if (x->coll == coll && x->bytes == bytes && x->ch.algo == ch->algo &&
+        x->ch.proto == ch->proto && x->ch.nchannels == ch->nchannels)
+      row = x;
+  }
+  if (!row) {
+    struct call_row x = {.coll = coll, .bytes = bytes, .ch = *ch};
+    g_array_append_val(r->calls, x);
+    row = &g_array_index(r->calls, struct call_row, r->calls->len - 1);
+  }
+  row->n++;
+  row->time_s += sim_now() - t0;
+}
+
+/* nccl.csv's rows of S (collective calls, without the point's index):
+ * worker 0's calls on NCCL's kernels, one row for each collective, size
+ * and choice. */
+static void nccl_calls(const struct sim *s, GString *out) {
+  static const char *const coll[NCCL_COLL_COUNT] = {
+      [NCCL_COLL_ALLREDUCE] = "allreduce",
+      [NCCL_COLL_REDUCE_SCATTER] = "reduce-scatter",
+      [NCCL_COLL_ALLGATHER] = "allgather"};
+  const struct nccl_run *r = s->coll_run;
+  for (guint i = 0; r && i < r->calls->len; i++) {
+    const struct call_row *x = &g_array_index(r->calls, struct call_row, i);
+    g_string_append_printf(out, "%s,%.0f,%s,%s,%d,%ld,%.9g,%.9g\n",
+                           coll[x->coll], x->bytes, nccl_algo_names[x->ch.algo],
+                           nccl_proto_names[x->ch.proto], x->ch.nchannels, x->n,
+                           1e6 * x->ch.time_s, 1e6 * x->time_s / (double)x->n);
+  }
+}
 
 /* NCCL's default channels (comm->nChannels) where [exchange] channels is
  * auto: two per NIC across machines (a ring's graph channel on each NIC,
@@ -622,6 +676,7 @@ static struct nccl_run *run_of(struct sim *s) {
   if (r)
     return r;
   r = g_new0(struct nccl_run, 1);
+  r->calls = g_array_new(FALSE, FALSE, sizeof(struct call_row));
   r->g = geo_of(s);
   r->nvswitch = on_nvswitch(s->p);
   if (s->p->channels == 0)
@@ -1144,6 +1199,7 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
                       enum nk_leg leg) {
   struct nccl_run *r = run_of(c->sim);
   const struct point *p = c->sim->p;
+  double t0 = sim_now();
   enum nccl_algo fa;
   enum nccl_coll coll = call_of(p, force, leg, &fa);
   xbt_assert(leg == NK_ALLREDUCE || !c->group,
@@ -1235,6 +1291,7 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
     pl.share = ring_chans(c, r, pl.nc, rc);
     nccl_kernel_ring(c, &pl, rc, r->g.p);
   }
+  log_call(c, r, coll, bytes, &ch, t0);
 }
 
 static void switch_actor(int argc, char **argv) {
@@ -1329,6 +1386,7 @@ static void nccl_allgather(struct coll_call *c, struct msg *mine,
                            struct msg **all) {
   struct nccl_run *r = run_of(c->sim);
   const struct point *p = c->sim->p;
+  double t0 = sim_now();
   double bytes = (double)mine->bytes * r->g.p;
   struct nccl_choice ch;
   xbt_assert(nccl_model_choose(&r->gather, NCCL_COLL_ALLGATHER, bytes,
@@ -1348,6 +1406,7 @@ static void nccl_allgather(struct coll_call *c, struct msg *mine,
   struct ring_chan rc[RING_CHANNELS_MAX];
   pl.share = ring_chans(c, r, pl.nc, rc);
   nccl_kernel_allgather(c, &pl, rc, r->g.p, mine, all);
+  log_call(c, r, NCCL_COLL_ALLGATHER, bytes, &ch, t0);
 }
 
 static void nccl_reduce_scatter(struct coll_call *c) {
@@ -1624,6 +1683,7 @@ const struct collective coll_nccl_ring = {
     .worker = nccl_ring_worker,
     .formula_params = nccl_formula,
     .messages = nccl_ring_messages,
+    .calls = nccl_calls,
 };
 
 const struct collective coll_nccl_tree = {
@@ -1639,6 +1699,7 @@ const struct collective coll_nccl_tree = {
     .worker = nccl_tree_worker,
     .formula_params = nccl_formula,
     .messages = nccl_tree_messages,
+    .calls = nccl_calls,
 };
 
 const struct collective coll_nccl_rail = {
@@ -1669,4 +1730,5 @@ const struct collective coll_nccl = {
     .worker = nccl_worker,
     .formula_params = nccl_formula,
     .messages = nccl_messages,
+    .calls = nccl_calls,
 };

@@ -63,7 +63,7 @@ if run_ok "advise: a small space, pruned" advise "${SMALL[@]}" --out pruned; the
   # best.ini reproduces the results byte for byte.
   run_ok "advise: gradsim run best.ini" run pruned/best.ini --out rerun -q
   same=0
-  for f in runs.csv iterations.csv links.csv; do
+  for f in runs.csv iterations.csv links.csv nccl.csv; do
     cmp -s "pruned/$f" "rerun/$f" || same=1
   done
   check "advise: gradsim run of best.ini gives its results to the byte" $same
@@ -120,7 +120,7 @@ if run_ok "advise: ResNet-50, 16 V100, 10 GbE" advise --model resnet50 \
   check "advise: the recommendation gives its reason" $? "$(head -c 400 "$L/out")"
   run_ok "advise: gradsim run of ResNet-50's best.ini" run resnet/best.ini --out resnet-run -q
   same=0
-  for f in runs.csv iterations.csv links.csv; do
+  for f in runs.csv iterations.csv links.csv nccl.csv; do
     cmp -s "resnet/$f" "resnet-run/$f" || same=1
   done
   check "advise: ResNet-50's best.ini reproduces its results to the byte" $same

@@ -133,7 +133,7 @@ mode = sync, overlap
 EOF
 if run_ok "payload = full runs" run full.ini --out d1 --jobs 2 --quiet &&
   run_ok "the same experiment again" run full.ini --out d2 --jobs 1 --quiet; then
-  for f in runs.csv iterations.csv links.csv config.txt; do
+  for f in runs.csv iterations.csv links.csv nccl.csv config.txt; do
     check "same seed, byte-identical $f" "$(cmp -s d1/$f d2/$f; echo $?)"
   done
   bad=$(awk -F, 'NR > 1 && $28 != "pass"' d1/runs.csv)
@@ -932,6 +932,21 @@ if run_ok "collnet-chain runs" run collnet.ini --out collnet --quiet &&
   t0=$(csv_get collnet/runs.csv 1 compute_s)
   awk -v t="$t1" 'BEGIN { exit !(t > 0) }'
   check "collnet-chain exchanges take time" $? "exchange_s $t1, compute_s $t0"
+  # nccl.csv: what ran each call. Every allreduce on the forced chain;
+  # top-k's gathers on NCCL's ring; worker 0's calls carry every value
+  # once an iteration (2 x 3,000,001 fp32 values in each point).
+  a=$(awk -F, 'NR > 1 && $2 == "allreduce" { print $4 }' collnet/nccl.csv |
+    sort -u)
+  check "nccl.csv: every allreduce on collnet-chain" \
+    "$([ "$a" = collnet-chain ]; echo $?)" "$a"
+  g=$(awk -F, 'NR > 1 && $2 == "allgather" { print $4 }' \
+    collnet-topk/nccl.csv | sort -u)
+  check "nccl.csv: top-k's allgathers on NCCL's ring" \
+    "$([ "$g" = ring ]; echo $?)" "$g"
+  b=$(awk -F, 'NR > 1 { s[$1] += $3 * $7 } END { print s[0], s[1] }' \
+    collnet/nccl.csv)
+  check "nccl.csv: worker 0's calls carry every value once an iteration" \
+    "$([ "$b" = "24000008 24000008" ]; echo $?)" "$b"
 fi
 # One bucket of 256 MiB, long enough to jump.
 if run_ok "collnet-chain without data, fast-forward on and off" run \
@@ -949,6 +964,11 @@ if run_ok "collnet-chain without data, fast-forward on and off" run \
   cmp -s <(awk -F, '$1 == 0 { print $2, $3 }' collnet-ff/links.csv) \
     <(awk -F, '$1 == 1 { print $2, $3 }' collnet-ff/links.csv)
   check "collnet-chain: fast-forward on and off put the same bytes on every link" $?
+  a=$(awk -F, 'NR == 2 { print $9 }' collnet-ff/nccl.csv)
+  b=$(awk -F, 'NR == 3 { print $9 }' collnet-ff/nccl.csv)
+  rel_le "$a" "$b" 1e-6
+  check "nccl.csv: the call's time with fast-forward on and off" $? \
+    "$a against $b"
 fi
 if run_ok "platform with sharp" platform collnet.ini --set training.mode=sync \
   --out collnet.xml; then

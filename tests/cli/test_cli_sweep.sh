@@ -126,9 +126,9 @@ partial() {
   done
   find "$1/points" -name '*.work*'
 }
-same_outputs() { # NAME DIR-A DIR-B: the three CSV files and config.txt
+same_outputs() { # NAME DIR-A DIR-B: the four CSV files and config.txt
   local f bad=
-  for f in runs.csv iterations.csv links.csv config.txt; do
+  for f in runs.csv iterations.csv links.csv nccl.csv config.txt; do
     cmp -s "$2/$f" "$3/$f" || bad+=" $f"
   done
   check "$1" "$(isempty "$bad")" "differ:$bad"
