@@ -907,6 +907,14 @@ static void wstate_actor(int argc, char **argv) {
   (void)argc, (void)argv;
   struct wstate *ws = sg_actor_self_get_data();
   ws->w->sim->schedule->worker(ws);
+  sim_drain_sends(ws->w->sim);
+}
+
+/* A worker's communication side (schedules' comm_actor). */
+static void comm_actor(int argc, char **argv) {
+  schedule_comm_actor(argc, argv);
+  struct wstate *ws = sg_actor_self_get_data();
+  sim_drain_sends(ws->w->sim);
 }
 
 /* An actor named NAME on HOST running CODE with DATA. */
@@ -926,7 +934,7 @@ static void make_actors(struct sim *s, sg_host_t *whosts, sg_host_t *ahosts) {
     spawn(name, whosts[i], wstate_actor, &s->ws[i]);
     if (s->schedule->comm_actor) {
       snprintf(name, sizeof name, "comm%d", i);
-      spawn(name, whosts[i], schedule_comm_actor, &s->ws[i]);
+      spawn(name, whosts[i], comm_actor, &s->ws[i]);
     }
   }
   for (int a = 0; a < s->naggr; a++) {

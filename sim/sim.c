@@ -465,14 +465,99 @@ static sg_mailbox_t channel_mailbox(struct sim *s, int src, int dst,
   return mb;
 }
 
+/* A kept send: its handle, whether its message was taken, and the
+ * actor's sends it belongs to. */
+struct sent {
+  sg_comm_t comm;
+  struct msg *m; /* until taken */
+  bool taken;
+  struct sends *of;
+};
+
+/* An actor's kept sends, oldest first, and how many were taken. */
+struct sends {
+  GQueue q;
+  long taken;
+};
+
+static void sends_free(void *p) {
+  struct sends *ss = p;
+  /* What is left was never released: the run ended first. */
+  g_queue_clear_full(&ss->q, g_free);
+  g_free(ss);
+}
+
+struct sends *sim_keep_sends(struct sim *s) {
+  if (!s->kept)
+    s->kept = g_hash_table_new_full(NULL, NULL, NULL, sends_free);
+  sg_actor_t self = sg_actor_self();
+  struct sends *ss = g_hash_table_lookup(s->kept, self);
+  if (!ss) {
+    ss = g_new0(struct sends, 1);
+    g_queue_init(&ss->q);
+    g_hash_table_insert(s->kept, self, ss);
+  }
+  return ss;
+}
+
+void sim_release_sends(struct sends *ss) {
+  GList *l = ss->q.head;
+  while (ss->taken > 0 && l) {
+    GList *next = l->next;
+    struct sent *x = l->data;
+    if (x->taken) {
+      sg_comm_wait(x->comm);
+      g_queue_delete_link(&ss->q, l);
+      g_free(x);
+      ss->taken--;
+    }
+    l = next;
+  }
+}
+
+void sim_drain_sends(struct sim *s) {
+  struct sends *ss =
+      s->kept ? g_hash_table_lookup(s->kept, sg_actor_self()) : NULL;
+  if (!ss)
+    return;
+  struct sent *x;
+  while ((x = g_queue_pop_head(&ss->q))) {
+    sg_comm_wait(x->comm);
+    /* Delivered, though perhaps not yet taken: then its receiver, which
+     * holds the message, has nothing to mark. */
+    if (x->taken)
+      ss->taken--;
+    else
+      x->m->sent = NULL;
+    g_free(x);
+  }
+}
+
+void sim_took(struct msg *m) {
+  if (m->sent) {
+    m->sent->taken = true;
+    m->sent->of->taken++;
+    m->sent = NULL;
+  }
+}
+
 void sim_send_channel(struct coll_call *c, int dst, int chan, struct msg *m,
                       double rate_Bps) {
   struct sim *s = c->sim;
   m->src = rank_of(c);
   m->posted = sim_now();
   long size = sent_wire(c, dst, (double)m->bytes + s->p->envelope_bytes);
-  sim_put_async_rate(channel_mailbox(s, m->src, dst, chan), m, size,
-                     rate_Bps, msg_clean);
+  sg_mailbox_t mb = channel_mailbox(s, m->src, dst, chan);
+  if (!c->sends) {
+    sim_put_async_rate(mb, m, size, rate_Bps, msg_clean);
+    return;
+  }
+  /* Marked before the put, which yields to the receiver. */
+  struct sent *x = g_new(struct sent, 1);
+  *x = (struct sent){.m = m, .of = c->sends};
+  m->sent = x;
+  g_queue_push_tail(&c->sends->q, x);
+  x->comm = sim_put_async_rate(mb, m, size, rate_Bps, NULL);
 }
 
 sg_comm_t sim_get_channel(struct coll_call *c, int src, int chan,
@@ -481,7 +566,8 @@ sg_comm_t sim_get_channel(struct coll_call *c, int src, int chan,
       channel_mailbox(c->sim, src, rank_of(c), chan), (void **)out);
 }
 
-void sim_got_channel(struct coll_call *c, const struct msg *m) {
+void sim_got_channel(struct coll_call *c, struct msg *m) {
+  sim_took(m);
   saw_message(c);
   mark_start(c, m, m->posted);
 }

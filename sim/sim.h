@@ -85,6 +85,7 @@ struct msg {
   double fill_s;               /* what pipelining cannot hide */
   uint64_t sent_packets;       /* framing: packets on the wire (sim_send) */
   double tx_done;  /* when the sender's compression engine finished it */
+  struct sent *sent; /* its send's handle, kept by its sender, or NULL */
 };
 
 void msg_free(struct msg *m); /* drops one reference */
@@ -308,6 +309,8 @@ struct sim {
   /* The collective's own state for the run (nccl.c: NCCL's model of the
    * point), or NULL; it lives as long as the run. */
   void *coll_run;
+  /* Each actor's kept sends (sim_keep_sends), by actor, or NULL. */
+  GHashTable *kept;
 };
 
 /* One state interval of a worker's compute (side 0) or communication
@@ -439,13 +442,30 @@ void sim_recv_post(struct coll_call *c, const int *srcs, int n,
 void sim_recv_wait(struct coll_call *c, sg_comm_t *gets, int n,
                    struct msg **out);
 /* NCCL's connections (collectives/nccl_kernel.c): a message on channel
- * CHAN (a mailbox of its own for each channel and pair of ranks), sent
- * detached (its sender never waits for it), at most at RATE_BPS wire
- * bytes a second (<= 0: the links' rate); accounted as sim_send accounts.
- * It flows once its receiver asks for it (sim_get_channel). No NIC engine
- * or packets. */
+ * CHAN (a mailbox of its own for each channel and pair of ranks), which
+ * its sender never waits for, at most at RATE_BPS wire bytes a second
+ * (<= 0: the links' rate); accounted as sim_send accounts. It flows once
+ * its receiver asks for it (sim_get_channel). No NIC engine or packets.
+ * Its handle is kept in C->sends where the caller keeps them, else it
+ * is detached. */
 void sim_send_channel(struct coll_call *c, int dst, int chan, struct msg *m,
                       double rate_Bps);
+/* The calling actor's kept sends, made on first use. SimGrid 3.32 keeps
+ * every detached comm on one list and removes each as it completes by a
+ * scan of the whole list (CommImpl::finish: the maestro's activities_),
+ * which with hundreds in flight took a third of an NCCL run; a kept send
+ * is on its sender's own list, which sim_release_sends empties of those
+ * taken. */
+struct sends *sim_keep_sends(struct sim *s);
+/* Release the handles of the kept sends SS whose messages were taken
+ * (sim_took): each waited on (done already: no simulated time passes). */
+void sim_release_sends(struct sends *ss);
+/* M was taken by its receiver: its kept send, if any, may be released. */
+void sim_took(struct msg *m);
+/* Before the calling actor ends: wait until every message it sent and
+ * kept is taken (a send whose sender ended is cancelled, its receiver
+ * failed, where a detached one flowed on). */
+void sim_drain_sends(struct sim *s);
 /* The next message from SRC on channel CHAN, asked for now: the comm to
  * wait on (sim_wait_any_for), the message into *OUT. */
 sg_comm_t sim_get_channel(struct coll_call *c, int src, int chan,
@@ -453,7 +473,7 @@ sg_comm_t sim_get_channel(struct coll_call *c, int src, int chan,
 /* After a message of sim_get_channel arrived: its sender's exchange began
  * no later than it posted it (exchange_s), and recurrence's record of the
  * latest message. */
-void sim_got_channel(struct coll_call *c, const struct msg *m);
+void sim_got_channel(struct coll_call *c, struct msg *m);
 
 /* Send to DST and receive from SRC at once (the send is posted first). */
 struct msg *sim_sendrecv(struct coll_call *c, int dst, struct msg *out,
@@ -543,6 +563,9 @@ struct coll_call {
    * the caller at index ME (HSDP's machine or rail); NULL: all of them. */
   const int *group;
   int g, me;
+  /* Where the caller keeps the handles of its channel sends
+   * (sim_keep_sends), or NULL: they are detached. */
+  struct sends *sends;
 };
 
 /* The workers C runs over (its GROUP, else every worker: sim->ranks),

@@ -162,6 +162,7 @@ static void nk_loop(struct nk *k) {
   for (int i = 0; i < k->nin; i++)
     nk_ask(k, &k->in[i]);
   for (;;) {
+    sim_release_sends(k->c->sends);
     double now = sim_now();
     bool fired = true;
     while (fired) {
@@ -261,7 +262,10 @@ static void nk_run(struct nk *k) {
   k->first_sent = k->first_posted = -1;
   k->net_q = g_queue_new();
   k->net_at = INFINITY;
+  c->sends = sim_keep_sends(c->sim);
   nk_loop(k);
+  sim_release_sends(c->sends);
+  c->sends = NULL;
   g_queue_free(k->net_q);
   /* The time a fast-forward jump left out: every GPU's call ends that
    * much later than its loop. */
@@ -1214,6 +1218,7 @@ static int inbox_next(struct sw_inbox *b, struct msg **m) {
   int i = (int)sg_comm_wait_any(b->heads, (size_t)b->n);
   int h = i * NK_WINDOW + b->head[i];
   *m = b->in[h];
+  sim_took(*m);
   b->get[h] = sim_get_channel(b->c, b->src[i], b->port[i], &b->in[h]);
   b->head[i] = (b->head[i] + 1) % NK_WINDOW;
   return i;
