@@ -1266,7 +1266,8 @@ static void sw_forward(struct nk_switch *w, struct coll_call *c, int ph,
 }
 
 void nccl_switch_serve(struct nk_switch *w) {
-  struct coll_call c = {.sim = w->s, .rank = w->rank};
+  struct coll_call c = {
+      .sim = w->s, .rank = w->rank, .sends = sim_keep_sends(w->s)};
   int g = w->g, q = w->q;
   /* Every GPU's two ports: source i is GPU i mod G's phase i / G. */
   struct sw_inbox b;
@@ -1279,6 +1280,7 @@ void nccl_switch_serve(struct nk_switch *w) {
   for (;;) {
     struct msg *m;
     int i = inbox_next(&b, &m), ph = i / g, from = i % g;
+    sim_release_sends(c.sends);
     struct sw_phase *sp = &w->ph[ph];
     phase_add(sp, from, g, m, "NVLS");
     for (struct sw_gather *hd; (hd = phase_full(sp, g));)
@@ -1395,7 +1397,8 @@ static void sharp_forward(struct nk_sharp *w, struct coll_call *c,
 }
 
 void nccl_sharp_serve(struct nk_sharp *w) {
-  struct coll_call c = {.sim = w->s, .rank = w->rank};
+  struct coll_call c = {
+      .sim = w->s, .rank = w->rank, .sends = sim_keep_sends(w->s)};
   int nm = w->nm;
   /* Every machine's head, on the channel's port. */
   struct sw_inbox b;
@@ -1409,6 +1412,7 @@ void nccl_sharp_serve(struct nk_sharp *w) {
   for (;;) {
     struct msg *m;
     int i = inbox_next(&b, &m);
+    sim_release_sends(c.sends);
     phase_add(sp, i, nm, m, "SHARP");
     for (struct sw_gather *hd; (hd = phase_full(sp, nm));)
       sharp_forward(w, &c, hd);
