@@ -553,6 +553,7 @@ void sim_send_channel(struct coll_call *c, int dst, int chan, struct msg *m,
     return;
   }
   /* Marked before the put, which yields to the receiver. */
+  xbt_assert(!m->sent, "a message sent again before it was taken");
   struct sent *x = g_new(struct sent, 1);
   *x = (struct sent){.m = m, .of = c->sends};
   m->sent = x;
