@@ -686,6 +686,20 @@ static int k_tree_chunk(struct point *p, const char *v, char *e, size_t l) {
   p->tree_chunk = b;
   return 0;
 }
+static int k_nvlstree_max(struct point *p, const char *v, char *e, size_t l) {
+  double b;
+  if (!strcmp(v, "auto")) {
+    p->nvlstree_max_chunk = 0;
+    return 0;
+  }
+  if (size_in(v, 4096, 4194304, &b) != 0 || fmod(b, 1024) != 0)
+    return bad(e, l,
+               "must be auto (NCCL's default) or a whole number of KiB "
+               "with its unit (" SIZE_UNITS "), 4KiB to 4MiB (e.g. "
+               "512KiB, what AWS's network plugin sets)");
+  p->nvlstree_max_chunk = b;
+  return 0;
+}
 static int k_csc_ratio(struct point *p, const char *v, char *e, size_t l) {
   return positive_in(v, 1, &p->csc_ratio, e, l);
 }
@@ -930,6 +944,7 @@ static const struct key keys[] = {
     {"exchange", "nccl_proto", "auto", k_nccl_proto},
     {"exchange", "nccl_version", "2.30", k_nccl_version},
     {"exchange", "nccl_net_latency", "0", k_nccl_net_latency},
+    {"exchange", "nccl_nvlstree_max_chunk", "auto", k_nvlstree_max},
     {"exchange", "nccl_launch", "0", k_nccl_launch},
     {"exchange", "nccl_step", "auto", k_nccl_step},
     {"exchange", "nccl_ll_bw", "auto", k_nccl_ll_bw},

@@ -200,6 +200,9 @@ struct point {
   enum compression compression; /* a codec per hop or per bucket */
   enum implementation implementation; /* whose GPU codec kernels */
   double tree_chunk; /* nccl-tree: bytes a channel pipelines per step */
+  /* NCCL_NVLSTREE_MAX_CHUNKSIZE: NVLS's tree's largest chunk (bytes; 0:
+   * NCCL's default, 64 KiB from four machines on). */
+  double nvlstree_max_chunk;
   double csc_ratio;  /* csc: fraction of chunks exchanged */
   bool fast_forward;
   double eager_bytes; /* messages below this are sent eagerly (detached) */

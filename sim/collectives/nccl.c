@@ -875,20 +875,26 @@ static uint64_t nvls_chunk_bytes(int nc, int g, double bytes) {
   return shrink_chunk(128 << 10, bytes, (double)nc * g, st, 3);
 }
 
-/* NVLS's tree's chunk: v2.30's (ncclNvlsTuning on Hopper) 128 KiB, 64
- * KiB from four machines on; v2.18's a Simple step's 512 KiB
- * (calcCollChunking at v2.18.5-1: buffSizes[SIMPLE] / NCCL_STEPS, on any
- * number of machines); v2.20's the same, 64 KiB from four machines on
- * (computeCollChunkInfo at v2.20.3-1, NCCL_NVLSTREE_MAX_CHUNKSIZE unset);
- * less while the call is small for its channels' G heads. */
-static uint64_t nvls_tree_chunk_bytes(enum nccl_version v, int nc, int g,
+/* NVLS's tree's chunk under P's release: v2.30's (ncclNvlsTuning on
+ * Hopper) 128 KiB; v2.18's a Simple step's 512 KiB (calcCollChunking at
+ * v2.18.5-1: buffSizes[SIMPLE] / NCCL_STEPS, on any number of machines);
+ * v2.20's the same (computeCollChunkInfo at v2.20.3-1). From 2.20 on at
+ * most NCCL_NVLSTREE_MAX_CHUNKSIZE ([exchange] nccl_nvlstree_max_chunk;
+ * unset, 64 KiB from four machines on: AWS's plugin sets 512 KiB). Less
+ * while the call is small for its channels' G heads. */
+static uint64_t nvls_tree_chunk_bytes(const struct point *p, int nc, int g,
                                       int nodes, double bytes) {
   static const struct chunk_step st[] = {
       {32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
+  enum nccl_version v = p->nccl_version;
   uint64_t start =
       v == NCCL_V2_30 ? 128 << 10 : NCCL_SIMPLE_BUFFSIZE / NCCL_STEPS;
-  if (nodes >= 4 && v != NCCL_V2_18)
-    start = 65536;
+  if (v != NCCL_V2_18) {
+    uint64_t max = p->nvlstree_max_chunk > 0 ? (uint64_t)p->nvlstree_max_chunk
+                   : nodes >= 4              ? 65536
+                                             : start;
+    start = start < max ? start : max;
+  }
   return shrink_chunk(start, bytes, (double)nc * g, st, 4);
 }
 
@@ -1251,8 +1257,8 @@ static void nccl_call(struct coll_call *c, enum nccl_algo force,
     pl.chunk = merge *
                (ch.algo == NCCL_ALGO_NVLS
                     ? nvls_chunk_bytes(ch.nchannels, r->g.g, bytes)
-                    : nvls_tree_chunk_bytes(p->nccl_version, ch.nchannels,
-                                            r->g.g, r->g.nodes, bytes)) /
+                    : nvls_tree_chunk_bytes(p, ch.nchannels, r->g.g, r->g.nodes,
+                                            bytes)) /
                (uint64_t)vb;
     int node = c->rank / r->g.g, nq = r->model.comm.nvls_channels;
     xbt_assert(pl.nc <= nq, "NVLS on %d channels of %d", pl.nc, nq);
@@ -1588,8 +1594,8 @@ static bool call_messages(const struct point *p, const struct geo *g,
     chunk = (double)(merge *
                      (ch.algo == NCCL_ALGO_NVLS
                           ? nvls_chunk_bytes(ch.nchannels, g->g, bytes)
-                          : nvls_tree_chunk_bytes(p->nccl_version, ch.nchannels,
-                                                  g->g, g->nodes, bytes)) /
+                          : nvls_tree_chunk_bytes(p, ch.nchannels, g->g,
+                                                  g->nodes, bytes)) /
                      (uint64_t)vb);
     per = ch.algo == NCCL_ALGO_NVLS ? 4 : 6;
     events = ceil(ceil(per_chan / fmax(chunk, 1)) / g->g) * per;

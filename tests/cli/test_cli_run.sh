@@ -792,6 +792,38 @@ bad "NCCL network latency" "nccl_net_latency" run small.ini \
   --set exchange.nccl_net_latency=-75us --out never
 bad "NCCL network latency unit" "nccl_net_latency" run small.ini \
   --set exchange.nccl_net_latency=75 --out never
+bad "NVLS tree's chunk" "nccl_nvlstree_max_chunk" run small.ini \
+  --set exchange.nccl_nvlstree_max_chunk=3000B --out never
+bad "NVLS tree's chunk too large" "nccl_nvlstree_max_chunk" run small.ini \
+  --set exchange.nccl_nvlstree_max_chunk=8MiB --out never
+# NCCL_NVLSTREE_MAX_CHUNKSIZE (2.20): over four DGX H100 machines it
+# lifts NVLS's tree's chunk from 64 KiB to 512 KiB (the call's time
+# changes); over two, where 512 KiB is NCCL's own chunk, nothing does.
+cat >nvlstree.ini <<'EOF'
+[platform]
+preset = dgx-h100
+nodes = 32, 16
+[model]
+name = synthetic
+params = 67108864
+tensors = 1
+compute = 0.000001
+[exchange]
+algorithm = nccl
+nccl_algo = nvls-tree
+nccl_version = 2.20
+nccl_nvlstree_max_chunk = auto, 512KiB
+payload = none
+[training]
+iterations = 1
+EOF
+if run_ok "NVLS tree's chunk, auto and 512KiB" run nvlstree.ini \
+  --out nvlstree --quiet; then
+  t=$(awk -F, 'NR > 1 { printf "%s ", $9 }' nvlstree/nccl.csv)
+  echo "$t" | awk '{ exit !($1 != $2 && $3 == $4) }'
+  check "NVLS tree's chunk: 512KiB changes four machines' call, not two's" \
+    $? "time_us: $t"
+fi
 bad "LL bandwidth" "nccl_ll_bw" run small.ini --set exchange.nccl_ll_bw=0GBps \
   --out never
 bad "LL128 bandwidth" "nccl_ll128_bw" run small.ini \
