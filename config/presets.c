@@ -88,6 +88,34 @@ static const struct preset_value p4d[] = {
     {"model", "device", "A100-40GB"},
     {NULL, NULL, NULL}};
 
+/* AWS p5.48xlarge (AWS EC2 P5 instance page): 8 H100 SXM5 80GB on
+ * NVSwitch (NVLink SHARP), 3200 Gb/s of EFA as 32 x 100 Gb/s adapters,
+ * four a GPU: 8 NICs of 400 Gb/s here, PCIe Gen5; the fabric as p4d's.
+ * EFA's latency: 20 us, AWS's own figure for two p5 (aws-ofi-nccl
+ * src/tuner/nccl_ofi_model.cpp, net_lat "2 nodes, 8B RDMA w/imm lat").
+ * AWS's plugin leaves NCCL_PROTO unset on p5 (its RDMA protocol),
+ * reports 75 us of latency to NCCL's tuner and sets
+ * NCCL_NVLSTREE_MAX_CHUNKSIZE to 512 KiB (platform-aws.c, v1.8.0 on). */
+static const struct preset_value p5[] = {
+    {"platform", "topology", "nvswitch"},
+    {"platform", "gpus_per_node", "8"},
+    {"platform", "nics_per_node", "8"},
+    {"platform", "fabric", "fat-tree"},
+    {"platform", "leaf", "64"},
+    {"platform", "oversubscription", "1"},
+    {"platform", "ideal", "true"},
+    {"platform", "nvlink_bandwidth", "370.8GBps"},
+    {"platform", "nvlink_latency", "0.6us"},
+    {"platform", "bandwidth", "400Gbps"},
+    {"platform", "latency", "20us"},
+    {"platform", "pcie_bandwidth", "48GBps"},
+    {"platform", "nvls", "true"},
+    {"exchange", "reduce_rate", "fused"},
+    {"exchange", "nccl_net_latency", "75us"},
+    {"exchange", "nccl_nvlstree_max_chunk", "512KiB"},
+    {"model", "device", "H100"},
+    {NULL, NULL, NULL}};
+
 /* AWS p3dn.24xlarge (AWS EC2 P3 instance page; Zhang et al. 2020's
  * machines): 8 V100 32GB on NVLink, one 100 Gb/s adapter, PCIe Gen3.
  * The V100s are linked as a hybrid cube-mesh, not through an NVSwitch:
@@ -123,11 +151,16 @@ static const struct preset presets[] = {
      "NVIDIA DGX H100 datasheet; DGX SuperPOD H100 reference architecture; "
      "NCCL topo.h and tuning.cc",
      dgx_h100},
-    {"hgx-h100", "an HGX H100 8-GPU server with one 400 Gb/s NIC per GPU "
-                 "(as Azure ND H100 v5): the values of dgx-h100",
+    {"hgx-h100",
+     "an HGX H100 8-GPU server with one 400 Gb/s NIC per GPU "
+     "(as Azure ND H100 v5): the values of dgx-h100",
      "as dgx-h100", dgx_h100},
     {"p4d", "AWS p4d.24xlarge: 8 A100 40GB on NVSwitch, 4 x 100 Gb/s EFA",
      "AWS EC2 P4 instance page; NCCL topo.h and tuning.cc", p4d},
+    {"p5",
+     "AWS p5.48xlarge: 8 H100 on NVSwitch, 32 x 100 Gb/s EFA (as 8 x "
+     "400 Gb/s)",
+     "AWS EC2 P5 instance page; aws-ofi-nccl; NCCL topo.h and tuning.cc", p5},
     {"p3dn", "AWS p3dn.24xlarge: 8 V100 on NVLink (as a switch), 100 Gb/s",
      "AWS EC2 P3 instance page; NCCL topo.h and tuning.cc", p3dn},
 };

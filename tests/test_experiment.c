@@ -423,19 +423,24 @@ Test(experiment, presets) {
   cr_expect(strstr(p->config, "preset = dgx-h100\n"), "%s", p->config);
   experiment_free(e);
   /* A sweep of presets: each point takes its own. */
-  e = load("[platform]\npreset = dgx-a100, p4d, p3dn, hgx-h100\nnodes = 16\n"
-           "[model]\nname = synthetic\n",
+  e = load("[platform]\npreset = dgx-a100, p4d, p3dn, hgx-h100, p5\n"
+           "nodes = 16\n[model]\nname = synthetic\n",
            NULL, 0, &err);
   cr_assert_not_null(e, "%s", err);
-  cr_assert_eq(e->points->len, 4);
-  int nics[] = {8, 4, 1, 8};
+  cr_assert_eq(e->points->len, 5);
+  int nics[] = {8, 4, 1, 8, 8};
   /* What AWS's network plugin reports to NCCL's tuner (presets.c). */
-  double net_lat[] = {0, 75e-6, 150e-6, 0};
-  for (int i = 0; i < 4; i++) {
+  double net_lat[] = {0, 75e-6, 150e-6, 0, 75e-6};
+  for (int i = 0; i < 5; i++) {
     p = g_ptr_array_index(e->points, (guint)i);
     cr_expect_eq(p->nics_per_node, nics[i], "point %d", i);
     cr_expect_float_eq(p->nccl_net_latency_s, net_lat[i], 1e-12, "point %d", i);
   }
+  /* The p5: NVLink SHARP, and AWS's plugin's NVLS-tree chunk. */
+  const struct point *p5 = g_ptr_array_index(e->points, 4);
+  cr_expect(p5->nvls, "p5: no NVLS");
+  cr_expect_float_eq(p5->nvlstree_max_chunk, 524288, 0.5);
+  cr_expect_float_eq(p5->latency_s, 20e-6, 1e-12);
   cr_expect_float_eq(((const struct point *)g_ptr_array_index(e->points, 0))
                          ->nvlink_Bps,
                      240e9, 1);

@@ -501,60 +501,87 @@ struct nccl_run {
    * (ring_shares). */
   GHashTable *tree_streams[RING_CHANNELS_MAX + 1];
   double *ring_share[RING_CHANNELS_MAX + 1];
-  /* Worker 0's calls on NCCL's kernels, one struct call_row for each
-   * collective, size and choice, in the order first made (nccl.csv). */
-  GArray *calls;
+  /* The calls on NCCL's kernels (nccl.csv): one struct call_row for each
+   * collective, size and choice, in the order first made; each call's
+   * span over every worker (struct call_span), by its place in the
+   * sequence every worker makes, and each worker's next place. */
+  GArray *calls, *spans;
+  int *seq;
 };
 
-/* Worker 0's calls of one collective, size and choice: how many, NCCL's
- * model's time for one and their simulated time. */
+/* The calls of one collective, size and choice: how many (worker 0's),
+ * NCCL's model's time for one and their simulated time. */
 struct call_row {
   enum nccl_coll coll;
   double bytes;
   struct nccl_choice ch;
   long n;
-  double time_s;
 };
 
-/* C's call of BYTES as CH chose it, begun at T0 and ended now, counted
- * where it is worker 0's. */
+/* One call: from its first start on any worker to its last end, and its
+ * row. */
+struct call_span {
+  double start, end;
+  int row;
+};
+
+/* C's call of BYTES as CH chose it, begun at T0 and ended now: its span
+ * widened, and on worker 0 its row counted. Every worker makes the same
+ * calls in the same order (struct collective). */
 static void log_call(struct coll_call *c, struct nccl_run *r,
                      enum nccl_coll coll, double bytes,
                      const struct nccl_choice *ch, double t0) {
-  if (!c->w || c->rank != 0)
+  if (!c->w)
     return;
-  struct call_row *row = NULL;
-  for (guint i = 0; i < r->calls->len && !row; i++) {
-    struct call_row *x = &g_array_index(r->calls, struct call_row, i);
+  guint k = (guint)r->seq[c->rank]++;
+  if (k == r->spans->len) {
+    struct call_span x = {t0, sim_now(), -1};
+    g_array_append_val(r->spans, x);
+  }
+  struct call_span *sp = &g_array_index(r->spans, struct call_span, k);
+  sp->start = fmin(sp->start, t0);
+  sp->end = fmax(sp->end, sim_now());
+  if (c->rank != 0)
+    return;
+  guint i = 0;
+  for (; i < r->calls->len; i++) {
+    const struct call_row *x = &g_array_index(r->calls, struct call_row, i);
     if (x->coll == coll && x->bytes == bytes && x->ch.algo == ch->algo &&
         x->ch.proto == ch->proto && x->ch.nchannels == ch->nchannels)
-      row = x;
+      break;
   }
-  if (!row) {
+  if (i == r->calls->len) {
     struct call_row x = {.coll = coll, .bytes = bytes, .ch = *ch};
     g_array_append_val(r->calls, x);
-    row = &g_array_index(r->calls, struct call_row, r->calls->len - 1);
   }
-  row->n++;
-  row->time_s += sim_now() - t0;
+  g_array_index(r->calls, struct call_row, i).n++;
+  sp->row = (int)i;
 }
 
 /* nccl.csv's rows of S (collective calls, without the point's index):
- * worker 0's calls on NCCL's kernels, one row for each collective, size
- * and choice. */
+ * one row for each collective, size and choice, its calls' mean span. */
 static void nccl_calls(const struct sim *s, GString *out) {
   static const char *const coll[NCCL_COLL_COUNT] = {
       [NCCL_COLL_ALLREDUCE] = "allreduce",
       [NCCL_COLL_REDUCE_SCATTER] = "reduce-scatter",
       [NCCL_COLL_ALLGATHER] = "allgather"};
   const struct nccl_run *r = s->coll_run;
-  for (guint i = 0; r && i < r->calls->len; i++) {
+  if (!r)
+    return;
+  double *time_s = g_new0(double, r->calls->len + 1);
+  for (guint k = 0; k < r->spans->len; k++) {
+    const struct call_span *sp = &g_array_index(r->spans, struct call_span, k);
+    if (sp->row >= 0)
+      time_s[sp->row] += sp->end - sp->start;
+  }
+  for (guint i = 0; i < r->calls->len; i++) {
     const struct call_row *x = &g_array_index(r->calls, struct call_row, i);
     g_string_append_printf(out, "%s,%.0f,%s,%s,%d,%ld,%.9g,%.9g\n",
                            coll[x->coll], x->bytes, nccl_algo_names[x->ch.algo],
                            nccl_proto_names[x->ch.proto], x->ch.nchannels, x->n,
-                           1e6 * x->ch.time_s, 1e6 * x->time_s / (double)x->n);
+                           1e6 * x->ch.time_s, 1e6 * time_s[i] / (double)x->n);
   }
+  g_free(time_s);
 }
 
 /* NCCL's default channels (comm->nChannels) where [exchange] channels is
@@ -677,6 +704,8 @@ static struct nccl_run *run_of(struct sim *s) {
     return r;
   r = g_new0(struct nccl_run, 1);
   r->calls = g_array_new(FALSE, FALSE, sizeof(struct call_row));
+  r->spans = g_array_new(FALSE, FALSE, sizeof(struct call_span));
+  r->seq = g_new0(int, s->nworkers);
   r->g = geo_of(s);
   r->nvswitch = on_nvswitch(s->p);
   if (s->p->channels == 0)
