@@ -14,11 +14,11 @@
  * the protocol's launch latency. Channels share the links as SimGrid
  * shares them.
  *
- * Fast-forward: each channel's steps are a sequence of their own over the
- * GPUs of its ring or tree (sim.h, "fast-forward"), voted per
- * fast-forward step (a ring's steps over one machine, whose hops repeat
- * machine by machine; a tree's chunk), skipped by moving the channel's
- * counters and its next step's time, its bytes replayed. */
+ * What a call declares to kff.h's contract: each channel's steps are a
+ * stream of events of their own over the GPUs of its ring or tree, whose
+ * period is a ring's steps over one machine (its hops repeat machine by
+ * machine) or a tree's chunk, and how the channel's counters move when
+ * whole periods are skipped (its bytes still counted on their links). */
 #ifndef GRADSIM_SIM_COLLECTIVES_NCCL_KERNEL_H
 #define GRADSIM_SIM_COLLECTIVES_NCCL_KERNEL_H
 
@@ -56,14 +56,14 @@ struct nk_tree {
  * a call of this many chunks a channel or more; in a shorter one they
  * share the links as SimGrid shares them. Shared so, streams that stop
  * and start at their own pace drift against one another and the call
- * never repeats itself (no fast-forward: 4 GiB over 64 H100 took 172 s);
- * at fixed shares it does, and where every stream sends, each gets what
- * SimGrid's sharing gives it. But while a pipeline fills and drains the
- * streams sending take up what the waiting ones leave, which fixed
- * shares do not: a tree of a few chunks a channel came out up to 17%
- * slower at fixed shares (two p4de, 1 to 8 MiB), 10% at 128 chunks (1
- * GiB over two DGX H100), 2.6% at 512 (4 GiB) and 0.4% at 512 over eight
- * machines. A call this long is long enough to jump. */
+ * never repeats itself, so no period is found (docs/performance.md gives
+ * the cost); at fixed shares it does, and where every stream sends, each
+ * gets what SimGrid's sharing gives it. But while a pipeline fills and drains
+ * the streams sending take up what the waiting ones leave, which fixed shares
+ * do not: a tree of a few chunks a channel came out up to 17% slower at fixed
+ * shares (two p4de, 1 to 8 MiB), 10% at 128 chunks (1 GiB over two DGX
+ * H100), 2.6% at 512 (4 GiB) and 0.4% at 512 over eight machines. A call this
+ * long is long enough to jump. */
 #define TREE_FIXED_CHUNKS 256
 
 /* What a ring call runs: the allreduce, or one of its legs apart as
