@@ -29,6 +29,17 @@
       {"platform", "nvlink_latency", "0.6us"}, {"platform", "latency", "2.7us"}, \
       {"exchange", "reduce_rate", "fused"}
 
+/* Eight GPUs on NVSwitch (or modelled as on one) in a cloud instance
+ * whose fabric its provider does not publish: a plain fat tree of
+ * 64-port leaves, non-blocking. */
+#define EIGHT_GPUS_FAT_TREE                                                    \
+  {"platform", "topology", "nvswitch"}, {"platform", "gpus_per_node", "8"},    \
+      {"platform", "fabric", "fat-tree"}, {"platform", "leaf", "64"},          \
+      {"platform", "oversubscription", "1"}, {"platform", "ideal", "true"},    \
+      {"platform", "nvlink_latency", "0.6us"}, {                               \
+    "exchange", "reduce_rate", "fused"                                         \
+  }
+
 /* DGX A100 (NVIDIA DGX A100 datasheet and System Architecture): 8 A100
  * SXM4 80GB on six NVSwitches, 12 NVLink3 links per GPU; 8 single-port
  * ConnectX-6 HDR 200 Gb/s for compute, PCIe Gen4. DGX SuperPOD (A100
@@ -70,19 +81,12 @@ static const struct preset_value dgx_h100[] = {
  * (platform-aws.c's platform table, v1.7.0 to v1.9 at least; 150 us on
  * p3dn and, in v1.2 to v1.5, on every instance; none before v1.2). */
 static const struct preset_value p4d[] = {
-    {"platform", "topology", "nvswitch"},
-    {"platform", "gpus_per_node", "8"},
+    EIGHT_GPUS_FAT_TREE,
     {"platform", "nics_per_node", "4"},
-    {"platform", "fabric", "fat-tree"},
-    {"platform", "leaf", "64"},
-    {"platform", "oversubscription", "1"},
-    {"platform", "ideal", "true"},
     {"platform", "nvlink_bandwidth", "240GBps"},
-    {"platform", "nvlink_latency", "0.6us"},
     {"platform", "bandwidth", "100Gbps"},
     {"platform", "latency", "14us"},
     {"platform", "pcie_bandwidth", "24GBps"},
-    {"exchange", "reduce_rate", "fused"},
     {"exchange", "nccl_proto", "simple"},
     {"exchange", "nccl_net_latency", "75us"},
     {"model", "device", "A100-40GB"},
@@ -97,20 +101,13 @@ static const struct preset_value p4d[] = {
  * reports 75 us of latency to NCCL's tuner and sets
  * NCCL_NVLSTREE_MAX_CHUNKSIZE to 512 KiB (platform-aws.c, v1.8.0 on). */
 static const struct preset_value p5[] = {
-    {"platform", "topology", "nvswitch"},
-    {"platform", "gpus_per_node", "8"},
+    EIGHT_GPUS_FAT_TREE,
     {"platform", "nics_per_node", "8"},
-    {"platform", "fabric", "fat-tree"},
-    {"platform", "leaf", "64"},
-    {"platform", "oversubscription", "1"},
-    {"platform", "ideal", "true"},
     {"platform", "nvlink_bandwidth", "370.8GBps"},
-    {"platform", "nvlink_latency", "0.6us"},
     {"platform", "bandwidth", "400Gbps"},
     {"platform", "latency", "20us"},
     {"platform", "pcie_bandwidth", "48GBps"},
     {"platform", "nvls", "true"},
-    {"exchange", "reduce_rate", "fused"},
     {"exchange", "nccl_net_latency", "75us"},
     {"exchange", "nccl_nvlstree_max_chunk", "512KiB"},
     {"model", "device", "H100"},
@@ -124,19 +121,12 @@ static const struct preset_value p5[] = {
  * the one 100 Gb/s adapter is the bottleneck). NCCL runs Simple alone, as
  * on p4d; AWS's plugin reports 150 us of latency to its tuner. */
 static const struct preset_value p3dn[] = {
-    {"platform", "topology", "nvswitch"},
-    {"platform", "gpus_per_node", "8"},
+    EIGHT_GPUS_FAT_TREE,
     {"platform", "nics_per_node", "1"},
-    {"platform", "fabric", "fat-tree"},
-    {"platform", "leaf", "64"},
-    {"platform", "oversubscription", "1"},
-    {"platform", "ideal", "true"},
     {"platform", "nvlink_bandwidth", "120GBps"},
-    {"platform", "nvlink_latency", "0.6us"},
     {"platform", "bandwidth", "100Gbps"},
     {"platform", "latency", "14us"},
     {"platform", "pcie_bandwidth", "12GBps"},
-    {"exchange", "reduce_rate", "fused"},
     {"exchange", "nccl_proto", "simple"},
     {"exchange", "nccl_net_latency", "150us"},
     {"model", "device", "V100"},
