@@ -94,7 +94,14 @@ static const struct preset_value p4d[] = {
 
 /* AWS p5.48xlarge (AWS EC2 P5 instance page): 8 H100 SXM5 80GB on
  * NVSwitch (NVLink SHARP), 3200 Gb/s of EFA as 32 x 100 Gb/s adapters,
- * four a GPU: 8 NICs of 400 Gb/s here, PCIe Gen5; the fabric as p4d's.
+ * four a GPU: 8 NICs here, PCIe Gen5; the fabric as p4d's. Each NIC
+ * runs at 335 Gb/s, what EFA delivers to NCCL a GPU on p5 (84% of 400):
+ * an all-to-all of 2 GiB a GPU is bound by the adapters, each GPU's
+ * algorithm bandwidth times the share of its peers on other machines
+ * (n - 8)/n giving 42.3, 41.9, 44.1, 41.8 and 39.7 GB/s on 2, 4, 8, 16
+ * and 32 machines (crazyguitar/aws-gpu-communication-benchmark,
+ * data/nccl_alltoall.csv; NCCL 2.28.7, aws-ofi-nccl 1.16.3); the median,
+ * 41.9 GB/s. No allreduce gradsim scores was used for it.
  * EFA's latency: 20 us, AWS's own figure for two p5 (aws-ofi-nccl
  * src/tuner/nccl_ofi_model.cpp, net_lat "2 nodes, 8B RDMA w/imm lat").
  * AWS's plugin leaves NCCL_PROTO unset on p5 (its RDMA protocol),
@@ -104,7 +111,7 @@ static const struct preset_value p5[] = {
     EIGHT_GPUS_FAT_TREE,
     {"platform", "nics_per_node", "8"},
     {"platform", "nvlink_bandwidth", "370.8GBps"},
-    {"platform", "bandwidth", "400Gbps"},
+    {"platform", "bandwidth", "335Gbps"},
     {"platform", "latency", "20us"},
     {"platform", "pcie_bandwidth", "48GBps"},
     {"platform", "nvls", "true"},

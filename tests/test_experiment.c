@@ -441,6 +441,8 @@ Test(experiment, presets) {
   cr_expect(p5->nvls, "p5: no NVLS");
   cr_expect_float_eq(p5->nvlstree_max_chunk, 524288, 0.5);
   cr_expect_float_eq(p5->latency_s, 20e-6, 1e-12);
+  /* EFA's rate as an all-to-all measures it, not the adapters' 400. */
+  cr_expect_float_eq(p5->bandwidth_Bps, 335e9 / 8, 1);
   cr_expect_float_eq(((const struct point *)g_ptr_array_index(e->points, 0))
                          ->nvlink_Bps,
                      240e9, 1);
