@@ -575,6 +575,17 @@ static int k_nccl_version(struct point *p, const char *v, char *e,
              "2.23 and later), 2.20 (v2.20.3's, for 2.19 and 2.20) "
              "or 2.18 (v2.18.5's, for 2.18)");
 }
+static int k_nccl_tuner(struct point *p, const char *v, char *e, size_t l) {
+  for (int i = 0; i < NCCL_TUNER_COUNT; i++)
+    if (!strcmp(v, nccl_tuner_names[i])) {
+      p->nccl_tuner = (enum nccl_tuner)i;
+      return 0;
+    }
+  return bad(e, l,
+             "must be nccl (NCCL's own choice) or aws-p5 (the region "
+             "tuner of AWS's network plugin for p5 and p5e, aws-ofi-nccl "
+             "1.16.3)");
+}
 static int k_nccl_launch(struct point *p, const char *v, char *e,
                          size_t l) {
   if (seconds(v, &p->nccl_launch_s, e, l) != 0 || p->nccl_launch_s < 0 ||
@@ -943,6 +954,7 @@ static const struct key keys[] = {
     {"exchange", "nccl_algo", "auto", k_nccl_algo},
     {"exchange", "nccl_proto", "auto", k_nccl_proto},
     {"exchange", "nccl_version", "2.30", k_nccl_version},
+    {"exchange", "nccl_tuner", "nccl", k_nccl_tuner},
     {"exchange", "nccl_net_latency", "0", k_nccl_net_latency},
     {"exchange", "nccl_nvlstree_max_chunk", "auto", k_nvlstree_max},
     {"exchange", "nccl_launch", "0", k_nccl_launch},

@@ -558,6 +558,10 @@ static int call_channels(const struct nccl_model *m, enum nccl_algo a,
 int nccl_model_choose(const struct nccl_model *m, enum nccl_coll coll,
                       double bytes, enum nccl_algo force_a,
                       enum nccl_proto force_p, struct nccl_choice *out) {
+  if (nccl_tuner_pick(m, coll, bytes, force_a, force_p, out) == 0) {
+    out->nchannels = call_channels(m, out->algo, out->proto, bytes);
+    return 0;
+  }
   double best = DBL_MAX;
   int ba = -1, bp = -1;
   for (int a = 0; a < NCCL_ALGO_COUNT; a++) {

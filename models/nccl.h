@@ -102,9 +102,15 @@ struct nccl_graph {
  * steps are charged 28 us in the tuner. */
 enum nccl_version { NCCL_V2_30, NCCL_V2_18, NCCL_V2_20, NCCL_VERSION_COUNT };
 
+/* A tuner plugin (NCCL_TUNER_PLUGIN) that overrides NCCL's choice where
+ * its tables cover a call: none, or AWS's region tuner for p5 and p5e
+ * (aws-ofi-nccl v1.16.3; nccl_tuner.c). */
+enum nccl_tuner { NCCL_TUNER_INTERNAL, NCCL_TUNER_AWS_P5, NCCL_TUNER_COUNT };
+
 /* What the tuner sees of a communicator. */
 struct nccl_comm {
   enum nccl_version version;
+  enum nccl_tuner tuner;
   int nranks, nnodes;
   int cc;            /* the GPUs' compute capability (70, 80, 90, ...) */
   bool amd_cpu;      /* the hosts' CPUs are AMD's (NCCL's LL limits and
@@ -158,6 +164,17 @@ struct nccl_choice {
 int nccl_model_choose(const struct nccl_model *m, enum nccl_coll coll,
                       double bytes, enum nccl_algo force_a,
                       enum nccl_proto force_p, struct nccl_choice *out);
+
+/* The communicator's tuner plugin's pick for a call of BYTES: its
+ * algorithm, protocol and NCCL's model's time for them (channels left
+ * unset: NCCL's). Only pairs the model can run and FORCE_A and FORCE_P
+ * allow are picked. Returns 0, or -ENOENT where the plugin leaves the
+ * call to NCCL's own choice (no plugin, no table for the call's
+ * collective or communicator, no region holding it). nccl_model_choose
+ * asks it first. */
+int nccl_tuner_pick(const struct nccl_model *m, enum nccl_coll coll,
+                    double bytes, enum nccl_algo force_a,
+                    enum nccl_proto force_p, struct nccl_choice *out);
 
 /* NCCL's per-step latency (us) of algorithm A with protocol P where the
  * step runs (hwLatencies) in release V, and the latency a call starts

@@ -100,6 +100,7 @@ extern const char *const mode_names[MODE_COUNT];
 extern const char *const nccl_algo_names[NCCL_ALGO_COUNT + 1];
 extern const char *const nccl_proto_names[NCCL_PROTO_COUNT + 1];
 extern const char *const nccl_version_names[NCCL_VERSION_COUNT];
+extern const char *const nccl_tuner_names[NCCL_TUNER_COUNT];
 extern const char *const compression_names[COMPRESS_COUNT];
 extern const char *const implementation_names[IMPL_COUNT];
 extern const char *const sharding_names[SHARD_COUNT];
@@ -184,6 +185,7 @@ struct point {
   enum nccl_algo nccl_algo;   /* nccl: NCCL_ALGO, or the tuner's choice */
   enum nccl_proto nccl_proto; /* nccl-*: NCCL_PROTO, or the tuner's */
   enum nccl_version nccl_version; /* whose tuner tables choose */
+  enum nccl_tuner nccl_tuner;     /* a tuner plugin over NCCL's choice */
   /* The latency the network plugin reports to NCCL (s;
    * ncclNetProperties_t.latency), which NCCL's tuner adds to a step
    * between machines (twice under Simple) and no transfer pays. */

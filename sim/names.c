@@ -52,6 +52,11 @@ const char *const nccl_version_names[NCCL_VERSION_COUNT] = {
     [NCCL_V2_20] = "2.20",
 };
 
+const char *const nccl_tuner_names[NCCL_TUNER_COUNT] = {
+    [NCCL_TUNER_INTERNAL] = "nccl",
+    [NCCL_TUNER_AWS_P5] = "aws-p5",
+};
+
 const char *const compression_names[COMPRESS_COUNT] = {
     [COMPRESS_PER_HOP] = "per-hop",
     [COMPRESS_PER_BUCKET] = "per-bucket",

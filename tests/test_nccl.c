@@ -262,6 +262,89 @@ Test(nccl, net_plugin_latency) {
        "ring ll: 4 network steps");
 }
 
+/* AWS's region tuner for p5 (aws-ofi-nccl v1.16.3): the first region
+ * of its table that holds a call's bytes and ranks names the pair, on
+ * three machines or more of eight GPUs each; elsewhere NCCL chooses.
+ * The regions' borders are worked by hand from the table's vertices. */
+static int aws_pick(int ranks, bool nvls, enum nccl_proto force_p, double bytes,
+                    struct nccl_choice *ch) {
+  struct nccl_comm c = comm_of(ranks, ranks / 8, 90, 8, 46.35, 16);
+  c.nvls = nvls;
+  c.tuner = NCCL_TUNER_AWS_P5;
+  struct nccl_model m;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  return nccl_tuner_pick(&m, NCCL_COLL_ALLREDUCE, bytes, NCCL_ALGO_AUTO,
+                         force_p, ch);
+}
+
+Test(nccl, aws_p5_regions) {
+  struct nccl_choice ch;
+  /* Four machines: the tree with LL128 to 36 MiB (its border runs from
+   * 30 MiB at 16 ranks to 36 MiB at 32; 36 MiB itself, a vertex, is the
+   * tree's, the first region), the ring with LL128 to 2 GiB less its
+   * slope (1 GiB at 17 ranks, 2 GiB at 64), the ring with Simple
+   * beyond. */
+  struct {
+    int ranks;
+    double bytes;
+    enum nccl_algo a;
+    enum nccl_proto p;
+  } want[] = {
+      {32, 32 << 20, NCCL_ALGO_TREE, NCCL_PROTO_LL128},
+      {32, 37748736, NCCL_ALGO_TREE, NCCL_PROTO_LL128},
+      {32, 37748737, NCCL_ALGO_RING, NCCL_PROTO_LL128},
+      {32, 1 << 30, NCCL_ALGO_RING, NCCL_PROTO_LL128},
+      {32, 2147483648.0, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE},
+      /* 16 machines: the tree to 256 MiB (its border 288 MiB at 128
+       * ranks), the ring with LL128 to 2 GiB, NVLS's tree at 4 GiB, the
+       * ring with Simple at 8 GiB. */
+      {128, 256 << 20, NCCL_ALGO_TREE, NCCL_PROTO_LL128},
+      {128, 512 << 20, NCCL_ALGO_RING, NCCL_PROTO_LL128},
+      {128, 4294967296.0, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE},
+      {128, 8589934592.0, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE},
+      /* 32 machines: NVLS's tree from 512 MiB. */
+      {256, 512 << 20, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    cr_assert_eq(
+        aws_pick(want[i].ranks, true, NCCL_PROTO_AUTO, want[i].bytes, &ch), 0,
+        "%d ranks, %.0f B: no region", want[i].ranks, want[i].bytes);
+    cr_expect(ch.algo == want[i].a && ch.proto == want[i].p,
+              "%d ranks, %.0f B: %d/%d, expected %d/%d", want[i].ranks,
+              want[i].bytes, ch.algo, ch.proto, want[i].a, want[i].p);
+  }
+  /* Without NVLink SHARP the NVLS regions are passed over: 4 GiB on 16
+   * machines then lies in no region, and NCCL chooses. */
+  cr_expect_eq(aws_pick(128, false, NCCL_PROTO_AUTO, 4294967296.0, &ch),
+               -ENOENT);
+  /* NCCL_PROTO=simple passes over the LL128 regions. */
+  cr_expect_eq(aws_pick(32, true, NCCL_PROTO_SIMPLE, 64 << 20, &ch), -ENOENT);
+  cr_expect_eq(aws_pick(32, true, NCCL_PROTO_SIMPLE, 4294967296.0, &ch), 0);
+  cr_expect_eq(ch.algo, NCCL_ALGO_RING);
+  /* Two machines are NCCL's; so are shapes without a table. */
+  cr_expect_eq(aws_pick(16, true, NCCL_PROTO_AUTO, 1 << 20, &ch), -ENOENT);
+  struct nccl_comm c = comm_of(24, 4, 90, 8, 46.35, 16);
+  c.tuner = NCCL_TUNER_AWS_P5;
+  struct nccl_model m;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  cr_expect_eq(nccl_tuner_pick(&m, NCCL_COLL_ALLREDUCE, 64 << 20,
+                               NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch),
+               -ENOENT, "6 GPUs a machine");
+  /* nccl_model_choose takes the plugin's pick, with NCCL's channels. */
+  c = comm_of(32, 4, 90, 8, 46.35, 16);
+  c.tuner = NCCL_TUNER_AWS_P5;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  cr_assert_eq(nccl_model_choose(&m, NCCL_COLL_ALLREDUCE, 1 << 30,
+                                 NCCL_ALGO_AUTO, NCCL_PROTO_AUTO, &ch),
+               0);
+  cr_expect(ch.algo == NCCL_ALGO_RING && ch.proto == NCCL_PROTO_LL128);
+  cr_expect_eq(ch.nchannels, 16);
+  near(ch.time_s,
+       nccl_model_time(&m, NCCL_COLL_ALLREDUCE, NCCL_ALGO_RING,
+                       NCCL_PROTO_LL128, 1 << 30),
+       "the model's time of the pick");
+}
+
 /* CollNet's chain (the network's switches reduce): offered only where
  * they do, Simple only, at half the graph's bus bandwidth; its latency
  * 2 (ppn - 1) NVLink steps and one network step: v2.30.7's 2.8 and 30 us,

@@ -611,7 +611,10 @@ static struct nccl_comm comm_of(const struct point *p, const struct geo *g,
                                 bool nvswitch, int cc) {
   struct node_net nn = topology_node_net(p);
   struct nccl_comm c = {.version = p->nccl_version,
-                        .nranks = g->p, .nnodes = g->nodes, .cc = cc,
+                        .tuner = p->nccl_tuner,
+                        .nranks = g->p,
+                        .nnodes = g->nodes,
+                        .cc = cc,
                         .nvls = p->nvls && nvswitch && cc >= 90,
                         .collnet = p->sharp};
   c.nchannels = g->nc;

@@ -784,6 +784,8 @@ bad "NCCL protocol" "nccl_proto" run small.ini --set exchange.nccl_proto=LL64 \
   --out never
 bad "NCCL version" "2.30" run small.ini --set exchange.nccl_version=2.19 \
   --out never
+bad "NCCL tuner plugin" "aws-p5" run small.ini --set exchange.nccl_tuner=aws \
+  --out never
 bad "NCCL launch" "nccl_launch" run small.ini --set exchange.nccl_launch=-2us \
   --out never
 bad "NCCL step" "nccl_step" run small.ini --set exchange.nccl_step=fast \
