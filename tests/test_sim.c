@@ -1680,6 +1680,35 @@ Test(nccl, nvls_tree_across_machines, .timeout = 60) {
   cr_expect_eq(tuned.iteration_s, nt.iteration_s);
 }
 
+/* NVLS's tree over four DGX H100 machines: a GPU's scatter to the switch
+ * waits on its machine's heads' reading of its slots, not on each
+ * chunk's total coming back down the tree, so that a slower network adds
+ * its latency to the pipeline's fill and drain (four network hops, each
+ * way up and down) and not, chunk window after chunk window, to every
+ * round trip of the tree: 256 MiB at 100 us of latency takes 0.32 ms
+ * more than at 5 us (1.24 ms more when NCCL_STEPS chunks were the whole
+ * tree's round trip). */
+static double nvls_tree_at(const char *latency) {
+  char *ini = g_strdup_printf(
+      "[platform]\npreset = dgx-h100\nnodes = 32\nlatency = %s\n"
+      "[model]\nname = synthetic\nparams = 67108864\ntensors = 1\n"
+      "compute = 0.000001\n[exchange]\nalgorithm = nccl\n"
+      "nccl_algo = nvls-tree\npayload = none\n[training]\niterations = 1\n",
+      latency);
+  struct run_result r;
+  result_in_child(ini, &r);
+  g_free(ini);
+  double t = r.iteration_s;
+  run_result_clear(&r);
+  return t;
+}
+
+Test(nccl, nvls_tree_scatter_runs_ahead, .timeout = 60) {
+  double fast = nvls_tree_at("5us"), slow = nvls_tree_at("100us");
+  cr_expect(slow - fast < 6 * 95e-6, "256 MiB: %g s at 5 us, %g s at 100 us",
+            fast, slow);
+}
+
 /* Every value of NCCL's kernel checked by the oracle: rings over two
  * machines, a tree, NVLS, NVLS's trees over two and three machines. */
 ParameterizedTestParameters(nccl, oracle) {

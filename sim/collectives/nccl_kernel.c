@@ -920,6 +920,20 @@ static int nvls_totals(const struct nk_nvls *t) {
   return h < t->red ? h : t->red;
 }
 
+/* Chunks whose reduced parts this head has consumed, which frees their
+ * slots to the scatter: on one machine the switch's multicast of the
+ * chunk back; across machines the reduce warps' send of the part up the
+ * tree (the root's store of the total), not the total's return (NCCL's
+ * scatter writes into the heads' NVLS buffers, whose slots the heads'
+ * reduce warps free as they read them: all_reduce.h, NVLS_TREE). The
+ * heads of a machine sit at the same place in their rails' trees, so
+ * this head's count stands for theirs. */
+static int nvls_freed(const struct nk_nvls *t) {
+  if (!t->tr)
+    return t->mc;
+  return t->tr->up >= 0 ? t->up_sent : t->p2;
+}
+
 static bool nvls_up_ready(const struct nk_nvls *t) {
   return t->tr && t->tr->up >= 0 && t->up_sent < t->m &&
          t->up_sent < t->red && held_min(t) > t->up_sent &&
@@ -934,7 +948,7 @@ static void nvls_arm(struct nk *k, int q) {
   struct nk_nvls_ctx *x = k->st;
   struct nk_nvls *t = &x->ch[q];
   double o = k->pl->cost.step_s[NCCL_HW_NVLINK];
-  if (!t->armed1 && t->p1 < t->m && t->p1 < t->mc + NCCL_STEPS) {
+  if (!t->armed1 && t->p1 < t->m && t->p1 < nvls_freed(t) + NCCL_STEPS) {
     t->armed1 = true;
     k->at[3 * q] = fmax(sim_now() + o, k->free_at[3 * q]);
   }
