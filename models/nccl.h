@@ -149,9 +149,10 @@ int nccl_model_init(struct nccl_model *m, const struct nccl_comm *c);
 double nccl_model_time(const struct nccl_model *m, enum nccl_coll coll,
                        enum nccl_algo a, enum nccl_proto p, double bytes);
 
-/* NCCL's choice for a call of BYTES: the available pair of least time
- * (ties to the lower algorithm, then protocol, as NCCL's loop keeps the
- * first), and the channels it runs on (topoGetAlgoInfo's reduction for
+/* NCCL's choice for a call of BYTES: the communicator's tuner plugin's
+ * pick where it makes one (nccl_tuner_pick), else the available pair of
+ * least time (ties to the lower algorithm, then protocol, as NCCL's loop
+ * keeps the first); and the channels it runs on (topoGetAlgoInfo's reduction for
  * small calls). FORCE_A and FORCE_P restrict the choice (NCCL_ALGO_AUTO
  * and NCCL_PROTO_AUTO: none). Returns 0, or -ENOENT when nothing is
  * available (a forced pair the communicator cannot run). */
