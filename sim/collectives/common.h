@@ -34,8 +34,8 @@ void rings_reduce_scatter(struct coll_call *c, const struct ring_chan *ch,
                           int nc, int g);
 void rings_allgather(struct coll_call *c, const struct ring_chan *ch, int nc,
                      int g, enum ring_codec mode);
-/* The reduce-scatter, then the allgather: one sequence of steps for
- * fast-forward where the two legs' steps are alike (common.c). TAIL:
+/* The reduce-scatter, then the allgather: declared one sequence of
+ * steps (steps.h) where the two legs' steps are alike (common.c). TAIL:
  * what the caller does next shares the ring's links (steps_keep_tail). */
 void rings_allreduce(struct coll_call *c, const struct ring_chan *ch, int nc,
                      int g, enum ring_codec mode, bool tail);

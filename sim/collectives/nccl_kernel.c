@@ -62,8 +62,8 @@ struct nk {
   double *free_at;
   /* The spans: the first message sent and received. */
   double first_sent, first_posted;
-  /* Fast-forward: the call's side of it (kff.h), and the program's part
-   * of its jump. */
+  /* The call's streams as kff.h's contract has them, and how the
+   * program's counters move over whole periods (apply). */
   struct kff_host ff;
   struct kff_stream *st_ff; /* channel Q's stream: st_ff[q] */
   void (*apply)(struct nk *k, int q, int periods);
@@ -108,7 +108,7 @@ static void nk_apply(struct kff_host *h, int q, int periods) {
                "a jump past receives asked for");
 }
 
-/* K's NC streams ST joined to their call's fast-forward: PER events a
+/* K's NC streams ST declared to their call (kff.h): PER events a
  * period, REPS periods compared, TOTAL[q] events each. */
 static void nk_join(struct nk *k, struct kff_stream *st, int nc, int per,
                     int reps, const long *total) {
@@ -267,11 +267,7 @@ static void nk_run(struct nk *k) {
   sim_release_sends(c->sends);
   c->sends = NULL;
   g_queue_free(k->net_q);
-  /* The time a fast-forward jump left out: every GPU's call ends that
-   * much later than its loop. */
-  double debt = kff_debt(k->ff.ff);
-  if (debt > 0)
-    sg_actor_sleep_for(debt);
+  kff_pay(&k->ff);
   double t1 = sim_now(), idle = 0;
   if (k->first_sent >= 0 && k->first_posted > k->first_sent)
     idle = fmin(k->first_posted - k->first_sent, t1 - t0);
@@ -588,8 +584,8 @@ static void nk_credit(struct coll_call *c, struct kff_stream *st, int dst,
 }
 
 /* A channel's tree: its chunks, the reduce stream up (timer 2q) and the
- * broadcast stream down (timer 2q + 1). Its fast-forward events: its
- * sends up (the root: down), one a chunk. */
+ * broadcast stream down (timer 2q + 1). The events it declares (kff.h):
+ * its sends up (the root: down), one a chunk. */
 struct nk_treech {
   struct nk_tree t;
   uint64_t cv;   /* values per chunk, as timed */
@@ -863,8 +859,8 @@ void nccl_kernel_tree(struct coll_call *c, const struct nk_plan *pl,
  * NVLS_CREDIT + Q for every chunk it takes, NCCL_STEPS in flight.
  *
  * Timers: 3Q a chunk to the switch, 3Q + 1 a part stored (and sent
- * down), 3Q + 2 a part sent up. A GPU's fast-forward events: its chunks
- * sent, one a period. */
+ * down), 3Q + 2 a part sent up. The events a GPU declares (kff.h): its
+ * chunks sent, one a period. */
 #define NVLS_PORT 128
 #define NVLS_DOWN (NVLS_PORT + 2 * RING_CHANNELS_MAX)
 #define NVLS_NET (NVLS_DOWN + 2 * RING_CHANNELS_MAX)
@@ -1554,7 +1550,8 @@ void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
                                    .remaining = p - 1,
                                    .bytes = own * pl->cost.wire / nc};
   }
-  /* No fast-forward: p - 1 steps of messages whose sizes may differ. */
+  /* Its streams declare no events: p - 1 steps of messages whose sizes
+   * may differ. */
   nk_join(&k, x.st, nc, 1, NK_RING_REPS, (long[RING_CHANNELS_MAX]){0});
   nk_go(&k, x.st, nc, gather_arm);
   for (int r = 0; r < p; r++)

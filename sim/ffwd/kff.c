@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <limits.h>
 #include <math.h>
+#include <simgrid/actor.h>
 #include <xbt/asserts.h>
 
 /* Periods compared, and their tolerance (relative). A stream's period
@@ -40,7 +41,10 @@ static bool same_time(double a, double b) {
   return fabs(a - b) <= KFF_TOLERANCE * fmax(fabs(a), fabs(b));
 }
 
-double kff_debt(const struct kff *f) { return f ? f->debt : 0; }
+void kff_pay(const struct kff_host *h) {
+  if (h->ff && h->ff->debt > 0)
+    sg_actor_sleep_for(h->ff->debt);
+}
 
 void kff_add_passive(struct kff *f, void (*apply)(void *state, int periods),
                      void *state) {

@@ -82,9 +82,9 @@ void kff_received(struct kff_stream *x, int src, double bytes);
 void kff_rx(struct kff_stream *x);
 /* Stream X's event now; the jump, when every stream of the call agrees. */
 void kff_event(struct kff_stream *x);
-/* The time the call's jump left out (0: none), which every GPU pays at
- * its call's end. */
-double kff_debt(const struct kff *f);
+/* H's GPU waits out the time its call's jump left out (none where the
+ * call did not jump): every GPU pays it at its call's end. */
+void kff_pay(const struct kff_host *h);
 /* STATE, which only forwards (an NVSwitch, SHARP's switches), moves
  * with the call's jump (F NULL: the call does not fast-forward), once
  * however many of the call's GPUs tell it. */
