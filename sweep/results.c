@@ -229,8 +229,8 @@ static void join_points(const char *out, const struct experiment *e,
     struct point *p = g_ptr_array_index(e->points, i);
     static const char *const exts[] = {".row", ".iter", ".links", ".note",
                                        ".nccl"};
-    char *text[5];
-    for (int k = 0; k < 5; k++) {
+    char *text[G_N_ELEMENTS(exts)];
+    for (size_t k = 0; k < G_N_ELEMENTS(exts); k++) {
       char *path = point_file(out, p, exts[k]);
       text[k] = read_text(path);
       g_free(path);
@@ -241,7 +241,7 @@ static void join_points(const char *out, const struct experiment *e,
     if (*text[3])
       g_string_append_printf(j->notes, "point %u: oracle: %s\n", i, text[3]);
     prefix_lines(j->nccl, i, text[4]);
-    for (int k = 0; k < 5; k++)
+    for (size_t k = 0; k < G_N_ELEMENTS(exts); k++)
       g_free(text[k]);
   }
 }
