@@ -576,15 +576,10 @@ static int k_nccl_version(struct point *p, const char *v, char *e,
              "or 2.18 (v2.18.5's, for 2.18)");
 }
 static int k_nccl_tuner(struct point *p, const char *v, char *e, size_t l) {
-  for (int i = 0; i < NCCL_TUNER_COUNT; i++)
-    if (!strcmp(v, nccl_tuner_names[i])) {
-      p->nccl_tuner = (enum nccl_tuner)i;
-      return 0;
-    }
-  return bad(e, l,
-             "must be nccl (NCCL's own choice) or aws-p5 (the region "
-             "tuner of AWS's network plugin for p5 and p5e, aws-ofi-nccl "
-             "1.16.3)");
+  int t;
+  int rc = choice(v, nccl_tuner_names, NCCL_TUNER_COUNT, &t, e, l);
+  p->nccl_tuner = (enum nccl_tuner)t;
+  return rc;
 }
 static int k_nccl_launch(struct point *p, const char *v, char *e,
                          size_t l) {
