@@ -155,8 +155,8 @@ static const struct preset presets[] = {
     {"p4d", "AWS p4d.24xlarge: 8 A100 40GB on NVSwitch, 4 x 100 Gb/s EFA",
      "AWS EC2 P4 instance page; NCCL topo.h and tuning.cc", p4d},
     {"p5",
-     "AWS p5.48xlarge: 8 H100 on NVSwitch, 32 x 100 Gb/s EFA (as 8 x "
-     "400 Gb/s)",
+     "AWS p5.48xlarge: 8 H100 on NVSwitch, 32 x 100 Gb/s EFA (as 8 NICs "
+     "at the 335 Gb/s an all-to-all measures)",
      "AWS EC2 P5 instance page; aws-ofi-nccl; NCCL topo.h and tuning.cc", p5},
     {"p3dn", "AWS p3dn.24xlarge: 8 V100 on NVLink (as a switch), 100 Gb/s",
      "AWS EC2 P3 instance page; NCCL topo.h and tuning.cc", p3dn},
