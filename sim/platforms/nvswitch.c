@@ -10,9 +10,9 @@
  * that stands for the spines; aggregators hang off the core.
  *
  * Routing: SimGrid's Dijkstra over the graph of GPUs, switches and NICs
- * (cached per source), where a route's cost is its count of links. Two
- * kinds of zero-latency links of unbounded rate (FATPIPE) weigh edges
- * so that the cheapest routes are the ones NCCL takes:
+ * (cached per source), where a route's cost is its count of links.
+ * Zero-latency links of unbounded rate, pads, weigh edges so that the
+ * cheapest routes are the ones NCCL takes:
  *   - GPU to GPU inside a machine over NVLink (cost 4), never through a
  *     shared NIC's PCIe (6);
  *   - across machines on one rail through the rail's NICs (8);
@@ -22,6 +22,19 @@
  *     NVLink or the spines (12 each): a GPU's transit vertex (px) takes
  *     the NVSwitch's side of its NVLink and its PCIe to the NIC, so that
  *     its own, padded edges are only ever a route's ends.
+ * Each pad is split-duplex and one edge's alone (a GPU has one for its
+ * NVLink and one for its PCIe), so that only flows that share a real
+ * link share a pad (but the NVLS host's: its flows share it, as they
+ * do the switch; SimGrid takes no route without a link). A pad shared
+ * more widely (one a GPU, unbounded,
+ * both ways: its NVLink's flows and its NIC's both) ties flows that
+ * share nothing into one system, and SimGrid 3.32's lazy update then
+ * gave flows more than their links have: on four DGX H100 machines,
+ * NVLS's tree, seven of eight rails pushed two 512 KiB parts into a
+ * GPU's 48 GB/s PCIe at 28 GB/s apiece (21.2 us), the eighth, as those
+ * two flows alone, at 24 (24.5 us); the rails drifted apart and the
+ * call never repeated itself (tests/test_sim.c,
+ * nvls_tree_four_machines_jumps).
  * `latency` is GPU to GPU across machines on one leaf: half the PCIe
  * latency on each GPU's link and the rest split over the two NIC ports;
  * `nvlink_latency` is GPU to GPU inside, half on each NVLink. Switch
@@ -96,12 +109,11 @@ static void link(FILE *f, const char *id, double bw, double lat) {
 static void pad(FILE *f, const char *id) {
   fprintf(f,
           "    <link id=\"%s\" bandwidth=\"1e18Bps\" latency=\"0s\" "
-          "sharing_policy=\"FATPIPE\"/>\n",
+          "sharing_policy=\"SPLITDUPLEX\"/>\n",
           id);
 }
 
-/* An edge SRC -> DST over the links of LINKS ("id:UP id:DOWN id", a
- * missing direction for a FATPIPE). */
+/* An edge SRC -> DST over the links of LINKS ("id:UP id:DOWN"). */
 static void edge(FILE *f, const char *src, const char *dst,
                  const char *links) {
   fprintf(f, "    <route src=\"%s\" dst=\"%s\" symmetrical=\"NO\">", src,
@@ -122,7 +134,7 @@ static void edge(FILE *f, const char *src, const char *dst,
 
 /* The edges A -> B and B -> A over the split-duplex links LINKS
  * (NULL-terminated, in A's order: each UP from A, each DOWN in reverse
- * from B), then the FATPIPE PAD when there is one. */
+ * from B), then the PAD when there is one (UP from A, DOWN from B). */
 static void both_ways(FILE *f, const char *a, const char *b,
                       const char *const *links, const char *pad) {
   GString *up = g_string_new(NULL), *down = g_string_new(NULL);
@@ -134,8 +146,8 @@ static void both_ways(FILE *f, const char *a, const char *b,
     g_string_append_printf(down, "%s%s:DOWN", i ? " " : "", links[n - 1 - i]);
   }
   if (pad) {
-    g_string_append_printf(up, " %s", pad);
-    g_string_append_printf(down, " %s", pad);
+    g_string_append_printf(up, " %s:UP", pad);
+    g_string_append_printf(down, " %s:DOWN", pad);
   }
   edge(f, a, b, up->str);
   edge(f, b, a, down->str);
@@ -164,6 +176,8 @@ static void write_machine(FILE *f, const struct point *p, int n) {
     link(f, a, p->pcie_Bps, pl);
     snprintf(a, sizeof a, "n%d-pad%d", n, i);
     pad(f, a);
+    snprintf(a, sizeof a, "n%d-nvpad%d", n, i);
+    pad(f, a);
   }
   for (int j = 0; j < k; j++) {
     snprintf(a, sizeof a, "n%d-pcienic%d", n, j);
@@ -184,7 +198,7 @@ static void write_machine(FILE *f, const struct point *p, int n) {
 /* Machine N's edges. */
 static void write_machine_edges(FILE *f, const struct point *p, int n) {
   int g = p->gpus_per_node, k = p->nics_per_node;
-  char a[64], b[64], l[256], nv[48], pcie[48], pcienic[48], padi[48];
+  char a[64], b[64], l[256], nv[48], pcie[48], pcienic[48], padi[48], nvpad[48];
   for (int i = 0; i < g; i++) {
     int j = i * k / g;
     snprintf(a, sizeof a, "w%d", n * g + i);
@@ -192,8 +206,9 @@ static void write_machine_edges(FILE *f, const struct point *p, int n) {
     snprintf(pcie, sizeof pcie, "n%d-pcie%d", n, i);
     snprintf(pcienic, sizeof pcienic, "n%d-pcienic%d", n, j);
     snprintf(padi, sizeof padi, "n%d-pad%d", n, i);
+    snprintf(nvpad, sizeof nvpad, "n%d-nvpad%d", n, i);
     snprintf(b, sizeof b, "n%d-sw", n);
-    both_ways(f, a, b, (const char *const[]){nv, NULL}, padi);
+    both_ways(f, a, b, (const char *const[]){nv, NULL}, nvpad);
     snprintf(b, sizeof b, "n%d-nic%d", n, j);
     both_ways(f, a, b, (const char *const[]){pcie, pcienic, NULL}, padi);
     /* PXN: the NVSwitch's side of GPU i's NVLink, then its PCIe. */
@@ -208,8 +223,9 @@ static void write_machine_edges(FILE *f, const struct point *p, int n) {
   if (p->nvls) {
     snprintf(a, sizeof a, "n%d-nvls", n);
     snprintf(b, sizeof b, "n%d-sw", n);
-    snprintf(l, sizeof l, "n%d-nvlspad", n);
+    snprintf(l, sizeof l, "n%d-nvlspad:UP", n);
     edge(f, a, b, l);
+    snprintf(l, sizeof l, "n%d-nvlspad:DOWN", n);
     edge(f, b, a, l);
   }
 }
@@ -291,8 +307,9 @@ static int nv_write(FILE *f, const struct point *p, double link_lat_s,
       leaf_name(p, r, 0, b, sizeof b);
     else
       snprintf(b, sizeof b, "core");
-    snprintf(l, sizeof l, "r%d-sharppad", r);
+    snprintf(l, sizeof l, "r%d-sharppad:UP", r);
     edge(f, a, b, l);
+    snprintf(l, sizeof l, "r%d-sharppad:DOWN", r);
     edge(f, b, a, l);
   }
   fprintf(f, "  </zone>\n");
