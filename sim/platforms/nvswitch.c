@@ -24,16 +24,15 @@
  *     its own, padded edges are only ever a route's ends.
  * Each pad is split-duplex and one edge's alone (a GPU has one for its
  * NVLink and one for its PCIe), so that only flows that share a real
- * link share a pad (but the NVLS host's: its flows share it, as they
- * do the switch; SimGrid takes no route without a link). A pad shared
- * more widely (one a GPU, unbounded,
- * both ways: its NVLink's flows and its NIC's both) ties flows that
- * share nothing into one system, and SimGrid 3.32's lazy update then
- * gave flows more than their links have: on four DGX H100 machines,
- * NVLS's tree, seven of eight rails pushed two 512 KiB parts into a
- * GPU's 48 GB/s PCIe at 28 GB/s apiece (21.2 us), the eighth, as those
- * two flows alone, at 24 (24.5 us); the rails drifted apart and the
- * call never repeated itself (tests/test_sim.c,
+ * link share a pad (but the NVLS host's: its flows share it, as they do
+ * the switch; SimGrid takes no route without a link). A pad shared more
+ * widely (one a GPU, both ways, for its NVLink's flows and its NIC's)
+ * ties flows that share nothing into one system, and SimGrid 3.32's lazy
+ * update then gave flows more than their links have: on four DGX H100
+ * machines, NVLS's tree, seven of eight rails pushed two 512 KiB parts
+ * into a GPU's 48 GB/s PCIe at 28 GB/s apiece (21.2 us), the eighth, as
+ * those two flows alone, at 24 (24.5 us); the rails drifted apart and
+ * the call never repeated itself (tests/test_sim.c,
  * nvls_tree_four_machines_jumps).
  * `latency` is GPU to GPU across machines on one leaf: half the PCIe
  * latency on each GPU's link and the rest split over the two NIC ports;
