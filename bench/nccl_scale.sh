@@ -8,7 +8,7 @@
 # (bench/nccl_ring64.ini, the tree's goal: rings across machines jump);
 # and the same allreduce with CollNet's chain over the H100 GPUs on SHARP
 # switches (bench/nccl_collnet64.ini, the tree's goal) and with NVLS's tree
-# (bench/nccl_nvlstree64.ini, the tree's goal).
+# (bench/nccl_tree64.ini with NCCL's nvls-tree forced, the tree's goal).
 #
 #   bench/nccl_scale.sh [RUNS]     (after ./dev.sh build; RUNS default 3)
 #
@@ -79,7 +79,8 @@ point bert32 "BERT-large fp32, 256 A100" bench/nccl_bert256.ini 60 \
 point tree "4 GiB nccl-tree, 64 H100" bench/nccl_tree64.ini 20
 point ring "4 GiB nccl-ring, 64 A100" bench/nccl_ring64.ini 20
 point collnet "4 GiB collnet-chain, 64 H100" bench/nccl_collnet64.ini 20
-point nvls "4 GiB nvls-tree, 64 H100" bench/nccl_nvlstree64.ini 20
+point nvls "4 GiB nvls-tree, 64 H100" bench/nccl_tree64.ini 20 \
+  --set exchange.algorithm=nccl --set exchange.nccl_algo=nvls-tree
 echo "wall s: gradsim with fast-forward, median of $RUNS; off s: fast_forward = off, one run;"
 echo "d iter, d bytes: relative distance of iteration_s and wire_bytes from off's (goal: 1e-6);"
 echo "SMPI: MPI_Allreduce lr of 64 MB on the same platform file, one run, and its"
