@@ -3,9 +3,9 @@
  * v2.30.7, src/graph/tuning.cc: ncclTunerConstantsDefaults,
  * ncclTopoTuneModel, treeCorrectionFactor, ncclTopoGetAlgoTime;
  * src/enqueue.cc: topoGetAlgoInfo, calcCollChunking; src/include/
- * device.h, comm.h, topo.h), and where NCCL_V2_18 asks, v2.18.5's
- * ncclTopoTuneModel (tag v2.18.5-1). PAT (reduce-scatter and allgather
- * with one GPU per node) is not modelled. */
+ * device.h, comm.h, topo.h), and where an older release is asked for,
+ * its ncclTopoTuneModel (tags v2.18.5-1, v2.20.3-1, v2.26.2-1). PAT
+ * (reduce-scatter and allgather with one GPU per node) is not modelled. */
 #include "nccl.h"
 
 #include <errno.h>
@@ -64,6 +64,38 @@ static const struct lat_table
                                  [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 30},
                                  [NCCL_ALGO_NVLS] = {0, 0, 18},
                                  [NCCL_ALGO_NVLS_TREE] = {0, 0, 20.9},
+                             },
+                     }},
+            /* v2.26.2's: v2.30.7's but for NVLS's tree's network step. */
+            [NCCL_V2_26] =
+                {.base = {[NCCL_ALGO_TREE] = {6.8, 14.0, 8.4},
+                          [NCCL_ALGO_RING] = {6.6, 14.0, 8.4}},
+                 .hw =
+                     {
+                         [NCCL_HW_NVLINK] =
+                             {
+                                 [NCCL_ALGO_TREE] = {0.6, 1.25, 4.0},
+                                 [NCCL_ALGO_RING] = {0.6, 1.9, 3.4},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
+                                 [NCCL_ALGO_NVLS] = {0, 0, 25},
+                                 [NCCL_ALGO_NVLS_TREE] = {0, 0, 25},
+                             },
+                         [NCCL_HW_PCI] =
+                             {
+                                 [NCCL_ALGO_TREE] = {1.0, 1.9, 4.0},
+                                 [NCCL_ALGO_RING] = {1.0, 2.5, 5.7},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
+                             },
+                         [NCCL_HW_NET] =
+                             {
+                                 [NCCL_ALGO_TREE] = {5.0, 8.5, 14},
+                                 [NCCL_ALGO_RING] = {2.7, 4.0, 14.0},
+                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 31},
+                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 30},
+                                 [NCCL_ALGO_NVLS] = {0, 0, 18},
+                                 [NCCL_ALGO_NVLS_TREE] = {0, 0, 14},
                              },
                      }},
             /* 2.19 to 2.22 charge a tree's Simple step 28 us everywhere, its
@@ -269,17 +301,31 @@ static int log2down(double x) {
 /* The node-count index of NCCL's tables: 1, 2, more. */
 static int node_index(int nnodes) { return nnodes <= 2 ? nnodes - 1 : 2; }
 
+/* Entry [X][N] of a per-channel ceiling table T as release V has it:
+ * v2.26.2's Blackwell rows are twice Hopper's. */
+static double cap(const double t[][3], enum nccl_version v, enum nccl_arch x,
+                  int n) {
+  if (v == NCCL_V2_26 && x == NCCL_ARCH_BLACKWELL)
+    return 2 * t[NCCL_ARCH_HOPPER][n];
+  return t[x][n];
+}
+
+/* Whether release V models NVLS's bandwidth as before 2.28 (no
+ * efficiency, no ceiling on its tree). */
+static bool old_nvls(enum nccl_version v) { return v != NCCL_V2_30; }
+
 double nccl_channel_cap(const struct nccl_comm *c, enum nccl_algo a,
                         enum nccl_proto p) {
   enum nccl_arch x = nccl_arch_of(c->cc);
+  enum nccl_version v = c->version;
   int n = node_index(c->nnodes);
   if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL128)
-    return ring_ll128_bw[x][n];
+    return cap(ring_ll128_bw, v, x, n);
   if (a == NCCL_ALGO_TREE && p == NCCL_PROTO_LL128)
-    return tree_ll128_bw[x][n];
+    return cap(tree_ll128_bw, v, x, n);
   if (a == NCCL_ALGO_TREE)
-    return tree_bw[x][n];
-  if (a == NCCL_ALGO_NVLS_TREE)
+    return cap(tree_bw, v, x, n);
+  if (a == NCCL_ALGO_NVLS_TREE && !old_nvls(v))
     return nvls_tree_bw[x][n];
   return 0;
 }
@@ -358,6 +404,7 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
    * Ampere's. */
   bool v218 = c->version == NCCL_V2_18, v220 = c->version == NCCL_V2_20;
   bool old = v218 || v220;
+  bool v_old_nvls = old_nvls(c->version);
   const struct lat_table *lt = &lat_tables[c->version];
   if (old && n1 > NCCL_ARCH_AMPERE)
     n1 = NCCL_ARCH_AMPERE;
@@ -378,13 +425,13 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
       bool collnet =
           a == NCCL_ALGO_COLLNET_DIRECT || a == NCCL_ALGO_COLLNET_CHAIN;
       double bw = c->nnodes <= 2 || collnet ? g->bw_intra : g->bw_inter;
-      /* v2.20.3: NVLS at its links' least, its tree at the network's
-       * (half of it over more than two machines). */
-      if (v220 && a == NCCL_ALGO_NVLS)
+      /* v2.20.3 to v2.27: NVLS at its links' least, its tree at the
+       * network's (half of it over more than two machines). */
+      if (v_old_nvls && !v218 && a == NCCL_ALGO_NVLS)
         bw = fmin(g->bw_intra, g->bw_inter);
-      if (v220 && a == NCCL_ALGO_NVLS_TREE)
+      if (v_old_nvls && !v218 && a == NCCL_ALGO_NVLS_TREE)
         bw = fmin(g->bw_intra, c->nnodes <= 2 ? g->bw_inter : g->bw_inter / 2);
-      if ((a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) && !old) {
+      if ((a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE) && !v_old_nvls) {
         if (g->nchannels < 2)
           continue;
         double intra = g->bw_intra * nvls_efficiency[x] *
@@ -404,14 +451,15 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
                                      ? 1.0 / 4
                                      : 1.0 / 3));
       if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL128)
-        bus = fmin(bus * 0.92, g->nchannels * ring_ll128_bw[x][n2]);
+        bus = fmin(bus * 0.92,
+                   g->nchannels * cap(ring_ll128_bw, c->version, x, n2));
       if (a == NCCL_ALGO_TREE && coll == NCCL_COLL_ALLREDUCE)
-        bus = fmin(bus * .92, g->nchannels * tree_bw[x][n2]);
+        bus = fmin(bus * .92, g->nchannels * cap(tree_bw, c->version, x, n2));
       if (a == NCCL_ALGO_TREE && p == NCCL_PROTO_LL)
         bus = fmin(bus * 1.0 / 3.8, llmax);
       if (a == NCCL_ALGO_TREE && p == NCCL_PROTO_LL128)
         bus = fmin(bus * (c->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                   g->nchannels * tree_ll128_bw[x][n2]);
+                   g->nchannels * cap(tree_ll128_bw, c->version, x, n2));
       if (a == NCCL_ALGO_COLLNET_DIRECT) {
         if (coll != NCCL_COLL_ALLREDUCE) {
           bus = ppn * fmin(g->bw_intra, g->bw_inter * 0.9);
@@ -430,7 +478,7 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
                                a == NCCL_ALGO_NVLS_TREE
                            ? (1.0 * c->nranks) / nsteps
                            : .5;
-        if (old && (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE))
+        if (v_old_nvls && (a == NCCL_ALGO_NVLS || a == NCCL_ALGO_NVLS_TREE))
           ratio = 5.0 / 6;
         if (v218 && a == NCCL_ALGO_NVLS_TREE)
           ratio = .70 * c->nnodes / (2 * (c->nnodes - 1));

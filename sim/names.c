@@ -50,6 +50,7 @@ const char *const nccl_version_names[NCCL_VERSION_COUNT] = {
     [NCCL_V2_30] = "2.30",
     [NCCL_V2_18] = "2.18",
     [NCCL_V2_20] = "2.20",
+    [NCCL_V2_26] = "2.26",
 };
 
 const char *const nccl_tuner_names[NCCL_TUNER_COUNT] = {
