@@ -571,9 +571,10 @@ static int k_nccl_version(struct point *p, const char *v, char *e,
       return 0;
     }
   return bad(e, l,
-             "must be 2.30 (NCCL v2.30.7's tuner, the nearest for "
-             "2.28 and later), 2.26 (v2.26.2's, for 2.21 to 2.27), "
-             "2.20 (v2.20.3's, for 2.19 and 2.20) or 2.18 (v2.18.5's)");
+             "must be 2.30 (NCCL v2.30.7's tuner, for 2.28.9 and "
+             "later), 2.28 (v2.28.7's, for 2.28.3 and 2.28.7), 2.26 "
+             "(v2.26.2's, for 2.21 to 2.27), 2.20 (v2.20.3's, for 2.19 "
+             "and 2.20) or 2.18 (v2.18.5's)");
 }
 static int k_nccl_tuner(struct point *p, const char *v, char *e, size_t l) {
   int t;

@@ -4,7 +4,8 @@
  * ncclTopoTuneModel, treeCorrectionFactor, ncclTopoGetAlgoTime;
  * src/enqueue.cc: topoGetAlgoInfo, calcCollChunking; src/include/
  * device.h, comm.h, topo.h), and where an older release is asked for,
- * its ncclTopoTuneModel (tags v2.18.5-1, v2.20.3-1, v2.26.2-1). PAT
+ * its ncclTopoTuneModel (tags v2.18.5-1, v2.20.3-1, v2.26.2-1,
+ * v2.28.7-1). PAT
  * (reduce-scatter and allgather with one GPU per node) is not modelled. */
 #include "nccl.h"
 
@@ -66,7 +67,8 @@ static const struct lat_table
                                  [NCCL_ALGO_NVLS_TREE] = {0, 0, 20.9},
                              },
                      }},
-            /* v2.26.2's: v2.30.7's but for NVLS's tree's network step. */
+            /* v2.26.2's (and v2.28.7's): v2.30.7's but for NVLS's tree's
+             * network step. */
             [NCCL_V2_26] =
                 {.base = {[NCCL_ALGO_TREE] = {6.8, 14.0, 8.4},
                           [NCCL_ALGO_RING] = {6.6, 14.0, 8.4}},
@@ -173,30 +175,32 @@ static const double ll_max_bw[NCCL_ARCH_COUNT][3] = {
     {141.0, 45.0, 35.0},
     {2 * 141.0, 2 * 45.0, 2 * 35.0},
 };
-/* [architecture][nodes: 1, 2, more], GB/s per channel. */
-static const double ring_ll128_bw[NCCL_ARCH_COUNT][3] = {
-    {20.0, 20.0, 20.0},
-    {20.0, 20.0, 20.0},
-    {36.7, 36.7, 36.7},
-    {40.0, 40.0, 40.0},
+/* The per-channel ceilings, [table][architecture][nodes: 1, 2, more],
+ * GB/s per channel, v2.30.7's (cap gives other releases'). */
+enum cap_table {
+  CAP_RING_LL128,
+  CAP_TREE_LL128,
+  CAP_TREE,
+  CAP_NVLS_TREE,
+  CAP_COUNT
 };
-static const double tree_ll128_bw[NCCL_ARCH_COUNT][3] = {
-    {20.0, 20.0, 20.0},
-    {20.0, 20.0, 20.0},
-    {36.7, 36.7, 29.0},
-    {55.6, 31.67, 20.0},
-};
-static const double tree_bw[NCCL_ARCH_COUNT][3] = {
-    {26.5, 18.5, 10.0},
-    {24.0, 23.6, 17.8},
-    {38.7, 41.4, 36.0},
-    {70.0, 42.8, 24.0},
-};
-static const double nvls_tree_bw[NCCL_ARCH_COUNT][3] = {
-    {26.5, 18.5, 10.0},
-    {24.0, 23.6, 17.8},
-    {0.0, 57.7, 45.5},
-    {0.0, 96.0, 80.0},
+static const double caps[CAP_COUNT][NCCL_ARCH_COUNT][3] = {
+    [CAP_RING_LL128] = {{20.0, 20.0, 20.0},
+                        {20.0, 20.0, 20.0},
+                        {36.7, 36.7, 36.7},
+                        {40.0, 40.0, 40.0}},
+    [CAP_TREE_LL128] = {{20.0, 20.0, 20.0},
+                        {20.0, 20.0, 20.0},
+                        {36.7, 36.7, 29.0},
+                        {55.6, 31.67, 20.0}},
+    [CAP_TREE] = {{26.5, 18.5, 10.0},
+                  {24.0, 23.6, 17.8},
+                  {38.7, 41.4, 36.0},
+                  {70.0, 42.8, 24.0}},
+    [CAP_NVLS_TREE] = {{26.5, 18.5, 10.0},
+                       {24.0, 23.6, 17.8},
+                       {0.0, 57.7, 45.5},
+                       {0.0, 96.0, 80.0}},
 };
 /* NVLS's efficiency per architecture. */
 static const double nvls_efficiency[NCCL_ARCH_COUNT] = {0, 0, 0.85, 0.74};
@@ -222,14 +226,20 @@ static const double tree_correction[NCCL_PROTO_COUNT][24] = {
 #define LL128_MAX_NTHREADS 640
 #define PCI_BW 12.0
 
+/* Release V's latencies: v2.28.7's are v2.26.2's (v2.30.7's but for
+ * NVLS's tree's network step). */
+static const struct lat_table *lat_of(enum nccl_version v) {
+  return &lat_tables[v == NCCL_V2_28 ? NCCL_V2_26 : v];
+}
+
 double nccl_hw_latency(enum nccl_version v, enum nccl_hw hw, enum nccl_algo a,
                        enum nccl_proto p) {
-  return lat_tables[v].hw[hw][a][p];
+  return lat_of(v)->hw[hw][a][p];
 }
 
 double nccl_base_latency(enum nccl_version v, enum nccl_algo a,
                          enum nccl_proto p) {
-  return lat_tables[v].base[a][p];
+  return lat_of(v)->base[a][p];
 }
 
 enum nccl_version nccl_kernel_tables(enum nccl_version v, enum nccl_algo a,
@@ -301,18 +311,27 @@ static int log2down(double x) {
 /* The node-count index of NCCL's tables: 1, 2, more. */
 static int node_index(int nnodes) { return nnodes <= 2 ? nnodes - 1 : 2; }
 
-/* Entry [X][N] of a per-channel ceiling table T as release V has it:
- * v2.26.2's Blackwell rows are twice Hopper's. */
-static double cap(const double t[][3], enum nccl_version v, enum nccl_arch x,
+/* Ceiling T on architecture X over N (node_index) as release V has it:
+ * v2.26.2's Blackwell rows are twice Hopper's; v2.28.7's ring LL128 on
+ * Blackwell is twice Hopper's but 34.6 on two machines, its NVLS tree on
+ * more than two 43.1. */
+static double cap(enum cap_table t, enum nccl_version v, enum nccl_arch x,
                   int n) {
-  if (v == NCCL_V2_26 && x == NCCL_ARCH_BLACKWELL)
-    return 2 * t[NCCL_ARCH_HOPPER][n];
-  return t[x][n];
+  if (x == NCCL_ARCH_BLACKWELL && v == NCCL_V2_26)
+    return 2 * caps[t][NCCL_ARCH_HOPPER][n];
+  if (x == NCCL_ARCH_BLACKWELL && v == NCCL_V2_28 && t == CAP_RING_LL128)
+    return n == 1 ? 34.6 : 2 * caps[t][NCCL_ARCH_HOPPER][n];
+  if (x == NCCL_ARCH_BLACKWELL && v == NCCL_V2_28 && t == CAP_NVLS_TREE &&
+      n == 2)
+    return 43.1;
+  return caps[t][x][n];
 }
 
-/* Whether release V models NVLS's bandwidth as before 2.28 (no
+/* Whether release V models NVLS's bandwidth as before 2.28.3 (no
  * efficiency, no ceiling on its tree). */
-static bool old_nvls(enum nccl_version v) { return v != NCCL_V2_30; }
+static bool old_nvls(enum nccl_version v) {
+  return v != NCCL_V2_30 && v != NCCL_V2_28;
+}
 
 double nccl_channel_cap(const struct nccl_comm *c, enum nccl_algo a,
                         enum nccl_proto p) {
@@ -320,13 +339,13 @@ double nccl_channel_cap(const struct nccl_comm *c, enum nccl_algo a,
   enum nccl_version v = c->version;
   int n = node_index(c->nnodes);
   if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL128)
-    return cap(ring_ll128_bw, v, x, n);
+    return cap(CAP_RING_LL128, v, x, n);
   if (a == NCCL_ALGO_TREE && p == NCCL_PROTO_LL128)
-    return cap(tree_ll128_bw, v, x, n);
+    return cap(CAP_TREE_LL128, v, x, n);
   if (a == NCCL_ALGO_TREE)
-    return cap(tree_bw, v, x, n);
+    return cap(CAP_TREE, v, x, n);
   if (a == NCCL_ALGO_NVLS_TREE && !old_nvls(v))
-    return nvls_tree_bw[x][n];
+    return cap(CAP_NVLS_TREE, v, x, n);
   return 0;
 }
 
@@ -405,7 +424,7 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
   bool v218 = c->version == NCCL_V2_18, v220 = c->version == NCCL_V2_20;
   bool old = v218 || v220;
   bool v_old_nvls = old_nvls(c->version);
-  const struct lat_table *lt = &lat_tables[c->version];
+  const struct lat_table *lt = lat_of(c->version);
   if (old && n1 > NCCL_ARCH_AMPERE)
     n1 = NCCL_ARCH_AMPERE;
   double llmax = ll_max_bw[n1][n2];
@@ -442,7 +461,7 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
             (c->nnodes <= 2 && a == NCCL_ALGO_NVLS_TREE ? 2 : 1);
         bw = fmin(intra, inter);
         if (a == NCCL_ALGO_NVLS_TREE)
-          bw = fmin(bw, nvls_tree_bw[x][n2]);
+          bw = fmin(bw, cap(CAP_NVLS_TREE, c->version, x, n2));
       }
       double bus = g->nchannels * bw;
       if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL)
@@ -452,14 +471,14 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
                                      : 1.0 / 3));
       if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL128)
         bus = fmin(bus * 0.92,
-                   g->nchannels * cap(ring_ll128_bw, c->version, x, n2));
+                   g->nchannels * cap(CAP_RING_LL128, c->version, x, n2));
       if (a == NCCL_ALGO_TREE && coll == NCCL_COLL_ALLREDUCE)
-        bus = fmin(bus * .92, g->nchannels * cap(tree_bw, c->version, x, n2));
+        bus = fmin(bus * .92, g->nchannels * cap(CAP_TREE, c->version, x, n2));
       if (a == NCCL_ALGO_TREE && p == NCCL_PROTO_LL)
         bus = fmin(bus * 1.0 / 3.8, llmax);
       if (a == NCCL_ALGO_TREE && p == NCCL_PROTO_LL128)
         bus = fmin(bus * (c->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                   g->nchannels * cap(tree_ll128_bw, c->version, x, n2));
+                   g->nchannels * cap(CAP_TREE_LL128, c->version, x, n2));
       if (a == NCCL_ALGO_COLLNET_DIRECT) {
         if (coll != NCCL_COLL_ALLREDUCE) {
           bus = ppn * fmin(g->bw_intra, g->bw_inter * 0.9);

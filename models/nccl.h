@@ -91,8 +91,10 @@ struct nccl_graph {
   double latency_inter;
 };
 
-/* The tuner's tables by NCCL release: v2.30.7's (the default, the
- * nearest for 2.28 and later), v2.26.2's (for 2.23 to 2.27, and the
+/* The tuner's tables by NCCL release: v2.30.7's (the default, for 2.28.9
+ * and later), v2.28.7's (for 2.28.3 and 2.28.7: v2.30.7's but for NVLS's
+ * tree's network step, 14 us, and two of Blackwell's ceilings), v2.26.2's
+ * (for 2.23 to 2.27, and the
  * nearest for 2.21 and 2.22, whose trees' Simple steps the tuner charged
  * 28 us and whose rings it gave 2 x nodes network steps), v2.20.3's (for
  * 2.19 and 2.20) or v2.18.5's (for 2.18). The older two
@@ -112,6 +114,7 @@ enum nccl_version {
   NCCL_V2_18,
   NCCL_V2_20,
   NCCL_V2_26,
+  NCCL_V2_28,
   NCCL_VERSION_COUNT
 };
 

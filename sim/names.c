@@ -47,10 +47,8 @@ const char *const nccl_proto_names[NCCL_PROTO_COUNT + 1] = {
 };
 
 const char *const nccl_version_names[NCCL_VERSION_COUNT] = {
-    [NCCL_V2_30] = "2.30",
-    [NCCL_V2_18] = "2.18",
-    [NCCL_V2_20] = "2.20",
-    [NCCL_V2_26] = "2.26",
+    [NCCL_V2_30] = "2.30", [NCCL_V2_18] = "2.18", [NCCL_V2_20] = "2.20",
+    [NCCL_V2_26] = "2.26", [NCCL_V2_28] = "2.28",
 };
 
 const char *const nccl_tuner_names[NCCL_TUNER_COUNT] = {

@@ -232,14 +232,16 @@ Test(nccl, v2_20_tables) {
        "2.20 nvls tree lat");
 }
 
-/* v2.26.2's tables (NCCL_V2_26, for 2.23 to 2.27): v2.30.7's but for
+/* v2.26.2's tables (NCCL_V2_26, for 2.21 to 2.27): v2.30.7's but for
  * NVLS. On four H100 machines its tree runs at the least of its links,
  * half the network's across more than two machines, at 5/6 (16 x 12.5 x
  * 5/6 GB/s, where v2.30.7 gives 16 x 25 x 32/62), after 25 us and 2 x
  * log2(4) network steps of 14 us (20.9 in v2.30.7); so 1 GiB goes by
  * the ring where v2.30.7 keeps NVLS's tree. Blackwell's per-channel ceilings
  * are twice Hopper's (a tree on one B200 machine: 16 x 77.4 where
- * v2.30.7 has 16 x 70). */
+ * v2.30.7 has 16 x 70). v2.28.7's (NCCL_V2_28) are v2.30.7's with
+ * v2.26.2's latencies, and its ring LL128 on two B200 machines 34.6 GB/s
+ * a channel (40 in v2.30.7). */
 Test(nccl, v2_26_tables) {
   struct nccl_comm c = comm_of(32, 4, 90, 16, 25, 32);
   c.nvls = true;
@@ -259,6 +261,13 @@ Test(nccl, v2_26_tables) {
   near(m.lat[ar][NCCL_ALGO_NVLS_TREE][NCCL_PROTO_SIMPLE], 25 + 4 * 20.9,
        "2.30 nvls tree lat");
   cr_expect_eq(chosen(&m, 1 << 30), NCCL_ALGO_NVLS_TREE, "2.30, 1 GiB");
+  /* v2.28.7: v2.30.7's NVLS bandwidth, v2.26.2's 14 us. */
+  c.version = NCCL_V2_28;
+  cr_assert_eq(nccl_model_init(&m, &c), 0);
+  near(m.bw[ar][NCCL_ALGO_NVLS_TREE][NCCL_PROTO_SIMPLE], 400.0 * 32 / 62,
+       "2.28 nvls tree bw");
+  near(m.lat[ar][NCCL_ALGO_NVLS_TREE][NCCL_PROTO_SIMPLE], 25 + 4 * 14.0,
+       "2.28 nvls tree lat");
   struct nccl_comm b = comm_of(8, 1, 100, 16, 100, 32);
   b.version = NCCL_V2_26;
   cr_assert_eq(nccl_model_init(&m, &b), 0);
@@ -268,6 +277,14 @@ Test(nccl, v2_26_tables) {
   cr_assert_eq(nccl_model_init(&m, &b), 0);
   near(m.bw[ar][NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE], 16 * 70.0 / 2,
        "2.30 b200 tree bw");
+  b.version = NCCL_V2_28;
+  cr_assert_eq(nccl_model_init(&m, &b), 0);
+  near(nccl_channel_cap(&b, NCCL_ALGO_RING, NCCL_PROTO_LL128), 2 * 36.7,
+       "2.28 b200 ring ll128 cap, one machine");
+  b.nranks = 16;
+  b.nnodes = 2;
+  near(nccl_channel_cap(&b, NCCL_ALGO_RING, NCCL_PROTO_LL128), 34.6,
+       "2.28 b200 ring ll128 cap, two machines");
 }
 
 /* The network plugin's latency (aws-ofi-nccl's 75 us on p4de) is the
@@ -428,8 +445,9 @@ Test(nccl, protocols) {
 /* The least step NCCL's tables charge on each link, the wire a slower
  * link's steps are charged beyond: LL's ring's, in every release. */
 Test(nccl, step_floors) {
-  enum nccl_version v[4] = {NCCL_V2_18, NCCL_V2_20, NCCL_V2_26, NCCL_V2_30};
-  for (int i = 0; i < 4; i++) {
+  enum nccl_version v[5] = {NCCL_V2_18, NCCL_V2_20, NCCL_V2_26, NCCL_V2_28,
+                            NCCL_V2_30};
+  for (int i = 0; i < 5; i++) {
     near(nccl_hw_floor(v[i], NCCL_HW_NVLINK), 0.6, "NVLink");
     near(nccl_hw_floor(v[i], NCCL_HW_PCI), 1.0, "PCIe");
     near(nccl_hw_floor(v[i], NCCL_HW_NET), 2.7, "network");

@@ -908,8 +908,8 @@ static uint64_t nvls_chunk_bytes(int nc, int g, double bytes) {
 }
 
 /* NVLS's tree's chunk under P's release: v2.30's (ncclNvlsTuning on
- * Hopper) and v2.26's (NCCL_NVLS_CHUNKSIZE, computeCollChunkInfo at
- * v2.26.2-1) 128 KiB; v2.18's a Simple step's 512 KiB (calcCollChunking at
+ * Hopper), v2.28's and v2.26's (NCCL_NVLS_CHUNKSIZE, computeCollChunkInfo
+ * at v2.26.2-1) 128 KiB; v2.18's a Simple step's 512 KiB (calcCollChunking at
  * v2.18.5-1: buffSizes[SIMPLE] / NCCL_STEPS, on any number of machines);
  * v2.20's the same (computeCollChunkInfo at v2.20.3-1). From 2.20 on at
  * most NCCL_NVLSTREE_MAX_CHUNKSIZE ([exchange] nccl_nvlstree_max_chunk;
@@ -920,9 +920,9 @@ static uint64_t nvls_tree_chunk_bytes(const struct point *p, int nc, int g,
   static const struct chunk_step st[] = {
       {32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
   enum nccl_version v = p->nccl_version;
-  uint64_t start = v == NCCL_V2_30 || v == NCCL_V2_26
-                       ? 128 << 10
-                       : NCCL_SIMPLE_BUFFSIZE / NCCL_STEPS;
+  uint64_t start = v == NCCL_V2_18 || v == NCCL_V2_20
+                       ? NCCL_SIMPLE_BUFFSIZE / NCCL_STEPS
+                       : 128 << 10;
   if (v != NCCL_V2_18) {
     uint64_t max = p->nvlstree_max_chunk > 0 ? (uint64_t)p->nvlstree_max_chunk
                    : nodes >= 4              ? 65536
