@@ -67,39 +67,6 @@ static const struct lat_table
                                  [NCCL_ALGO_NVLS_TREE] = {0, 0, 20.9},
                              },
                      }},
-            /* v2.26.2's (and v2.28.7's): v2.30.7's but for NVLS's tree's
-             * network step. */
-            [NCCL_V2_26] =
-                {.base = {[NCCL_ALGO_TREE] = {6.8, 14.0, 8.4},
-                          [NCCL_ALGO_RING] = {6.6, 14.0, 8.4}},
-                 .hw =
-                     {
-                         [NCCL_HW_NVLINK] =
-                             {
-                                 [NCCL_ALGO_TREE] = {0.6, 1.25, 4.0},
-                                 [NCCL_ALGO_RING] = {0.6, 1.9, 3.4},
-                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
-                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
-                                 [NCCL_ALGO_NVLS] = {0, 0, 25},
-                                 [NCCL_ALGO_NVLS_TREE] = {0, 0, 25},
-                             },
-                         [NCCL_HW_PCI] =
-                             {
-                                 [NCCL_ALGO_TREE] = {1.0, 1.9, 4.0},
-                                 [NCCL_ALGO_RING] = {1.0, 2.5, 5.7},
-                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 3.7},
-                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 2.8},
-                             },
-                         [NCCL_HW_NET] =
-                             {
-                                 [NCCL_ALGO_TREE] = {5.0, 8.5, 14},
-                                 [NCCL_ALGO_RING] = {2.7, 4.0, 14.0},
-                                 [NCCL_ALGO_COLLNET_DIRECT] = {0, 0, 31},
-                                 [NCCL_ALGO_COLLNET_CHAIN] = {0, 0, 30},
-                                 [NCCL_ALGO_NVLS] = {0, 0, 18},
-                                 [NCCL_ALGO_NVLS_TREE] = {0, 0, 14},
-                             },
-                     }},
             /* 2.19 to 2.22 charge a tree's Simple step 28 us everywhere, its
              * call nothing (2.23 went back to 8.4 and 4, 4, 14). */
             [NCCL_V2_20] =
@@ -226,20 +193,22 @@ static const double tree_correction[NCCL_PROTO_COUNT][24] = {
 #define LL128_MAX_NTHREADS 640
 #define PCI_BW 12.0
 
-/* Release V's latencies: v2.28.7's are v2.26.2's (v2.30.7's but for
- * NVLS's tree's network step). */
-static const struct lat_table *lat_of(enum nccl_version v) {
-  return &lat_tables[v == NCCL_V2_28 ? NCCL_V2_26 : v];
+/* Release V's latencies: v2.26.2's and v2.28.7's are v2.30.7's but for
+ * NVLS's tree's network step, 14 us (20.9 from v2.28.9). */
+static bool v230_but_nvls_tree(enum nccl_version v) {
+  return v == NCCL_V2_26 || v == NCCL_V2_28;
 }
 
 double nccl_hw_latency(enum nccl_version v, enum nccl_hw hw, enum nccl_algo a,
                        enum nccl_proto p) {
-  return lat_of(v)->hw[hw][a][p];
+  if (v230_but_nvls_tree(v) && hw == NCCL_HW_NET && a == NCCL_ALGO_NVLS_TREE)
+    return p == NCCL_PROTO_SIMPLE ? 14 : 0;
+  return lat_tables[v230_but_nvls_tree(v) ? NCCL_V2_30 : v].hw[hw][a][p];
 }
 
 double nccl_base_latency(enum nccl_version v, enum nccl_algo a,
                          enum nccl_proto p) {
-  return lat_of(v)->base[a][p];
+  return lat_tables[v230_but_nvls_tree(v) ? NCCL_V2_30 : v].base[a][p];
 }
 
 enum nccl_version nccl_kernel_tables(enum nccl_version v, enum nccl_algo a,
@@ -424,7 +393,7 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
   bool v218 = c->version == NCCL_V2_18, v220 = c->version == NCCL_V2_20;
   bool old = v218 || v220;
   bool v_old_nvls = old_nvls(c->version);
-  const struct lat_table *lt = lat_of(c->version);
+  enum nccl_version v = c->version;
   if (old && n1 > NCCL_ARCH_AMPERE)
     n1 = NCCL_ARCH_AMPERE;
   double llmax = ll_max_bw[n1][n2];
@@ -504,11 +473,14 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
         bus *= ratio;
       }
       m->bw[coll][a][p] = bus;
-      double lat = lt->base[a][p];
-      double intra_lat = lt->hw[intra_hw][a][p];
-      double inter_lat = ppn == 1 && !old
-                             ? lt->hw[NCCL_HW_NET][NCCL_ALGO_TREE][p]
-                             : lt->hw[NCCL_HW_NET][a][p];
+      double lat = nccl_base_latency(v, (enum nccl_algo)a, (enum nccl_proto)p);
+      double intra_lat =
+          nccl_hw_latency(v, intra_hw, (enum nccl_algo)a, (enum nccl_proto)p);
+      double inter_lat =
+          ppn == 1 && !old ? nccl_hw_latency(v, NCCL_HW_NET, NCCL_ALGO_TREE,
+                                             (enum nccl_proto)p)
+                           : nccl_hw_latency(v, NCCL_HW_NET, (enum nccl_algo)a,
+                                             (enum nccl_proto)p);
       inter_lat += g->latency_inter;
       if (p == NCCL_PROTO_SIMPLE)
         inter_lat += g->latency_inter;
@@ -539,9 +511,14 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
       } else if (a == NCCL_ALGO_COLLNET_CHAIN) {
         lat += 2 * (ppn - 1) * intra_lat + inter_lat;
       } else if (v218 && a == NCCL_ALGO_NVLS) {
-        lat += c->nnodes > 1 ? lt->hw[NCCL_HW_NET][a][p] : 0;
+        lat += c->nnodes > 1
+                   ? nccl_hw_latency(v, NCCL_HW_NET, (enum nccl_algo)a,
+                                     (enum nccl_proto)p)
+                   : 0;
       } else if (v218 && a == NCCL_ALGO_NVLS_TREE) {
-        lat += 2 * (c->nnodes - 1) * lt->hw[NCCL_HW_NET][a][p];
+        lat += 2 * (c->nnodes - 1) *
+               nccl_hw_latency(v, NCCL_HW_NET, (enum nccl_algo)a,
+                               (enum nccl_proto)p);
       } else if (a == NCCL_ALGO_NVLS) {
         lat = intra_lat + (c->nnodes > 1 ? inter_lat : 0);
       } else if (a == NCCL_ALGO_NVLS_TREE) {
