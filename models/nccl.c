@@ -5,8 +5,8 @@
  * src/enqueue.cc: topoGetAlgoInfo, calcCollChunking; src/include/
  * device.h, comm.h, topo.h), and where an older release is asked for,
  * its ncclTopoTuneModel (tags v2.18.5-1, v2.20.3-1, v2.26.2-1,
- * v2.28.7-1). PAT
- * (reduce-scatter and allgather with one GPU per node) is not modelled. */
+ * v2.28.7-1). PAT (reduce-scatter and allgather with one GPU per node)
+ * is not modelled. */
 #include "nccl.h"
 
 #include <errno.h>

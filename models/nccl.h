@@ -92,23 +92,22 @@ struct nccl_graph {
 };
 
 /* The tuner's tables by NCCL release: v2.30.7's (the default, for 2.28.9
- * and later), v2.28.7's (for 2.28.3 and 2.28.7: v2.30.7's but for NVLS's
- * tree's network step, 14 us, and two of Blackwell's ceilings), v2.26.2's
- * (for 2.23 to 2.27, and the
- * nearest for 2.21 and 2.22, whose trees' Simple steps the tuner charged
- * 28 us and whose rings it gave 2 x nodes network steps), v2.20.3's (for
- * 2.19 and 2.20) or v2.18.5's (for 2.18). The older two
- * differ from v2.30.7 in what is modelled here by ring LL's bus
- * bandwidth (a quarter of the links' rather than half), Hopper's LL
- * ceilings (Ampere's), the ring's network steps (2 x nodes), NVLS's
+ * and later), v2.28.7's (for 2.28.3 and 2.28.7), v2.26.2's (for 2.23 to
+ * 2.27, and the nearest for 2.21 and 2.22, whose tuner charged a tree's
+ * Simple step 28 us and gave a ring 2 x nodes network steps), v2.20.3's
+ * (for 2.19 and 2.20) or v2.18.5's (for 2.18).
+ *
+ * The older two differ from v2.30.7 in what is modelled here by ring
+ * LL's bus bandwidth (a quarter of the links' rather than half), Hopper's
+ * LL ceilings (Ampere's), the ring's network steps (2 x nodes), NVLS's
  * bandwidth (5/6 of its links, no efficiency or NVLS tree ceiling) and
  * the latencies (nccl_hw_latency); v2.20.3's NVLS and its tree take the
  * least of their links, and its trees' Simple steps are charged 28 us in
  * the tuner. v2.26.2 is v2.30.7 but for NVLS's bandwidth, which is
- * v2.20.3's (the least of its links, 5/6 of them, no efficiency or
- * ceiling: 2.28.3 brought those), its tree's network step (14 us, as
- * to 2.28.7; 20.9 from 2.28.9) and Blackwell's per-channel ceilings
- * (twice Hopper's). */
+ * v2.20.3's (2.28.3 brought the efficiency and ceiling), its tree's
+ * network step (14 us, as to 2.28.7; 20.9 from 2.28.9) and Blackwell's
+ * per-channel ceilings (twice Hopper's). v2.28.7 is v2.30.7 but for that
+ * 14 us and two of Blackwell's ceilings. */
 enum nccl_version {
   NCCL_V2_30,
   NCCL_V2_18,
