@@ -133,7 +133,8 @@ static void edge(FILE *f, const char *src, const char *dst,
 
 /* The edges A -> B and B -> A over the split-duplex links LINKS
  * (NULL-terminated, in A's order: each UP from A, each DOWN in reverse
- * from B), then the PAD when there is one (UP from A, DOWN from B). */
+ * from B; none: the pad alone), then the PAD when there is one (UP from
+ * A, DOWN from B). */
 static void both_ways(FILE *f, const char *a, const char *b,
                       const char *const *links, const char *pad) {
   GString *up = g_string_new(NULL), *down = g_string_new(NULL);
@@ -145,8 +146,8 @@ static void both_ways(FILE *f, const char *a, const char *b,
     g_string_append_printf(down, "%s%s:DOWN", i ? " " : "", links[n - 1 - i]);
   }
   if (pad) {
-    g_string_append_printf(up, " %s:UP", pad);
-    g_string_append_printf(down, " %s:DOWN", pad);
+    g_string_append_printf(up, "%s%s:UP", n ? " " : "", pad);
+    g_string_append_printf(down, "%s%s:DOWN", n ? " " : "", pad);
   }
   edge(f, a, b, up->str);
   edge(f, b, a, down->str);
@@ -222,10 +223,8 @@ static void write_machine_edges(FILE *f, const struct point *p, int n) {
   if (p->nvls) {
     snprintf(a, sizeof a, "n%d-nvls", n);
     snprintf(b, sizeof b, "n%d-sw", n);
-    snprintf(l, sizeof l, "n%d-nvlspad:UP", n);
-    edge(f, a, b, l);
-    snprintf(l, sizeof l, "n%d-nvlspad:DOWN", n);
-    edge(f, b, a, l);
+    snprintf(l, sizeof l, "n%d-nvlspad", n);
+    both_ways(f, a, b, (const char *const[]){NULL}, l);
   }
 }
 
@@ -306,10 +305,8 @@ static int nv_write(FILE *f, const struct point *p, double link_lat_s,
       leaf_name(p, r, 0, b, sizeof b);
     else
       snprintf(b, sizeof b, "core");
-    snprintf(l, sizeof l, "r%d-sharppad:UP", r);
-    edge(f, a, b, l);
-    snprintf(l, sizeof l, "r%d-sharppad:DOWN", r);
-    edge(f, b, a, l);
+    snprintf(l, sizeof l, "r%d-sharppad", r);
+    both_ways(f, a, b, (const char *const[]){NULL}, l);
   }
   fprintf(f, "  </zone>\n");
   return 0;
