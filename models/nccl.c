@@ -390,10 +390,10 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
   int n1 = c->nnodes == 1 ? (int)x : c->amd_cpu ? 1 : 0;
   /* v2.18.5 and v2.20.3 know no GPU after Hopper, whose LL row was
    * Ampere's. */
-  bool v218 = c->version == NCCL_V2_18, v220 = c->version == NCCL_V2_20;
-  bool old = v218 || v220;
-  bool v_old_nvls = old_nvls(c->version);
   enum nccl_version v = c->version;
+  bool v218 = v == NCCL_V2_18;
+  bool old = v218 || v == NCCL_V2_20;
+  bool v_old_nvls = old_nvls(v);
   if (old && n1 > NCCL_ARCH_AMPERE)
     n1 = NCCL_ARCH_AMPERE;
   double llmax = ll_max_bw[n1][n2];
@@ -430,7 +430,7 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
             (c->nnodes <= 2 && a == NCCL_ALGO_NVLS_TREE ? 2 : 1);
         bw = fmin(intra, inter);
         if (a == NCCL_ALGO_NVLS_TREE)
-          bw = fmin(bw, cap(CAP_NVLS_TREE, c->version, x, n2));
+          bw = fmin(bw, cap(CAP_NVLS_TREE, v, x, n2));
       }
       double bus = g->nchannels * bw;
       if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL)
@@ -440,14 +440,14 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
                                      : 1.0 / 3));
       if (a == NCCL_ALGO_RING && p == NCCL_PROTO_LL128)
         bus = fmin(bus * 0.92,
-                   g->nchannels * cap(CAP_RING_LL128, c->version, x, n2));
+                   g->nchannels * cap(CAP_RING_LL128, v, x, n2));
       if (a == NCCL_ALGO_TREE && coll == NCCL_COLL_ALLREDUCE)
-        bus = fmin(bus * .92, g->nchannels * cap(CAP_TREE, c->version, x, n2));
+        bus = fmin(bus * .92, g->nchannels * cap(CAP_TREE, v, x, n2));
       if (a == NCCL_ALGO_TREE && p == NCCL_PROTO_LL)
         bus = fmin(bus * 1.0 / 3.8, llmax);
       if (a == NCCL_ALGO_TREE && p == NCCL_PROTO_LL128)
         bus = fmin(bus * (c->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                   g->nchannels * cap(CAP_TREE_LL128, c->version, x, n2));
+                   g->nchannels * cap(CAP_TREE_LL128, v, x, n2));
       if (a == NCCL_ALGO_COLLNET_DIRECT) {
         if (coll != NCCL_COLL_ALLREDUCE) {
           bus = ppn * fmin(g->bw_intra, g->bw_inter * 0.9);
