@@ -1336,16 +1336,18 @@ Test(nccl, tree_and_tuner_small, .timeout = 120) {
             "ring %g", tuned_s, tree_s, ring_s);
 }
 
-/* At 100 MB on 4 machines the ring is bound by the NICs: its bus
- * bandwidth near the 8 x 50 GB/s of a machine's NICs (within 20%); the
- * tree, whose heads send each chunk to two machines, takes longer. The
- * tuner takes what NCCL's model picks among them and NVLS's tree. */
+/* On 4 machines the ring with Simple is bound by the NICs at 1 GB: its
+ * bus bandwidth near the 8 x 50 GB/s of a machine's NICs (within 20%).
+ * At 100 MB the tree, whose heads send each chunk to two machines, takes
+ * longer than the ring (with LL128 there, NCCL's model's choice for it).
+ * The tuner takes what NCCL's model picks among them and NVLS's tree. */
 Test(nccl, tree_and_tuner_large, .timeout = 150) {
   double ring_s = dgx4_time("nccl-ring", 25000000);
+  double simple_s = dgx4_time("nccl-ring\nnccl_proto = simple", 250000000);
   double tree_s = dgx4_time("nccl-tree", 25000000);
   double tuned_s = dgx4_time("nccl", 25000000);
   double nvls_tree_s = dgx4_time("nccl\nnccl_algo = nvls-tree", 25000000);
-  double bus = 1e8 / (ring_s - 1e-6) * 2 * 31 / 32 / 1e9;
+  double bus = 1e9 / (simple_s - 1e-6) * 2 * 31 / 32 / 1e9;
   cr_expect(bus > 320 && bus < 400, "ring bus bandwidth %g GB/s", bus);
   cr_expect(tree_s > ring_s, "large: tree %g, ring %g", tree_s, ring_s);
   cr_expect(tuned_s == tree_s || tuned_s == ring_s || tuned_s == nvls_tree_s,
@@ -1450,6 +1452,21 @@ static void dgx_call(int machines, long params, const char *keys,
       8 * machines, params, keys);
   result_in_child(ini, r);
   g_free(ini);
+}
+
+/* LL128's ceiling is the call's bus bandwidth, all its channels
+ * together (NCCL's model: the graph's 8 channels x perChMaxRingLL128Bw,
+ * 36.7 GB/s on Hopper, 293.6 GB/s; the call runs 16 channels): 400 MB by
+ * a ring with LL128 over two DGX H100 come within 15% under it, below
+ * the 375 GB/s their NICs carry of LL128's lines (15/16 of 400). At a
+ * graph channel's ceiling on each of the call's channels it reached
+ * 357 GB/s, NIC-bound, where NCCL measures LL128 well under Simple
+ * across machines (docs/nccl.md). */
+Test(nccl, ll128_ceiling_is_the_calls, .timeout = 60) {
+  struct run_result r;
+  dgx_call(2, 100000000, "algorithm = nccl-ring\nnccl_proto = ll128", &r);
+  double bus = 4e8 * 2 * 15 / 16 / r.exchange_s / 1e9;
+  cr_expect(bus <= 293.6 && bus > 0.85 * 293.6, "bus bandwidth %g GB/s", bus);
 }
 
 /* A step to another machine costs its proxy's time beyond the wire as a

@@ -802,11 +802,16 @@ static struct nk_cost cost_of(const struct sim *s, const struct nccl_run *r,
     double ratio = a == NCCL_ALGO_RING ? (double)c->nranks /
                                              (2.0 * (c->nranks - 1))
                                        : 0.5;
-    /* LL's ceiling (llMaxBw) is on all of a call's channels together,
-     * the others' on each channel of the graph. */
+    /* LL's and LL128's ceilings (llMaxBw; the graph's channels times
+     * perChMaxRingLL128Bw or perChMaxTreeLL128Bw) are the call's bus
+     * bandwidth, shared by all its channels, as NCCL's model times the
+     * call whatever channels it runs: at a graph channel's ceiling on
+     * each of the call's (twice the graph's), LL128 ran 15 to 58% fast
+     * across machines (docs/nccl.md). The trees' Simple ceiling
+     * (perChMaxTreeBw) is on each channel of the graph. */
     if (!(a == NCCL_ALGO_RING && p == NCCL_PROTO_SIMPLE) && alg > 0)
       k.chan_Bps = 1e9 * alg / ratio /
-                   (p == NCCL_PROTO_LL ? nc : c->graph[a].nchannels);
+                   (p == NCCL_PROTO_SIMPLE ? c->graph[a].nchannels : nc);
     if (p == NCCL_PROTO_LL && pt->nccl_ll_Bps > 0)
       k.chan_Bps = pt->nccl_ll_Bps / nc;
     if (p == NCCL_PROTO_LL128 && pt->nccl_ll128_Bps > 0)
