@@ -1623,6 +1623,20 @@ Test(nccl, ring_fast_forward_across_machines, .timeout = 120) {
               "\n[training]\niterations = 1\n", &on);
 }
 
+/* A ring with LL128 over 16 DGX H100 machines, 4 MiB: each channel held
+ * to its share of NCCL's model's LL128 bandwidth, its steps repeat
+ * exactly and the call jumps, to the same results as step by step. When
+ * each channel could reach a graph channel's ceiling, their flows shared
+ * the GPUs' NVLink and drifted by parts in 10^8: no jump (5.1 s). */
+Test(nccl, ring_ll128_jumps, .timeout = 120) {
+  struct run_result on;
+  jumps_alike("[platform]\npreset = dgx-h100\nnodes = 128\n[model]\nname = "
+              "synthetic\nparams = 1048576\ntensors = 1\ncompute = "
+              "0.000001\n[exchange]\nalgorithm = nccl-ring\nnccl_proto = "
+              "ll128\npayload = none\nfast_forward = ",
+              "\n[training]\niterations = 1\n", &on);
+}
+
 /* A tree over two DGX H100 machines, 4 GiB on the default 8 channels:
  * each GPU's NVLink carries 14 streams (the reduce up and the broadcast
  * down of every channel but where the GPU heads or ends the chain), each
