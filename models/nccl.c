@@ -404,7 +404,6 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
     const struct nccl_graph *g = &c->graph[a];
     bool on = algo_enabled(c, coll, (enum nccl_algo)a);
     int intra_hw = g->nvlink ? NCCL_HW_NVLINK : NCCL_HW_PCI;
-    int hw = c->nnodes == 1 ? intra_hw : NCCL_HW_NET;
     for (int p = 0; p < NCCL_PROTO_COUNT; p++) {
       m->bw[coll][a][p] = 0;
       m->lat[coll][a][p] = 0;
@@ -473,19 +472,20 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
         bus *= ratio;
       }
       m->bw[coll][a][p] = bus;
-      double lat = nccl_base_latency(v, (enum nccl_algo)a, (enum nccl_proto)p);
-      double intra_lat =
-          nccl_hw_latency(v, intra_hw, (enum nccl_algo)a, (enum nccl_proto)p);
+      enum nccl_algo al = (enum nccl_algo)a;
+      enum nccl_proto pr = (enum nccl_proto)p;
+      double lat = nccl_base_latency(v, al, pr);
+      double intra_lat = nccl_hw_latency(v, intra_hw, al, pr);
+      /* The network's step as the table has it (v2.18.5's NVLS charges
+       * it bare), and with the graph's latency. */
+      double net_lat = nccl_hw_latency(v, NCCL_HW_NET, al, pr);
       double inter_lat =
-          ppn == 1 && !old ? nccl_hw_latency(v, NCCL_HW_NET, NCCL_ALGO_TREE,
-                                             (enum nccl_proto)p)
-                           : nccl_hw_latency(v, NCCL_HW_NET, (enum nccl_algo)a,
-                                             (enum nccl_proto)p);
+          ppn == 1 && !old ? nccl_hw_latency(v, NCCL_HW_NET, NCCL_ALGO_TREE, pr)
+                           : net_lat;
       inter_lat += g->latency_inter;
       if (p == NCCL_PROTO_SIMPLE)
         inter_lat += g->latency_inter;
       if (a == NCCL_ALGO_RING) {
-        (void)hw;
         /* Inter-node rings still launch nsteps x the network's post
          * overhead (Intel 1 us, AMD 2 us; Simple three times that). */
         double net = 0;
@@ -511,14 +511,9 @@ static void tune_coll(struct nccl_model *m, enum nccl_coll coll) {
       } else if (a == NCCL_ALGO_COLLNET_CHAIN) {
         lat += 2 * (ppn - 1) * intra_lat + inter_lat;
       } else if (v218 && a == NCCL_ALGO_NVLS) {
-        lat += c->nnodes > 1
-                   ? nccl_hw_latency(v, NCCL_HW_NET, (enum nccl_algo)a,
-                                     (enum nccl_proto)p)
-                   : 0;
+        lat += c->nnodes > 1 ? net_lat : 0;
       } else if (v218 && a == NCCL_ALGO_NVLS_TREE) {
-        lat += 2 * (c->nnodes - 1) *
-               nccl_hw_latency(v, NCCL_HW_NET, (enum nccl_algo)a,
-                               (enum nccl_proto)p);
+        lat += 2 * (c->nnodes - 1) * net_lat;
       } else if (a == NCCL_ALGO_NVLS) {
         lat = intra_lat + (c->nnodes > 1 ? inter_lat : 0);
       } else if (a == NCCL_ALGO_NVLS_TREE) {
