@@ -547,7 +547,10 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
                           ? kff_events(cm.events, cm.period, cm.reps,
                                        cm.settles, cm.settle, cm.window)
                           : cm.events;
-      out->kernel_messages += cm.streams * events * fmax(cm.calls, 1);
+      out->kernel_messages +=
+          cm.streams *
+          (events + cm.credits * fmax(events - cm.credit_window, 0)) *
+          fmax(cm.calls, 1);
       out->streams = fmax(out->streams, cm.streams);
     } else {
       out->kernel_messages = -1;

@@ -599,6 +599,10 @@ struct coll_messages {
    * a sharded exchange's reduce-scatter and allgathers), each
    * fast-forwarded on its own. */
   double calls;
+  /* Credits back across machines (a ring's: nccl_kernel.c): CREDITS a
+   * stream's event beyond its first CREDIT_WINDOW, over the worker's
+   * streams on average (0: none). */
+  double credits, credit_window;
 };
 
 struct collective {

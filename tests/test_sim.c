@@ -1472,45 +1472,58 @@ Test(nccl, ll128_ceiling_is_the_calls, .timeout = 60) {
 /* A step to another machine costs its proxy's time beyond the wire as a
  * delay of its message, the CTA going on (net.cc: the proxy sends once
  * the CTA has posted the slot), and a ring step's cost is paid once a
- * step, not a slice: 8 bytes by a Simple ring over two DGX H100 take
- * about NCCL's model's latency, 26 NVLink steps of 3.4 us and 4 network
- * steps of 14 after 8.4 (152.8 us). Charged on the CTA of each of its 60
- * slices, the network step held the GPU before the network for 60 x 11.3
- * us (the call took 672 us); charged a slice, the NVLink steps twice. */
+ * step, not a slice; across machines the FIFO's window (4 Simple slices,
+ * two steps) waits for its credits. 8 bytes by a Simple ring over two
+ * DGX H100 (60 slices) take 15 of the window's round trips: the network
+ * step (14 us), the receiver's NVLink step (3.4 us) and the credit's wire
+ * back (2.7 us), 301.5 us. Charged on the CTA of each of its 60 slices,
+ * the network step held the GPU before the network for 60 x 11.3 us
+ * (the call took 672 us); without credits the call took NCCL's model's
+ * latency (152.8 us), its sender across machines three steps ahead of
+ * the slots its receiver had freed. */
 Test(nccl, network_step_pipelines, .timeout = 60) {
   struct run_result r;
   dgx_call(2, 2, "algorithm = nccl-ring\nnccl_proto = simple", &r);
-  double want = 1e-6 * (8.4 + 26 * 3.4 + 4 * 14);
-  cr_expect(r.exchange_s > 0.85 * want && r.exchange_s < 1.1 * want,
+  double want = 1e-6 * 15 * (14 + 3.4 + 2.7);
+  cr_expect(r.exchange_s > 0.9 * want && r.exchange_s < 1.1 * want,
             "%.9g s, want about %.9g", r.exchange_s, want);
 }
 
 /* A ring's step pays the network's latency only where it crosses
  * machines: 10 us more of it cost a tiny LL call over 2 machines (a
  * ring of 16 GPUs, 30 steps) a few steps' worth, as the chain of
- * dependences down the ring crosses machines every 8 GPUs; a lockstep
- * ring would pay it on every step. */
-Test(nccl, latency_where_steps_run, .timeout = 60) {
+ * dependences down the ring crosses machines every 8 GPUs (and the
+ * credits back, once the window's 8 steps are out); a lockstep ring
+ * would pay it on every step. A Simple call's window is two steps: it
+ * waits for its credits 15 times, 10 us more costing it 29 crossings
+ * (each round trip's two, the last's data alone). */
+static double ring_latency_cost(const char *proto, long params) {
   struct run_result a, b;
-  char *k1 = g_strdup("algorithm = nccl-ring\nnccl_proto = ll");
-  char *ini1 = g_strdup_printf(
-      "[platform]\npreset = dgx-h100\nnodes = 16\nlatency = %s\n[model]\n"
-      "name = synthetic\nparams = 1024\ntensors = 1\ncompute = 0.000001\n"
-      "[exchange]\npayload = none\n%s\n[training]\niterations = 1\n",
-      "2.7us", k1);
-  char *ini2 = g_strdup_printf(
-      "[platform]\npreset = dgx-h100\nnodes = 16\nlatency = %s\n[model]\n"
-      "name = synthetic\nparams = 1024\ntensors = 1\ncompute = 0.000001\n"
-      "[exchange]\npayload = none\n%s\n[training]\niterations = 1\n",
-      "12.7us", k1);
-  result_in_child(ini1, &a);
-  result_in_child(ini2, &b);
-  double d = b.iteration_s - a.iteration_s;
-  cr_expect(d > 1.5 * 10e-6 && d < 6 * 10e-6,
+  char *ini[2];
+  for (int i = 0; i < 2; i++)
+    ini[i] = g_strdup_printf(
+        "[platform]\npreset = dgx-h100\nnodes = 16\nlatency = %s\n[model]\n"
+        "name = synthetic\nparams = %ld\ntensors = 1\ncompute = 0.000001\n"
+        "[exchange]\npayload = none\nalgorithm = nccl-ring\nnccl_proto = "
+        "%s\n[training]\niterations = 1\n",
+        i ? "12.7us" : "2.7us", params, proto);
+  result_in_child(ini[0], &a);
+  result_in_child(ini[1], &b);
+  g_free(ini[0]);
+  g_free(ini[1]);
+  return b.iteration_s - a.iteration_s;
+}
+
+Test(nccl, ring_credits_cross_machines, .timeout = 60) {
+  double d = ring_latency_cost("simple", 2);
+  cr_expect(d > 27 * 10e-6 && d < 31 * 10e-6,
+            "10 us more a network step: %.3g s more a call", d);
+}
+
+Test(nccl, latency_where_steps_run, .timeout = 60) {
+  double d = ring_latency_cost("ll", 1024);
+  cr_expect(d > 1.5 * 10e-6 && d < 8 * 10e-6,
             "10 us more a network step: %.3g s more a call (30 steps)", d);
-  g_free(k1);
-  g_free(ini1);
-  g_free(ini2);
 }
 
 /* Fast-forward's jump leaves every result as the step-by-step run's: a

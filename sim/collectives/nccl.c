@@ -1602,7 +1602,7 @@ static bool call_messages(const struct point *p, const struct geo *g,
    * (nk_join): a ring's period a macro step of slices, compared over 3;
    * a tree's a chunk (up, down and a credit) and NVLS's a chunk it
    * heads, over NK_CHUNK_REPS. */
-  double events, per;
+  double events, per, credits = 0, credit_window = 0;
   int reps;
   if (ch.algo == NCCL_ALGO_RING) {
     chunk = (double)(merge * nccl_proto_chunk(NCCL_ALGO_RING, ch.proto) /
@@ -1616,6 +1616,12 @@ static bool call_messages(const struct point *p, const struct geo *g,
     events = loops * (leg == NK_ALLREDUCE ? 2.0 : 1.0) * (g->p - 1) * slices;
     per = (g->nodes > 1 ? g->g : 1) * slices;
     reps = NK_RING_REPS;
+    /* A credit a slice at the rank after each machine's last, but the
+     * window's last (nk_ring). */
+    if (g->nodes > 1) {
+      credits = (double)g->nodes / g->p;
+      credit_window = slices > 1 ? NCCL_STEPS / 2 : NCCL_STEPS;
+    }
   } else if (ch.algo == NCCL_ALGO_TREE || ch.algo == NCCL_ALGO_COLLNET_CHAIN) {
     chunk = (double)(merge *
                      (ch.algo == NCCL_ALGO_TREE
@@ -1656,7 +1662,9 @@ static bool call_messages(const struct point *p, const struct geo *g,
           !tree ? 0
                 : per * (g->nodes > 2 ? TREE_REPEATS_FAR : TREE_REPEATS_NEAR),
       /* A tree's NCCL_STEPS chunks in flight on a connection. */
-      .window = tree ? per * NCCL_STEPS : 0};
+      .window = tree ? per * NCCL_STEPS : 0,
+      .credits = credits,
+      .credit_window = credit_window};
   return true;
 }
 
@@ -1687,7 +1695,9 @@ static bool kernel_messages(const struct point *p, uint64_t n, int vb,
       .period = ag.period,
       .reps = NK_RING_REPS,
       .settles = true,
-      .calls = calls};
+      .calls = calls,
+      .credits = ag.credits,
+      .credit_window = ag.credit_window};
   return true;
 }
 

@@ -83,6 +83,22 @@ struct nk_net {
   double pace;
 };
 
+/* Queue M to DST on PORT (flow no faster than PACE) for DUE: the proxy's
+ * queue in order of due time, those due alike in the order queued. */
+static void nk_later(struct nk *k, double due, int dst, int port, struct msg *m,
+                     double pace) {
+  struct nk_net *x = g_new(struct nk_net, 1);
+  *x = (struct nk_net){due, dst, port, m, pace};
+  GList *l = k->net_q->tail;
+  while (l && ((struct nk_net *)l->data)->due > due)
+    l = l->prev;
+  if (l)
+    g_queue_insert_after(k->net_q, l, x);
+  else
+    g_queue_push_head(k->net_q, x);
+  k->net_at = ((struct nk_net *)g_queue_peek_head(k->net_q))->due;
+}
+
 /* Send the proxy's messages due (at least its first: SimGrid's rounding
  * of a timer), and time the next. */
 static void nk_net_fire(struct nk *k) {
@@ -313,11 +329,7 @@ static void nk_send_rate(struct nk *k, int t, int dst, int port, struct msg *m,
   double d = k->pl->cost.step_s[NCCL_HW_NET];
   if (d > 0 && dst < k->p &&
       k->pl->hw(k->c->sim, k->c->rank, dst) == NCCL_HW_NET) {
-    struct nk_net *x = g_new(struct nk_net, 1);
-    *x = (struct nk_net){now + d, dst, port, m, pace};
-    g_queue_push_tail(k->net_q, x);
-    if (!isfinite(k->net_at))
-      k->net_at = x->due;
+    nk_later(k, now + d, dst, port, m, pace);
     return;
   }
   sim_send_channel(k->c, dst, port, m, pace);
@@ -373,8 +385,65 @@ static double nk_step(const struct nk *k, int b) {
   return hw == NCCL_HW_NET ? 0 : k->pl->cost.step_s[hw];
 }
 
+/* ---- credits ----------------------------------------------------------- */
+
+/* A connection's FIFO holds NCCL_STEPS chunks of a tree: a child sends
+ * chunk j once its parent has taken chunk j - NCCL_STEPS, which the parent
+ * tells it (NCCL's head pointer written back) on the credit port of the
+ * channel (a ring's across machines alike: nk_ring): a signal of the wire's
+ * latency that takes next to nothing from the data it meets on the way down
+ * (sim_send_channel's least, one byte, under SimGrid's default 1 ns; 8 bytes a
+ * chunk made the broadcast slower than the reduce, so that a tree whose links
+ * carry both never repeated its state). */
+#define CREDIT_PORT 64
+#define CREDIT_BYTES 0
+
+/* A credit to DST: a slot of its FIFO free again; ST: the sender's
+ * stream, which counts its bytes (NULL: a switch's). */
+static struct msg *credit_msg(struct coll_call *c, struct kff_stream *st,
+                              int dst) {
+  struct msg *cr = g_new0(struct msg, 1);
+  cr->refs = 1;
+  cr->bytes = CREDIT_BYTES;
+  if (st)
+    kff_sent(st, dst, CREDIT_BYTES + c->sim->p->envelope_bytes);
+  return cr;
+}
+
+/* A credit to DST on PORT now, over the wire alone. */
+static void nk_credit(struct coll_call *c, struct kff_stream *st, int dst,
+                      int port) {
+  sim_send_channel(c, dst, port, credit_msg(c, st, dst), 0);
+}
+
+/* K's credit to DST on PORT for a slot freed at AT (now or later), over
+ * the wire alone. Across machines NCCL's net.cc has the receiver's proxy
+ * post the slot's receive once the GPU has freed it (recvProxyProgress:
+ * posted < done + NCCL_STEPS), which tells the sender's proxy that it may
+ * send into it: the proxies' polling on that way no source times, and it
+ * is not charged (docs/nccl.md: charged the network step's cost, as the
+ * data's way is, it bounds the A100 ring's mid sizes from the other
+ * side). */
+static void nk_credit_at(struct nk *k, struct kff_stream *st, int dst, int port,
+                         double at) {
+  if (at <= sim_now())
+    nk_credit(k->c, st, dst, port);
+  else
+    nk_later(k, at, dst, port, credit_msg(k->c, st, dst), 0);
+}
+
 /* ---- rings ------------------------------------------------------------- */
 
+/* A ring's channel. Across machines its FIFO's credits are modelled
+ * (nk_credit_at): the receiver frees a slice's slots once its CTA has
+ * copied the slice on (prims_simple.h posts the head with the tail, after
+ * the copy), or on arrival at a loop's last step, which keeps it; the
+ * sender sends at most the window (NCCL's NCCL_STEPS slots) ahead of
+ * them. The call's last window of slices frees slots no send waits for:
+ * no credit (the call would otherwise end with their way back). Over
+ * NVLink the same loop (the data's step, the receiver's, the link's
+ * latency back) is no longer than the two steps the window spans: not
+ * modelled, as no message would wait for it. */
 struct nk_ring {
   struct ring_chan ch;
   int q;         /* the channel */
@@ -383,7 +452,16 @@ struct nk_ring {
   int total;     /* sends, and receives, over the loops */
   int sent, got;
   bool armed;
+  bool net_next, net_prev; /* its neighbours on other machines */
+  int credits;             /* from the next, across machines (ring_credits) */
+  int cr_in;               /* their stream (k->in), or -1 */
 };
+
+/* The credits R's sends wait for: one a slice received, but the last
+ * window's. */
+static int ring_credits(const struct nk *k, const struct nk_ring *r) {
+  return r->total > k->pl->window ? r->total - k->pl->window : 0;
+}
 
 /* The rings' own: the channels and their streams. */
 struct nk_rings {
@@ -444,7 +522,8 @@ static int ring_shift(const struct nk *k) {
 static void ring_arm(struct nk *k, int q) {
   struct nk_ring *r = &((struct nk_rings *)k->st)->r[q];
   int sl = k->pl->slices;
-  if (!r->armed && r->sent < r->total && r->got >= r->sent - sl + 1) {
+  if (!r->armed && r->sent < r->total && r->got >= r->sent - sl + 1 &&
+      (!r->net_next || r->sent < r->credits + k->pl->window)) {
     r->armed = true;
     nk_arm(k, q, r->sent % sl == 0 ? nk_step(k, r->ch.next) : 0);
   }
@@ -458,6 +537,10 @@ static void ring_apply(struct nk *k, int q, int periods) {
   r->sent += n;
   r->got += n;
   k->in[q].remaining -= n; /* the ring's stream in q: nccl_kernel_ring */
+  if (r->cr_in >= 0) {
+    r->credits += n;
+    k->in[r->cr_in].remaining -= n;
+  }
 }
 
 static void ring_fire(struct nk *k, int q) {
@@ -474,6 +557,11 @@ static void ring_fire(struct nk *k, int q) {
   kff_sent(&x->st[q], r->ch.next,
            (double)out->bytes + c->sim->p->envelope_bytes);
   nk_ring_send(k, q, r->ch.next, out);
+  /* A step after a loop's first forwards the slice received a step ago:
+   * its slots free once the copy is done. */
+  if (r->net_prev && s > 1 && r->sent - sl < ring_credits(k, r))
+    nk_credit_at(k, &x->st[q], r->ch.prev, CREDIT_PORT + q,
+                 fmax(k->free_at[q], sim_now()));
   r->sent++;
   kff_event(&x->st[q]);
   ring_arm(k, q);
@@ -482,6 +570,12 @@ static void ring_fire(struct nk *k, int q) {
 static void ring_got(struct nk *k, struct nk_in *in, struct msg *msg) {
   struct nk_ring *r = &((struct nk_rings *)k->st)->r[in->chan];
   int p = k->p, sl = k->pl->slices, per = ring_per(k);
+  if (in->port != in->chan) {
+    msg_free(msg);
+    r->credits++;
+    ring_arm(k, in->chan);
+    return;
+  }
   int st = r->got / sl, l = st / per, s = st % per + 1;
   uint64_t a, b;
   ring_block(k, r, l, (r->ch.me - s - ring_shift(k) + 2 * p) % p,
@@ -489,6 +583,10 @@ static void ring_got(struct nk *k, struct nk_in *in, struct msg *msg) {
   sim_unpack(k->c, msg, k->c->v, a, b,
              k->pl->leg != NK_ALLGATHER && s <= p - 1);
   msg_free(msg);
+  /* The loop's last step keeps what it receives: its slots free now. */
+  if (r->net_prev && s == per && r->got < ring_credits(k, r))
+    nk_credit_at(k, &((struct nk_rings *)k->st)->st[in->chan], r->ch.prev,
+                 CREDIT_PORT + in->chan, sim_now());
   r->got++;
   kff_rx(&((struct nk_rings *)k->st)->st[in->chan]);
   ring_arm(k, in->chan);
@@ -497,7 +595,8 @@ static void ring_got(struct nk *k, struct nk_in *in, struct msg *msg) {
 static bool ring_done(const struct nk *k) {
   const struct nk_ring *r = ((const struct nk_rings *)k->st)->r;
   for (int q = 0; q < k->nt; q++)
-    if (r[q].sent < r[q].total || r[q].got < r[q].total)
+    if (r[q].sent < r[q].total || r[q].got < r[q].total ||
+        (r[q].net_next && r[q].credits < ring_credits(k, &r[q])))
       return false;
   return true;
 }
@@ -523,7 +622,7 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
   struct nk_rings x = {g_new0(struct nk_ring, nc),
                        g_new0(struct kff_stream, nc)};
   k.st = &x;
-  nk_alloc(&k, nc, nc);
+  nk_alloc(&k, nc, 2 * nc);
   long *total = g_new(long, nc);
   for (int q = 0; q < nc; q++) {
     /* A leg's channel carries a part of each of the P shards: timed as
@@ -547,7 +646,19 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
                                    .bytes = (double)r->bv * sim_value_bytes(c) *
                                             pl->cost.wire,
                                    .remaining = r->total};
+    r->net_next = pl->hw(c->sim, c->rank, ch[q].next) == NCCL_HW_NET;
+    r->net_prev = pl->hw(c->sim, ch[q].prev, c->rank) == NCCL_HW_NET;
+    r->cr_in = -1;
   }
+  /* The credits' streams after the data's (ring_apply: data q in q). */
+  for (int q = 0; q < nc; q++)
+    if (x.r[q].net_next) {
+      x.r[q].cr_in = k.nin;
+      k.in[k.nin++] = (struct nk_in){.chan = q,
+                                     .port = CREDIT_PORT + q,
+                                     .src = ch[q].next,
+                                     .remaining = ring_credits(&k, &x.r[q])};
+    }
   /* A ring's sends repeat machine by machine: its hops are a machine's
    * NVLinks then a network step. */
   nk_join(&k, x.st, nc, pl->macro * sl, NK_RING_REPS, total);
@@ -559,29 +670,6 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
 }
 
 /* ---- trees ------------------------------------------------------------- */
-
-/* A connection's FIFO holds NCCL_STEPS chunks of a tree: a child sends
- * chunk j once its parent has taken chunk j - NCCL_STEPS, which the parent
- * tells it (NCCL's head pointer written back) on the credit port of the
- * channel: a signal of the wire's latency that takes next to nothing
- * from the data it meets on the way down (sim_send_channel's least, one
- * byte, under SimGrid's default 1 ns; 8 bytes a chunk made the broadcast
- * slower than the reduce, so that a tree whose links carry both never
- * repeated its state). */
-#define CREDIT_PORT 64
-#define CREDIT_BYTES 0
-
-/* A credit to DST on PORT: a slot of its FIFO free again; ST: the
- * sender's stream, which counts its bytes (NULL: a switch's). */
-static void nk_credit(struct coll_call *c, struct kff_stream *st, int dst,
-                      int port) {
-  struct msg *cr = g_new0(struct msg, 1);
-  cr->refs = 1;
-  cr->bytes = CREDIT_BYTES;
-  if (st)
-    kff_sent(st, dst, CREDIT_BYTES + c->sim->p->envelope_bytes);
-  sim_send_channel(c, dst, port, cr, 0);
-}
 
 /* A channel's tree: its chunks, the reduce stream up (timer 2q) and the
  * broadcast stream down (timer 2q + 1). The events it declares (kff.h):
@@ -1442,7 +1530,15 @@ struct nk_gather {
   int sent, got;
   uint64_t fwd; /* channels > 0: the bytes of the share received last */
   bool armed;
+  bool net_next, net_prev; /* credits across machines, as nk_ring's */
+  int credits;
 };
+
+/* The credits a gather's sends wait for: one a message received, but the
+ * last window's. */
+static int gather_credits(const struct nk *k) {
+  return k->p - 1 > k->pl->window ? k->p - 1 - k->pl->window : 0;
+}
 
 struct nk_gathers {
   struct nk_gather *g;
@@ -1479,7 +1575,8 @@ static struct msg *gather_part(struct nk *k, int q, int r) {
 
 static void gather_arm(struct nk *k, int q) {
   struct nk_gather *g = &((struct nk_gathers *)k->st)->g[q];
-  if (!g->armed && g->sent < k->p - 1 && g->got >= g->sent) {
+  if (!g->armed && g->sent < k->p - 1 && g->got >= g->sent &&
+      (!g->net_next || g->sent < g->credits + k->pl->window)) {
     g->armed = true;
     nk_arm(k, q, nk_step(k, g->ch.next));
   }
@@ -1495,6 +1592,11 @@ static void gather_fire(struct nk *k, int q) {
   kff_sent(&x->st[q], g->ch.next,
            (double)out->bytes + k->c->sim->p->envelope_bytes);
   nk_ring_send(k, q, g->ch.next, out);
+  /* A send after the first forwards the message received last: its slot
+   * frees once the copy is done (nk_ring). */
+  if (g->net_prev && g->sent > 0 && g->sent - 1 < gather_credits(k))
+    nk_credit_at(k, &x->st[q], g->ch.prev, CREDIT_PORT + q,
+                 fmax(k->free_at[q], sim_now()));
   g->sent++;
   kff_event(&x->st[q]);
   gather_arm(k, q);
@@ -1503,6 +1605,16 @@ static void gather_fire(struct nk *k, int q) {
 static void gather_got(struct nk *k, struct nk_in *in, struct msg *m) {
   struct nk_gathers *x = k->st;
   struct nk_gather *g = &x->g[in->chan];
+  if (in->port != in->chan) {
+    msg_free(m);
+    g->credits++;
+    gather_arm(k, in->chan);
+    return;
+  }
+  /* The last message is kept: its slot frees now. */
+  if (g->net_prev && g->got == k->p - 2 && g->got < gather_credits(k))
+    nk_credit_at(k, &x->st[in->chan], g->ch.prev, CREDIT_PORT + in->chan,
+                 sim_now());
   /* Receive s brings rank (me - s - 1)'s message. */
   int r = (x->me - g->got - 1 + 2 * k->p) % k->p;
   if (in->chan == 0) {
@@ -1522,7 +1634,8 @@ static void gather_got(struct nk *k, struct nk_in *in, struct msg *m) {
 static bool gather_done(const struct nk *k) {
   const struct nk_gathers *x = k->st;
   for (int q = 0; q < k->nt; q++)
-    if (x->g[q].sent < k->p - 1 || x->g[q].got < k->p - 1)
+    if (x->g[q].sent < k->p - 1 || x->g[q].got < k->p - 1 ||
+        (x->g[q].net_next && x->g[q].credits < gather_credits(k)))
       return false;
   return true;
 }
@@ -1542,14 +1655,22 @@ void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
   struct nk_gathers x = {g_new0(struct nk_gather, nc),
                          g_new0(struct kff_stream, nc), all, me};
   k.st = &x;
-  nk_alloc(&k, nc, nc);
+  nk_alloc(&k, nc, 2 * nc);
   for (int q = 0; q < nc; q++) {
     x.g[q].ch = ch[q];
+    x.g[q].net_next = pl->hw(c->sim, me, ch[q].next) == NCCL_HW_NET;
+    x.g[q].net_prev = pl->hw(c->sim, ch[q].prev, me) == NCCL_HW_NET;
     k.at[q] = INFINITY;
     k.in[k.nin++] = (struct nk_in){.chan = q, .port = q, .src = ch[q].prev,
                                    .remaining = p - 1,
                                    .bytes = own * pl->cost.wire / nc};
   }
+  for (int q = 0; q < nc; q++)
+    if (x.g[q].net_next)
+      k.in[k.nin++] = (struct nk_in){.chan = q,
+                                     .port = CREDIT_PORT + q,
+                                     .src = ch[q].next,
+                                     .remaining = gather_credits(&k)};
   /* Its streams declare no events: p - 1 steps of messages whose sizes
    * may differ. */
   nk_join(&k, x.st, nc, 1, NK_RING_REPS, (long[RING_CHANNELS_MAX]){0});
