@@ -570,7 +570,7 @@ static void ring_fire(struct nk *k, int q) {
 static void ring_got(struct nk *k, struct nk_in *in, struct msg *msg) {
   struct nk_ring *r = &((struct nk_rings *)k->st)->r[in->chan];
   int p = k->p, sl = k->pl->slices, per = ring_per(k);
-  if (in->port != in->chan) {
+  if (in->port != in->chan) { /* the credits' stream (CREDIT_PORT + q) */
     msg_free(msg);
     r->credits++;
     ring_arm(k, in->chan);
@@ -1605,7 +1605,7 @@ static void gather_fire(struct nk *k, int q) {
 static void gather_got(struct nk *k, struct nk_in *in, struct msg *m) {
   struct nk_gathers *x = k->st;
   struct nk_gather *g = &x->g[in->chan];
-  if (in->port != in->chan) {
+  if (in->port != in->chan) { /* the credits' stream (CREDIT_PORT + q) */
     msg_free(m);
     g->credits++;
     gather_arm(k, in->chan);
