@@ -432,18 +432,73 @@ static void nk_credit_at(struct nk *k, struct kff_stream *st, int dst, int port,
     nk_later(k, at, dst, port, credit_msg(k->c, st, dst), 0);
 }
 
+/* A ring's FIFO across machines (nk_ring, nk_gather): the receiver
+ * frees a message's slots once its CTA has copied the message on, or on
+ * arrival where it keeps it; the sender sends at most the window
+ * (NCCL's NCCL_STEPS slots) ahead of those credits. The call's last
+ * window frees slots no send waits for: no credit (the call would
+ * otherwise end with their way back). */
+struct nk_credits {
+  bool next, prev; /* the neighbours on other machines */
+  int owed;        /* credits the sends wait for: a message's, but the
+                    * last window's */
+  int got;         /* from the next */
+  int in;          /* their stream (k->in), or -1 */
+};
+
+/* CR of channel Q between PREV and NEXT, TOTAL messages each way: its
+ * credits' stream added to K's (after every data stream: a program's
+ * data stream of channel q is k->in[q]). */
+static void credits_init(struct nk *k, struct nk_credits *cr, int q, int prev,
+                         int next, int total) {
+  int me = k->c->rank;
+  *cr = (struct nk_credits){
+      .next = k->pl->hw(k->c->sim, me, next) == NCCL_HW_NET,
+      .prev = k->pl->hw(k->c->sim, prev, me) == NCCL_HW_NET,
+      .owed = total > k->pl->window ? total - k->pl->window : 0,
+      .in = -1};
+  if (cr->next) {
+    cr->in = k->nin;
+    k->in[k->nin++] = (struct nk_in){
+        .chan = q, .port = CREDIT_PORT + q, .src = next, .remaining = cr->owed};
+  }
+}
+
+/* Whether message SENT may go: within the window of the credits. */
+static bool credits_room(const struct nk *k, const struct nk_credits *cr,
+                         int sent) {
+  return !cr->next || sent < cr->got + k->pl->window;
+}
+
+static bool credits_done(const struct nk_credits *cr) {
+  return !cr->next || cr->got >= cr->owed;
+}
+
+/* Message MSG received on channel Q from PREV freed its slots at AT: its
+ * credit, if one is owed. */
+static void credits_free(struct nk *k, const struct nk_credits *cr,
+                         struct kff_stream *st, int q, int prev, int msg,
+                         double at) {
+  if (cr->prev && msg < cr->owed)
+    nk_credit_at(k, st, prev, CREDIT_PORT + q, at);
+}
+
+/* A jump of N messages each way. */
+static void credits_apply(struct nk *k, struct nk_credits *cr, int n) {
+  if (cr->in >= 0) {
+    cr->got += n;
+    k->in[cr->in].remaining -= n;
+  }
+}
+
 /* ---- rings ------------------------------------------------------------- */
 
 /* A ring's channel. Across machines its FIFO's credits are modelled
- * (nk_credit_at): the receiver frees a slice's slots once its CTA has
- * copied the slice on (prims_simple.h posts the head with the tail, after
- * the copy), or on arrival at a loop's last step, which keeps it; the
- * sender sends at most the window (NCCL's NCCL_STEPS slots) ahead of
- * them. The call's last window of slices frees slots no send waits for:
- * no credit (the call would otherwise end with their way back). Over
- * NVLink the same loop (the data's step, the receiver's, the link's
- * latency back) is no longer than the two steps the window spans: not
- * modelled, as no message would wait for it. */
+ * (struct nk_credits): a slice's slots free once the CTA has copied it on
+ * (prims_simple.h posts the head with the tail, after the copy), or on
+ * arrival at a loop's last step, which keeps it. Over NVLink the same loop (the
+ * data's step, the receiver's, the link's latency back) is no longer than the
+ * two steps the window spans: not modelled, as no message would wait for it. */
 struct nk_ring {
   struct ring_chan ch;
   int q;         /* the channel */
@@ -452,16 +507,8 @@ struct nk_ring {
   int total;     /* sends, and receives, over the loops */
   int sent, got;
   bool armed;
-  bool net_next, net_prev; /* its neighbours on other machines */
-  int credits;             /* from the next, across machines (ring_credits) */
-  int cr_in;               /* their stream (k->in), or -1 */
+  struct nk_credits cr;
 };
-
-/* The credits R's sends wait for: one a slice received, but the last
- * window's. */
-static int ring_credits(const struct nk *k, const struct nk_ring *r) {
-  return r->total > k->pl->window ? r->total - k->pl->window : 0;
-}
 
 /* The rings' own: the channels and their streams. */
 struct nk_rings {
@@ -523,7 +570,7 @@ static void ring_arm(struct nk *k, int q) {
   struct nk_ring *r = &((struct nk_rings *)k->st)->r[q];
   int sl = k->pl->slices;
   if (!r->armed && r->sent < r->total && r->got >= r->sent - sl + 1 &&
-      (!r->net_next || r->sent < r->credits + k->pl->window)) {
+      credits_room(k, &r->cr, r->sent)) {
     r->armed = true;
     nk_arm(k, q, r->sent % sl == 0 ? nk_step(k, r->ch.next) : 0);
   }
@@ -537,10 +584,7 @@ static void ring_apply(struct nk *k, int q, int periods) {
   r->sent += n;
   r->got += n;
   k->in[q].remaining -= n; /* the ring's stream in q: nccl_kernel_ring */
-  if (r->cr_in >= 0) {
-    r->credits += n;
-    k->in[r->cr_in].remaining -= n;
-  }
+  credits_apply(k, &r->cr, n);
 }
 
 static void ring_fire(struct nk *k, int q) {
@@ -559,8 +603,8 @@ static void ring_fire(struct nk *k, int q) {
   nk_ring_send(k, q, r->ch.next, out);
   /* A step after a loop's first forwards the slice received a step ago:
    * its slots free once the copy is done. */
-  if (r->net_prev && s > 1 && r->sent - sl < ring_credits(k, r))
-    nk_credit_at(k, &x->st[q], r->ch.prev, CREDIT_PORT + q,
+  if (s > 1)
+    credits_free(k, &r->cr, &x->st[q], q, r->ch.prev, r->sent - sl,
                  fmax(k->free_at[q], sim_now()));
   r->sent++;
   kff_event(&x->st[q]);
@@ -572,7 +616,7 @@ static void ring_got(struct nk *k, struct nk_in *in, struct msg *msg) {
   int p = k->p, sl = k->pl->slices, per = ring_per(k);
   if (in->port != in->chan) { /* the credits' stream (CREDIT_PORT + q) */
     msg_free(msg);
-    r->credits++;
+    r->cr.got++;
     ring_arm(k, in->chan);
     return;
   }
@@ -584,9 +628,9 @@ static void ring_got(struct nk *k, struct nk_in *in, struct msg *msg) {
              k->pl->leg != NK_ALLGATHER && s <= p - 1);
   msg_free(msg);
   /* The loop's last step keeps what it receives: its slots free now. */
-  if (r->net_prev && s == per && r->got < ring_credits(k, r))
-    nk_credit_at(k, &((struct nk_rings *)k->st)->st[in->chan], r->ch.prev,
-                 CREDIT_PORT + in->chan, sim_now());
+  if (s == per)
+    credits_free(k, &r->cr, &((struct nk_rings *)k->st)->st[in->chan], in->chan,
+                 r->ch.prev, r->got, sim_now());
   r->got++;
   kff_rx(&((struct nk_rings *)k->st)->st[in->chan]);
   ring_arm(k, in->chan);
@@ -596,7 +640,7 @@ static bool ring_done(const struct nk *k) {
   const struct nk_ring *r = ((const struct nk_rings *)k->st)->r;
   for (int q = 0; q < k->nt; q++)
     if (r[q].sent < r[q].total || r[q].got < r[q].total ||
-        (r[q].net_next && r[q].credits < ring_credits(k, &r[q])))
+        !credits_done(&r[q].cr))
       return false;
   return true;
 }
@@ -642,23 +686,16 @@ void nccl_kernel_ring(struct coll_call *c, const struct nk_plan *pl,
     r->bv = n ? aligned_block(c, n, (uint64_t)r->loops * p * sl) : 0;
     total[q] = r->total;
     k.at[q] = INFINITY;
-    k.in[k.nin++] = (struct nk_in){.chan = q, .port = q, .src = ch[q].prev,
+    k.in[k.nin++] = (struct nk_in){.chan = q,
+                                   .port = q,
+                                   .src = ch[q].prev,
                                    .bytes = (double)r->bv * sim_value_bytes(c) *
                                             pl->cost.wire,
                                    .remaining = r->total};
-    r->net_next = pl->hw(c->sim, c->rank, ch[q].next) == NCCL_HW_NET;
-    r->net_prev = pl->hw(c->sim, ch[q].prev, c->rank) == NCCL_HW_NET;
-    r->cr_in = -1;
   }
   /* The credits' streams after the data's (ring_apply: data q in q). */
   for (int q = 0; q < nc; q++)
-    if (x.r[q].net_next) {
-      x.r[q].cr_in = k.nin;
-      k.in[k.nin++] = (struct nk_in){.chan = q,
-                                     .port = CREDIT_PORT + q,
-                                     .src = ch[q].next,
-                                     .remaining = ring_credits(&k, &x.r[q])};
-    }
+    credits_init(&k, &x.r[q].cr, q, ch[q].prev, ch[q].next, x.r[q].total);
   /* A ring's sends repeat machine by machine: its hops are a machine's
    * NVLinks then a network step. */
   nk_join(&k, x.st, nc, pl->macro * sl, NK_RING_REPS, total);
@@ -1530,15 +1567,8 @@ struct nk_gather {
   int sent, got;
   uint64_t fwd; /* channels > 0: the bytes of the share received last */
   bool armed;
-  bool net_next, net_prev; /* credits across machines, as nk_ring's */
-  int credits;
+  struct nk_credits cr; /* across machines, as nk_ring's */
 };
-
-/* The credits a gather's sends wait for: one a message received, but the
- * last window's. */
-static int gather_credits(const struct nk *k) {
-  return k->p - 1 > k->pl->window ? k->p - 1 - k->pl->window : 0;
-}
 
 struct nk_gathers {
   struct nk_gather *g;
@@ -1576,7 +1606,7 @@ static struct msg *gather_part(struct nk *k, int q, int r) {
 static void gather_arm(struct nk *k, int q) {
   struct nk_gather *g = &((struct nk_gathers *)k->st)->g[q];
   if (!g->armed && g->sent < k->p - 1 && g->got >= g->sent &&
-      (!g->net_next || g->sent < g->credits + k->pl->window)) {
+      credits_room(k, &g->cr, g->sent)) {
     g->armed = true;
     nk_arm(k, q, nk_step(k, g->ch.next));
   }
@@ -1594,8 +1624,8 @@ static void gather_fire(struct nk *k, int q) {
   nk_ring_send(k, q, g->ch.next, out);
   /* A send after the first forwards the message received last: its slot
    * frees once the copy is done (nk_ring). */
-  if (g->net_prev && g->sent > 0 && g->sent - 1 < gather_credits(k))
-    nk_credit_at(k, &x->st[q], g->ch.prev, CREDIT_PORT + q,
+  if (g->sent > 0)
+    credits_free(k, &g->cr, &x->st[q], q, g->ch.prev, g->sent - 1,
                  fmax(k->free_at[q], sim_now()));
   g->sent++;
   kff_event(&x->st[q]);
@@ -1607,13 +1637,13 @@ static void gather_got(struct nk *k, struct nk_in *in, struct msg *m) {
   struct nk_gather *g = &x->g[in->chan];
   if (in->port != in->chan) { /* the credits' stream (CREDIT_PORT + q) */
     msg_free(m);
-    g->credits++;
+    g->cr.got++;
     gather_arm(k, in->chan);
     return;
   }
   /* The last message is kept: its slot frees now. */
-  if (g->net_prev && g->got == k->p - 2 && g->got < gather_credits(k))
-    nk_credit_at(k, &x->st[in->chan], g->ch.prev, CREDIT_PORT + in->chan,
+  if (g->got == k->p - 2)
+    credits_free(k, &g->cr, &x->st[in->chan], in->chan, g->ch.prev, g->got,
                  sim_now());
   /* Receive s brings rank (me - s - 1)'s message. */
   int r = (x->me - g->got - 1 + 2 * k->p) % k->p;
@@ -1635,7 +1665,7 @@ static bool gather_done(const struct nk *k) {
   const struct nk_gathers *x = k->st;
   for (int q = 0; q < k->nt; q++)
     if (x->g[q].sent < k->p - 1 || x->g[q].got < k->p - 1 ||
-        (x->g[q].net_next && x->g[q].credits < gather_credits(k)))
+        !credits_done(&x->g[q].cr))
       return false;
   return true;
 }
@@ -1658,19 +1688,13 @@ void nccl_kernel_allgather(struct coll_call *c, const struct nk_plan *pl,
   nk_alloc(&k, nc, 2 * nc);
   for (int q = 0; q < nc; q++) {
     x.g[q].ch = ch[q];
-    x.g[q].net_next = pl->hw(c->sim, me, ch[q].next) == NCCL_HW_NET;
-    x.g[q].net_prev = pl->hw(c->sim, ch[q].prev, me) == NCCL_HW_NET;
     k.at[q] = INFINITY;
     k.in[k.nin++] = (struct nk_in){.chan = q, .port = q, .src = ch[q].prev,
                                    .remaining = p - 1,
                                    .bytes = own * pl->cost.wire / nc};
   }
   for (int q = 0; q < nc; q++)
-    if (x.g[q].net_next)
-      k.in[k.nin++] = (struct nk_in){.chan = q,
-                                     .port = CREDIT_PORT + q,
-                                     .src = ch[q].next,
-                                     .remaining = gather_credits(&k)};
+    credits_init(&k, &x.g[q].cr, q, ch[q].prev, ch[q].next, p - 1);
   /* Its streams declare no events: p - 1 steps of messages whose sizes
    * may differ. */
   nk_join(&k, x.st, nc, 1, NK_RING_REPS, (long[RING_CHANNELS_MAX]){0});
