@@ -64,6 +64,16 @@ case_ "nccl-tests, 16 H100 (2 DGX, NVLS tree), 2 GiB" \
 case_ "ResNet-101, nccl, 64 V100 (Zhang et al.), q8 per hop" \
   experiments/zhang-bottleneck.ini 0 --set model.name=resnet101 \
   --set exchange.codec=q8 --set exchange.payload=sampled
+# Every worker decoding every worker's message (each constant's runs
+# above fitted none of these: config/estimate.h).
+case_ "RedSync RGC+ASQ, AlexNet, 128 workers, allgather-rdb" \
+  experiments/redsync-fig9.ini 6 --set model.name=alexnet \
+  --set exchange.algorithm=allgather-rdb \
+  --set exchange.codec=rgc:ratio=0.001,select=trimmed,asq=1
+case_ "GRACE ResNet-50, 8 V100, top-k 1% per bucket (allgather)" \
+  experiments/grace-resnet50.ini 0 --set exchange.codec=topk:ratio=0.01
+case_ "q8 per bucket, nccl-ring, 24 H100 (3 DGX), 2M values, full" \
+  bench/gather24.ini 0
 if [ "$QUICK" != quick ]; then
   case_ "Llama-2-7B, nccl, 128 H100, 100 Gbps (llama-h100.ini)" \
     experiments/llama-h100.ini 4

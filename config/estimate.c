@@ -54,7 +54,7 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
                      topology_route_bytes(p) + run_stack_bytes(sh.actors) +
                      workers * workers * sh.pair_bytes;
   out->records_bytes = iters * workers * RECORD_BYTES;
-  out->values_bytes = sh.held_values * hosts * per_value;
+  out->values_bytes = sh.held_values * hosts * per_value + sh.gather_bytes;
   out->memory_bytes = PROCESS_BYTES + out->hosts_bytes +
                       out->records_bytes + out->values_bytes;
   out->rows_bytes = iters * workers * ROW_BYTES;
@@ -78,7 +78,9 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
                 sh.held_values * hosts * ESTIMATE_VALUE_S +
                 workers * sh.exchanges *
                     (sh.payload_values * ESTIMATE_PAYLOAD_VALUE_S +
-                     sh.codec_values * ESTIMATE_CODEC_VALUE_S) +
+                     sh.codec_values * ESTIMATE_CODEC_VALUE_S +
+                     sh.gather_decoded * ESTIMATE_GATHER_BYTE_S +
+                     sh.gather_values * ESTIMATE_GATHER_VALUE_S) +
                 out->messages * out->message_s;
   out->ff_blocker = sh.ff_blocker;
   out->pair_bytes = sh.pair_bytes;

@@ -30,12 +30,18 @@
 #define ESTIMATE_HOST_BYTES 20e3
 /* Wall time: a process's start; a host's setup; a drawn gradient value;
  * a value carried by a message (copied, summed); a value through a codec
- * (encoded and decoded: INCEPTIONN's). */
+ * (encoded and decoded: INCEPTIONN's); a byte of a gathered message
+ * decoded and added, and a value of it checked by the oracle's ledger
+ * (the p^2 terms of q8 per bucket over NCCL's ring, 4 x 1M values on 16
+ * and 32 workers, payload sampled with every value held and payload
+ * full: 0.47 ns a byte, 9.4 ns a value more). */
 #define ESTIMATE_START_S 0.03
 #define ESTIMATE_HOST_S 25e-6
 #define ESTIMATE_VALUE_S 17e-9
 #define ESTIMATE_PAYLOAD_VALUE_S 6e-9
 #define ESTIMATE_CODEC_VALUE_S 15e-9
+#define ESTIMATE_GATHER_BYTE_S 0.5e-9
+#define ESTIMATE_GATHER_VALUE_S 9.5e-9
 /* A message: BASE plus PER_FLOW for each message in flight at once
  * (workers times their streams); NCCL's kernel's. */
 #define ESTIMATE_MESSAGE_S 2.5e-6
@@ -53,7 +59,7 @@ struct estimate {
   double hosts_bytes;  /*   the hosts' actors and buckets (and per pair of
                         *   workers what the collective holds: pair_bytes) */
   double records_bytes; /*  the iteration records */
-  double values_bytes; /*   the gradient values held */
+  double values_bytes;  /*   the gradient values held (and gathered) */
   double messages;     /* simulated point-to-point messages */
   double wall_s;       /* the wall time of the point's process */
   double message_s;    /* of which each message */

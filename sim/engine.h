@@ -401,6 +401,15 @@ struct run_shape {
    * decodes on the way (a codec per hop, in a collective without
    * aggregators), or 0. */
   double payload_values, codec_values;
+  /* Where each worker gathers every worker's message of a bucket
+   * (allgather-rdb; compression = per-bucket with a codec that does not
+   * sum) and decodes all p of them: the payload bytes a worker decodes
+   * per exchange, all buckets (p codec bounds of the values held); the
+   * values of them the oracle's ledger checks (p times the values held,
+   * with payload = full); and the bytes of a bucket's p messages, alive
+   * at once, in the largest (payloads and, with the oracle, their
+   * ledgers); 0 otherwise. */
+  double gather_decoded, gather_values, gather_bytes;
 };
 /* Whether ACTORS actors' stacks get a guard page each. SimGrid's guard
  * page splits the stack's heap mapping in two, and Linux allows a process

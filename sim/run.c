@@ -516,14 +516,18 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   /* Per held value and host: the value (4 bytes), an error-feedback
    * residual (4), and with the oracle (payload = full) its shadow, the
    * ledger's offset and bound, and the exact sums (8 each). */
-  out->value_bytes = 4 + (p->payload == PAYLOAD_FULL ? 32 : 0);
-  if (run_has_codec(p)) {
-    codec_t *c;
-    if (codec_create(p->codec, &c, NULL, 0) == 0) {
-      out->value_bytes += codec_is_stateful(c) ? 4 : 0;
-      codec_free(c);
-    }
-  }
+  bool full = p->payload == PAYLOAD_FULL;
+  out->value_bytes = 4 + (full ? 32 : 0);
+  codec_t *codec = NULL;
+  if (run_has_codec(p) && codec_create(p->codec, &codec, NULL, 0) != 0)
+    codec = NULL;
+  if (codec && codec_is_stateful(codec))
+    out->value_bytes += 4;
+  /* Each worker gathers every worker's message of a bucket and decodes
+   * them all (engine.h, gather_values). */
+  bool gathered =
+      coll->gathers || (p->compression == COMPRESS_PER_BUCKET && codec &&
+                        !codec_sums(codec) && !codec_is_linear(codec));
   out->hosts = p->nodes + (coll->aggregators ? p->aggregators : 0);
   size_t *layer_bucket = NULL;
   struct bucket *b =
@@ -538,7 +542,19 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   out->kernel_messages = coll->messages ? 0 : -1;
   out->streams = 1;
   for (size_t i = 0; i < out->buckets; i++) {
-    out->held_values += (double)payload_held(p, b[i].n);
+    size_t held = payload_held(p, b[i].n);
+    out->held_values += (double)held;
+    /* A gathered message: its payload (a codec's bound, raw floats
+     * without one) and with the oracle its shadow, the ledger's offset
+     * and bound (msg_of) and what its decode must give and within what
+     * (payload_ledger_encode), 8 bytes each a held value. */
+    if (gathered && held) {
+      double enc = codec ? (double)codec_bound(codec, held) : 4.0 * held;
+      out->gather_decoded += (double)p->nodes * enc;
+      out->gather_bytes =
+          fmax(out->gather_bytes,
+               (double)p->nodes * (enc + (full ? 40.0 * held : 0)));
+    }
     slow += coll->ff_whole_blocks && b[i].n % (uint64_t)p->nodes != 0;
     struct coll_messages cm;
     if (out->kernel_messages >= 0 &&
@@ -563,6 +579,9 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   if (run_has_codec(p) && p->compression == COMPRESS_PER_HOP &&
       !coll->aggregators)
     out->codec_values = out->payload_values;
+  if (gathered && full)
+    out->gather_values = (double)p->nodes * out->held_values;
+  codec_free(codec);
   out->exchanges = floor((double)p->iterations / p->local_steps) +
                    (p->iterations % p->local_steps != 0);
   out->rounds = rounds_of(coll, p->nodes);

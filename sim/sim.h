@@ -59,8 +59,6 @@ struct msg {
   int tag;         /* the sender's label (NVLS: its channel), or 0 */
   double rate_Bps; /* NVLS: the rate the switch forwards it at (0: the
                     * links') */
-  uint64_t whole_bytes; /* a message sent in shares (one a channel): its
-                         * own size, BYTES being its share's */
   bool raw;        /* fp32 values whatever the codec */
   double posted;   /* simulated time the sender posted it */
   uint64_t bytes;  /* simulated size */

@@ -3,10 +3,11 @@
  * every parameter of a parameterized test) in a process of its own, so
  * each test simulates exactly one point. */
 #include "codec_cost.h"
-#include "experiment.h"
 #include "engine.h"
-#include "sim.h"
+#include "estimate.h"
+#include "experiment.h"
 #include "platforms/generator.h"
+#include "sim.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -16,6 +17,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2169,6 +2171,71 @@ ParameterizedTest(struct mcase *c, estimate, nccl_kernel_messages) {
   g_free(xml);
   g_free(dir);
   experiment_free(e);
+  g_free(ini);
+}
+
+/* The peak resident memory of a child process running TEXT's one point,
+ * bytes (wait4's ru_maxrss), and the point's estimate into *EST. */
+static double peak_in_child(const char *text, struct estimate *est) {
+  struct experiment *e = load_text(text);
+  char *err = NULL;
+  cr_assert_eq(estimate_point(g_ptr_array_index(e->points, 0), est, &err), 0,
+               "%s", err ? err : "?");
+  experiment_free(e);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    struct run_result r;
+    e = load_text(text);
+    char *dir = g_dir_make_tmp("gstest-XXXXXX", NULL);
+    int rc = run_point(g_ptr_array_index(e->points, 0), dir, false, &r, &err);
+    char *xml = g_build_filename(dir, "platform.xml", NULL);
+    g_unlink(xml);
+    g_rmdir(dir);
+    _exit(rc == 0 ? 0 : 2);
+  }
+  int status;
+  struct rusage ru;
+  cr_assert_eq(wait4(pid, &status, 0, &ru), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "the child simulating the point failed");
+  return (double)ru.ru_maxrss * 1024;
+}
+
+/* Where every worker gathers every worker's message of a bucket (a codec
+ * that does not sum, per bucket over NCCL's ring; allgather-rdb), the
+ * estimate bounds the run's peak memory: the p messages of a bucket are
+ * alive at once, shared by every worker, and counted (run_shape
+ * gather_bytes). The kernel's allgather once copied each message at every
+ * hop, p^2 copies: 12 GB for 16 workers of 4 x 1M values, where the
+ * estimate said 2.3. */
+struct gcase {
+  char algorithm[16], compression[16];
+};
+
+ParameterizedTestParameters(estimate, gathered_memory_bounded) {
+  static struct gcase cases[] = {{"nccl-ring", "per-bucket"},
+                                 {"allgather-rdb", "per-hop"}};
+  return cr_make_param_array(struct gcase, cases, G_N_ELEMENTS(cases));
+}
+
+ParameterizedTest(struct gcase *c, estimate, gathered_memory_bounded,
+                  .timeout = 120) {
+  char *ini = g_strdup_printf(
+      "[platform]\npreset = dgx-h100\nnodes = 16\n[model]\nname = "
+      "synthetic\nparams = 524288\ntensors = 1\ncompute = 1us\n"
+      "[exchange]\nalgorithm = %s\ncodec = q8\ncompression = %s\n"
+      "payload = full\n[training]\niterations = 1\n",
+      c->algorithm, c->compression);
+  struct estimate est;
+  double peak = peak_in_child(ini, &est);
+  cr_expect_leq(peak, est.memory_bytes, "%s %s: %.0f MB, estimated %.0f MB",
+                c->algorithm, c->compression, peak / 1e6,
+                est.memory_bytes / 1e6);
+  /* not loosely: within a third of it */
+  cr_expect_geq(peak, 0.67 * est.memory_bytes,
+                "%s %s: %.0f MB, estimated %.0f MB", c->algorithm,
+                c->compression, peak / 1e6, est.memory_bytes / 1e6);
   g_free(ini);
 }
 

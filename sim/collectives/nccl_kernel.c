@@ -1582,21 +1582,21 @@ static uint64_t gather_share(const struct nk *k, const struct msg *m) {
   return (uint64_t)ceil((double)m->bytes * k->pl->cost.wire / k->pl->nc);
 }
 
-/* What channel Q sends for rank R at its next step: on channel 0 R's
- * whole message (its bytes its share), on the others a message of R's
- * share (the caller's own at step 0, else the one received last). */
+/* What channel Q sends for rank R at its next step: on channel 0 a
+ * bundle of one reference to R's message (its bytes R's share), so that
+ * the payload encoded once is shared by every rank, not copied at each of
+ * the p - 1 hops (as ring.c's allgather: p copies at each of p ranks held
+ * at once did not fit in memory); on the others a message of R's share
+ * (the caller's own at step 0, else the one received last). */
 static struct msg *gather_part(struct nk *k, int q, int r) {
   struct nk_gathers *x = k->st;
   struct nk_gather *g = &x->g[q];
-  struct msg *out;
+  struct msg *out = g_new0(struct msg, 1);
+  out->refs = 1;
   if (q == 0) {
-    struct msg *m = x->all[r];
-    out = sim_forward(m);
-    out->whole_bytes = m->whole_bytes ? m->whole_bytes : m->bytes;
-    out->bytes = gather_share(k, m);
+    msg_bundle_add(out, x->all[r]);
+    out->bytes = gather_share(k, x->all[r]);
   } else {
-    out = g_new0(struct msg, 1);
-    out->refs = 1;
     out->bytes = g->sent == 0 ? gather_share(k, x->all[x->me]) : g->fwd;
   }
   out->tag = r;
@@ -1648,15 +1648,14 @@ static void gather_got(struct nk *k, struct nk_in *in, struct msg *m) {
   /* Receive s brings rank (me - s - 1)'s message. */
   int r = (x->me - g->got - 1 + 2 * k->p) % k->p;
   if (in->chan == 0) {
-    /* The payload travels unchanged; its size is the sender's. */
-    xbt_assert(!x->all[r], "rank %d's message gathered twice", r);
-    m->bytes = m->whole_bytes;
-    m->whole_bytes = 0;
-    x->all[r] = m;
+    /* The payload travels unchanged: the message it refers to. */
+    xbt_assert(!x->all[r] && m->nparts == 1, "rank %d's message gathered twice",
+               r);
+    x->all[r] = msg_ref(m->parts[0]);
   } else {
     g->fwd = m->bytes;
-    msg_free(m);
   }
+  msg_free(m);
   g->got++;
   gather_arm(k, in->chan);
 }
