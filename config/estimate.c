@@ -74,14 +74,17 @@ int estimate_point(const struct point *p, struct estimate *out, char **err) {
                                 flows * ESTIMATE_KERNEL_FLOW_S
                           : ESTIMATE_MESSAGE_S + flows * ESTIMATE_FLOW_S;
   /* Every held value is drawn once per host (gradgen's cache). */
-  out->wall_s = ESTIMATE_START_S + hosts * ESTIMATE_HOST_S +
-                sh.held_values * hosts * ESTIMATE_VALUE_S +
-                workers * sh.exchanges *
-                    (sh.payload_values * ESTIMATE_PAYLOAD_VALUE_S +
-                     sh.codec_values * ESTIMATE_CODEC_VALUE_S +
-                     sh.gather_decoded * ESTIMATE_GATHER_BYTE_S +
-                     sh.gather_values * ESTIMATE_GATHER_VALUE_S) +
-                out->messages * out->message_s;
+  out->wall_s =
+      ESTIMATE_START_S + hosts * ESTIMATE_HOST_S +
+      sh.held_values * hosts * ESTIMATE_VALUE_S +
+      workers * sh.exchanges *
+          (sh.payload_values *
+               (ESTIMATE_PAYLOAD_VALUE_S +
+                (p->payload == PAYLOAD_FULL ? ESTIMATE_LEDGER_VALUE_S : 0)) +
+           sh.codec_values * ESTIMATE_CODEC_VALUE_S +
+           sh.gather_decoded * ESTIMATE_GATHER_BYTE_S +
+           sh.gather_values * ESTIMATE_GATHER_VALUE_S) +
+      out->messages * out->message_s;
   out->ff_blocker = sh.ff_blocker;
   out->pair_bytes = sh.pair_bytes;
   return 0;

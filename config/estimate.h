@@ -29,7 +29,10 @@
 /* Memory per simulated host (worker or aggregator), bytes. */
 #define ESTIMATE_HOST_BYTES 20e3
 /* Wall time: a process's start; a host's setup; a drawn gradient value;
- * a value carried by a message (copied, summed); a value through a codec
+ * a value carried by a message (copied, summed), and with the oracle
+ * (payload = full) its ledger's more (copied with it, checked: q8 on a
+ * ring of 16 and 32 H100 workers, 2 x 1M values, payload full against
+ * sampled with every value held: 27 and 24 ns); a value through a codec
  * (encoded and decoded: INCEPTIONN's); a byte of a gathered message
  * decoded and added, and a value of it checked by the oracle's ledger
  * (the p^2 terms of q8 per bucket over NCCL's ring, 4 x 1M values on 16
@@ -40,6 +43,7 @@
 #define ESTIMATE_VALUE_S 17e-9
 #define ESTIMATE_PAYLOAD_VALUE_S 6e-9
 #define ESTIMATE_CODEC_VALUE_S 15e-9
+#define ESTIMATE_LEDGER_VALUE_S 25e-9
 #define ESTIMATE_GATHER_BYTE_S 0.5e-9
 #define ESTIMATE_GATHER_VALUE_S 9.5e-9
 /* A message: BASE plus PER_FLOW for each message in flight at once

@@ -449,6 +449,36 @@ static double rounds_of(const struct collective *c, int p) {
   return floor(total[1] - total[0] + 0.5);
 }
 
+/* The values a worker of collective C over P workers sends, per value of
+ * its vector: its formula's beta count (the total at beta = 2 less that at
+ * beta = 1, over the bytes), where the formula is one of p, n, alpha,
+ * beta and gamma and the collective neither gathers nor aggregates; 2
+ * otherwise (a ring's two legs, a push and a pull). */
+static double carried_of(const struct collective *c, int p) {
+  const struct formula *f = c->formula ? formula_find(c->formula) : NULL;
+  const unsigned long netg = 1UL << FP_P | 1UL << FP_N | 1UL << FP_ALPHA |
+                             1UL << FP_BETA | 1UL << FP_GAMMA;
+  if (!f || c->aggregators || c->gathers || f->needs != netg)
+    return 2;
+  const double n = 4.0 * p * 1024;
+  double total[2];
+  for (int k = 0; k < 2; k++) {
+    struct formula_in in;
+    formula_in_init(&in);
+    in.v[FP_P] = p;
+    in.v[FP_N] = n;
+    in.v[FP_ALPHA] = 0;
+    in.v[FP_BETA] = 1 + k;
+    in.v[FP_GAMMA] = 0;
+    struct formula_out o;
+    char e[256];
+    if (formula_eval(f, &in, &o, e, sizeof e) != 0)
+      return 2;
+    total[k] = o.total;
+  }
+  return (total[1] - total[0]) / n;
+}
+
 /* Steps of a ring simulated at least before fast-forward can skip
  * (fastforward.c: four per sequence; a ring's two legs are one sequence
  * when alike, collectives/common.c), for the estimate's lower bound. */
@@ -575,7 +605,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   g_free(b);
   model_free(m);
   if (p->payload != PAYLOAD_NONE)
-    out->payload_values = 2 * out->held_values;
+    out->payload_values = carried_of(coll, p->nodes) * out->held_values;
   if (run_has_codec(p) && p->compression == COMPRESS_PER_HOP &&
       !coll->aggregators)
     out->codec_values = out->payload_values;
