@@ -424,8 +424,7 @@ int report_write(struct search *s, struct advise_report *r, char **err) {
       rc = ADVISE_ENV_FAILURE;
     } else {
       experiment_seal_inputs(e);
-      struct sweep_opts so = {s->o->out, s->o->jobs, false, false,
-                              NULL,      NULL,       0};
+      struct sweep_opts so = {.out = s->o->out, .jobs = s->o->jobs};
       struct sweep_report sr;
       rc = sweep_run(e, &so, &sr, err);
       if (rc == 0)

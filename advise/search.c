@@ -218,9 +218,11 @@ static int simulate(struct search *s, GPtrArray *batch, char **err) {
   struct experiment e = {(char *)"advise", NULL, g_ptr_array_new(), s->keys};
   for (guint i = 0; i < batch->len; i++)
     g_ptr_array_add(e.points, ((struct cand *)g_ptr_array_index(batch, i))->p);
-  struct sweep_opts so = {
-      s->o->out,        s->o->jobs,  false, false, s->o->points_progress,
-      s->o->points_ctx, s->o->tick_s};
+  struct sweep_opts so = {.out = s->o->out,
+                          .jobs = s->o->jobs,
+                          .progress = s->o->points_progress,
+                          .ctx = s->o->points_ctx,
+                          .tick_s = s->o->tick_s};
   int rc = sweep_run_points(&e, &so, err);
   if (rc == SWEEP_BAD_INPUT) {
     g_free(*err);

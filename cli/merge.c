@@ -33,7 +33,7 @@ int cli_merge(int argc, char **argv) {
                   where);
   const char *out = argv[1];
   cli_output_dir(out, "", where);
-  struct sweep_opts o = {out, 1, false, do_plot, NULL, NULL, 0};
+  struct sweep_opts o = {.out = out, .jobs = 1, .plot = do_plot};
   struct sweep_report rep;
   char *err = NULL;
   int rc = sweep_merge((const char *const *)argv + 2, argc - 2, want, &o,

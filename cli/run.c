@@ -215,9 +215,13 @@ static void run_all(const struct experiment *e, const struct run_args *a,
   if (!a->quiet)
     notice(e, a, est, out);
   struct cli_bar bar = {isatty(2), a->quiet, est, false};
-  struct sweep_opts o = {out,           (unsigned)a->jobs, a->trace,
-                         a->plot,       cli_bar_update,    &bar,
-                         cli_bar_tick(&bar)};
+  struct sweep_opts o = {.out = out,
+                         .jobs = (unsigned)a->jobs,
+                         .trace = a->trace,
+                         .plot = a->plot,
+                         .progress = cli_bar_update,
+                         .ctx = &bar,
+                         .tick_s = cli_bar_tick(&bar)};
   struct sweep_report rep;
   char *err = NULL;
   int rc = sweep_run(e, &o, &rep, &err);
@@ -231,8 +235,8 @@ static void run_all(const struct experiment *e, const struct run_args *a,
 static void run_one(const struct experiment *e, const struct run_args *a,
                     const char *out) {
   guint total = e->points->len, i = (guint)a->point;
-  struct sweep_opts o = {out,  (unsigned)a->jobs, a->trace, false,
-                         NULL, NULL,              0};
+  struct sweep_opts o = {
+      .out = out, .jobs = (unsigned)a->jobs, .trace = a->trace};
   bool was_done = false;
   char *err = NULL;
   int rc = sweep_run_point(e, i, &o, &was_done, &err);

@@ -296,7 +296,7 @@ static struct table *sweep_variant(const struct job *j, guint v,
                                    char **err) {
   const struct repro_variant *var = g_ptr_array_index(j->r->variants, v);
   char *out = variant_dir(simdir, v);
-  struct sweep_opts so = {out, o->jobs, false, false, NULL, NULL, 0};
+  struct sweep_opts so = {.out = out, .jobs = o->jobs};
   struct sweep_report rep;
   char *e2 = NULL;
   struct table *t = NULL;
@@ -360,7 +360,7 @@ static void sweep_side_by_side(const GPtrArray *exps, const char *simdir,
     pid_t pid = fork();
     if (pid == 0) {
       char *out = variant_dir(simdir, v), *err = NULL;
-      struct sweep_opts so = {out, 1, false, false, NULL, NULL, 0};
+      struct sweep_opts so = {.out = out, .jobs = 1};
       _exit(sweep_run_points(e, &so, &err) == 0 ? 0 : 1);
     }
     running += pid > 0;

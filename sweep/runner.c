@@ -2,6 +2,8 @@
  * the sweep's entry points (sweep.h). */
 #include "sweep_impl.h"
 
+#include "estimate.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -111,6 +113,7 @@ struct child {
   struct point *p;
   unsigned index, slot;
   gint64 start_us;
+  double bytes; /* its estimated memory */
 };
 
 struct runner {
@@ -124,6 +127,8 @@ struct runner {
   /* One struct run_progress per job, in memory shared with the
    * children (NULL without a display). */
   struct run_progress *shared;
+  /* The running points' estimated memory, and what it may reach. */
+  double bytes, memory_limit;
 };
 
 static gint by_start(gconstpointer a, gconstpointer b) {
@@ -174,15 +179,34 @@ static unsigned free_slot(const struct runner *r) {
   return i;
 }
 
-/* Start points until JOBS run or none is left; -1 with R->failure when
- * fork fails. */
+/* Point P's estimated memory (0 when it cannot be estimated: the checks
+ * before the sweep estimated every point). */
+static double point_bytes(const struct point *p) {
+  struct estimate est;
+  char *err = NULL;
+  if (estimate_point(p, &est, &err) != 0) {
+    g_free(err);
+    return 0;
+  }
+  return est.memory_bytes;
+}
+
+/* Start points until JOBS run, the next would take the running ones past
+ * the memory limit (sweep_opts memory_bytes), or none is left; -1 with
+ * R->failure when fork fails. Points start in order, so one held back
+ * for memory holds back those after it. */
 static int start_points(struct runner *r) {
   while (!r->stopping && !r->failure && r->next < r->last &&
          g_hash_table_size(r->running) < r->o->jobs) {
-    unsigned index = r->next++;
-    struct point *p = g_ptr_array_index(r->e->points, index);
-    if (point_done(r->o->out, p))
+    struct point *p = g_ptr_array_index(r->e->points, r->next);
+    if (point_done(r->o->out, p)) {
+      r->next++;
       continue;
+    }
+    double bytes = point_bytes(p);
+    if (g_hash_table_size(r->running) > 0 && r->bytes + bytes > r->memory_limit)
+      break;
+    unsigned index = r->next++;
     point_clean(r->o->out, p); /* what a killed run left */
     unsigned slot = free_slot(r);
     struct run_progress *shared = r->shared ? &r->shared[slot] : NULL;
@@ -200,8 +224,9 @@ static int start_points(struct runner *r) {
       point_child(r->o->out, p, r->o->trace, shared);
     }
     struct child *c = g_new(struct child, 1);
-    *c = (struct child){p, index, slot, g_get_monotonic_time()};
+    *c = (struct child){p, index, slot, g_get_monotonic_time(), bytes};
     g_hash_table_insert(r->running, GINT_TO_POINTER(pid), c);
+    r->bytes += bytes;
   }
   return 0;
 }
@@ -269,6 +294,9 @@ static int wait_one(struct runner *r) {
   struct child *c = g_hash_table_lookup(r->running, GINT_TO_POINTER(pid));
   if (c) {
     g_hash_table_steal(r->running, GINT_TO_POINTER(pid));
+    r->bytes -= c->bytes;
+    if (g_hash_table_size(r->running) == 0)
+      r->bytes = 0; /* no sum of rounding left over */
     reap(r, c->p, status);
     g_free(c);
   }
@@ -290,8 +318,21 @@ static void set_timer(double s) {
 
 int runner_points(const struct experiment *e, const struct sweep_opts *o,
                   guint first, guint last, char **err) {
-  struct runner r = {e, o, last - first, 0, first, last, NULL, NULL, 0, false,
-                     NULL};
+  struct runner r = {e,
+                     o,
+                     last - first,
+                     0,
+                     first,
+                     last,
+                     NULL,
+                     NULL,
+                     0,
+                     false,
+                     NULL,
+                     0,
+                     o->memory_bytes > 0 ? o->memory_bytes
+                                         : ESTIMATE_MEMORY_FRACTION *
+                                               estimate_physical_memory()};
   for (guint i = first; i < last; i++)
     r.done += point_done(o->out, g_ptr_array_index(e->points, i));
   progress(&r, false, false);

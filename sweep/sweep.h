@@ -58,6 +58,11 @@ struct sweep_opts {
   void (*progress)(const struct sweep_progress *sp, void *ctx);
   void *ctx;
   double tick_s;
+  /* The estimated memory (config/estimate.h) the points running at once
+   * may take together: a point waits while the running ones and it would
+   * take more (one point always runs; each was checked against the limit
+   * on its own). 0: ESTIMATE_MEMORY_FRACTION of physical memory. */
+  double memory_bytes;
 };
 
 /* What a finished sweep has to say, for its caller to print. Strings are

@@ -6,6 +6,7 @@
  * (a ring of 2 to 5 workers, two iterations, no payload: milliseconds
  * each). Every directory is a fresh one under the test's own
  * g_dir_make_tmp directory, removed when the test ends. */
+#include "estimate.h"
 #include "sweep.h"
 
 #include <criterion/criterion.h>
@@ -232,7 +233,8 @@ static void record(const struct sweep_progress *sp, void *ctx) {
 
 static struct sweep_opts opts(const char *out, unsigned jobs,
                               struct progress *pr) {
-  struct sweep_opts o = {out, jobs, false, false, pr ? record : NULL, pr, 0};
+  struct sweep_opts o = {
+      .out = out, .jobs = jobs, .progress = pr ? record : NULL, .ctx = pr};
   return o;
 }
 
@@ -674,6 +676,67 @@ Test(sweep, progress_within_a_point, .timeout = 60) {
   g_free(hold);
   g_free(out);
   g_free(dir);
+}
+
+/* What a sweep's ticks saw: the most points running at once. HOLD: a
+ * FIFO a point waits at, released (opened and closed) at the 20th tick. */
+struct at_once {
+  unsigned ticks, most;
+  const char *hold;
+  bool released;
+};
+
+static void count_running(const struct sweep_progress *sp, void *ctx) {
+  struct at_once *a = ctx;
+  if (!sp->tick)
+    return;
+  a->most = sp->nrunning > a->most ? sp->nrunning : a->most;
+  if (!a->released && ++a->ticks >= 20) {
+    int fd = open(a->hold, O_WRONLY);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    a->released = true;
+  }
+}
+
+/* Points start only while their estimated memory together fits
+ * (sweep_opts memory_bytes): with two jobs and room for one point, no
+ * point runs beside point 0, held for 20 ticks; with the default room
+ * (60% of this machine's memory), one does. */
+Test(sweep, memory_limits_points_at_once, .timeout = 60) {
+  for (int k = 0; k < 2; k++) {
+    struct experiment *e = load(SWEEP, NULL);
+    char *dir = tmp_dir(), *hold = in(dir, "hold"), *out = in(dir, "out");
+    cr_assert_eq(g_mkdir(hold, 0755), 0);
+    char *fifo = in(hold, point(e, 0)->hash);
+    cr_assert_eq(mkfifo(fifo, 0600), 0, "%s", fifo);
+    cr_assert_eq(setenv("GRADSIM_TEST_HOLD", hold, 1), 0);
+    struct estimate est;
+    char *err = NULL;
+    cr_assert_eq(estimate_point(point(e, 0), &est, &err), 0, "%s",
+                 err ? err : "?");
+    struct at_once a = {.hold = fifo};
+    struct sweep_opts o = {.out = out,
+                           .jobs = 2,
+                           .progress = count_running,
+                           .ctx = &a,
+                           .tick_s = 0.01,
+                           .memory_bytes = k == 0 ? 1.5 * est.memory_bytes : 0};
+    struct sweep_report rep;
+    int rc = sweep_run(e, &o, &rep, &err);
+    unsetenv("GRADSIM_TEST_HOLD");
+    cr_assert_eq(rc, 0, "%s", err ? err : "");
+    cr_expect(a.released, "only %u ticks", a.ticks);
+    cr_expect_eq(a.most, k == 0 ? 1u : 2u, "%s: %u points at once",
+                 k == 0 ? "room for one" : "the default room", a.most);
+    sweep_report_clear(&rep);
+    experiment_free(e);
+    rm_tree(dir);
+    g_free(fifo);
+    g_free(hold);
+    g_free(out);
+    g_free(dir);
+  }
 }
 
 Test(sweep, sigterm_stops_cleanly, .timeout = 60) { stop_with(SIGTERM); }
