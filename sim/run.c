@@ -553,6 +553,14 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
     codec = NULL;
   if (codec && codec_is_stateful(codec))
     out->value_bytes += 4;
+  /* With the oracle, what a step's messages hold at once beyond a ring's
+   * (collective oracle_value_bytes), and a linear codec's factors, their
+   * ledgers and the oracle's books of its rounds (payload.c; PowerSGD on
+   * a ring of 8 and 16 DGX-H100 workers of 2 x 1M and 4 x 1M values:
+   * peak RSS over the estimate, 33.1 and 27.0 bytes a value). */
+  if (full)
+    out->value_bytes +=
+        coll->oracle_value_bytes + (codec && codec_is_linear(codec) ? 34 : 0);
   /* Each worker gathers every worker's message of a bucket and decodes
    * them all (engine.h, gather_values). */
   bool gathered =

@@ -691,6 +691,13 @@ struct collective {
    * bucket (a lower bound: the run's estimate counts p^2 of them), or 0
    * when what it holds does not grow with p. */
   double pair_bytes;
+  /* Bytes per held value its messages of a step hold at once with the
+   * oracle (payload = full: each message's values with their ledger, 41
+   * bytes with q8), beyond what a ring's take, which the estimate's
+   * value_bytes include: a lower bound measured as peak RSS over the
+   * estimate (q8 on 8 and 16 DGX-H100 workers of 2 x 1M and 4 x 1M
+   * values). */
+  double oracle_value_bytes;
   /* Its ring legs over all workers fast-forward only when p divides a
    * bucket's values (blocks of n/p: inceptionn's balanced ring); the
    * run's estimate then counts every step of the other buckets. */

@@ -94,4 +94,6 @@ const struct collective coll_hierarchical = {
     .worker = hier_worker,
     .formula_params = hier_formula,
     .formula_nodes = "hierarchical",
+    /* the group's vectors at its master: 15 */
+    .oracle_value_bytes = 16,
 };

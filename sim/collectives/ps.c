@@ -144,6 +144,8 @@ const struct collective coll_ps = {
     .worker = ps_worker,
     .aggregator = aggregator,
     .formula_params = ps_formula,
+    /* every push at the aggregators, every pull's copy: 6.8 */
+    .oracle_value_bytes = 7,
 };
 
 const struct collective coll_ps_shared = {
@@ -158,4 +160,6 @@ const struct collective coll_ps_shared = {
     .worker = ps_worker,
     .aggregator = aggregator,
     .formula_params = ps_formula,
+    /* as ps: 6.8 */
+    .oracle_value_bytes = 7,
 };

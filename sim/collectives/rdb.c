@@ -224,6 +224,8 @@ const struct collective coll_rdb = {
     /* [exchange] compression = per-bucket with a codec that does not
      * sum: MPICH's recursive doubling, allgather-rdb's (common.c). */
     .allgather = gather_rdb,
+    /* the whole vector sent and received at each step: 17.2 and 18.6 */
+    .oracle_value_bytes = 19,
 };
 
 const struct collective coll_rabenseifner = {
@@ -242,4 +244,6 @@ const struct collective coll_rabenseifner = {
     .shard_allgather = rab_shard_allgather,
     .shard_ranges = rab_shard_ranges,
     .shard_pow2 = true,
+    /* halves, quarters: 5.5 */
+    .oracle_value_bytes = 6,
 };
