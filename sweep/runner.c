@@ -127,8 +127,11 @@ struct runner {
   /* One struct run_progress per job, in memory shared with the
    * children (NULL without a display). */
   struct run_progress *shared;
-  /* The running points' estimated memory, and what it may reach. */
+  /* The running points' estimated memory, and what it may reach; the
+   * estimated memory of point ESTIMATED (the next, held back). */
   double bytes, memory_limit;
+  guint estimated;
+  double estimated_bytes;
 };
 
 static gint by_start(gconstpointer a, gconstpointer b) {
@@ -179,16 +182,19 @@ static unsigned free_slot(const struct runner *r) {
   return i;
 }
 
-/* Point P's estimated memory (0 when it cannot be estimated: the checks
- * before the sweep estimated every point). */
-static double point_bytes(const struct point *p) {
-  struct estimate est;
-  char *err = NULL;
-  if (estimate_point(p, &est, &err) != 0) {
+/* Point I's estimated memory (0 when it cannot be estimated: the checks
+ * before the sweep estimated every point), kept while the point waits. */
+static double point_bytes(struct runner *r, guint i) {
+  if (r->estimated != i) {
+    struct estimate est;
+    char *err = NULL;
+    r->estimated = i;
+    r->estimated_bytes = 0;
+    if (estimate_point(g_ptr_array_index(r->e->points, i), &est, &err) == 0)
+      r->estimated_bytes = est.memory_bytes;
     g_free(err);
-    return 0;
   }
-  return est.memory_bytes;
+  return r->estimated_bytes;
 }
 
 /* Start points until JOBS run, the next would take the running ones past
@@ -203,7 +209,7 @@ static int start_points(struct runner *r) {
       r->next++;
       continue;
     }
-    double bytes = point_bytes(p);
+    double bytes = point_bytes(r, r->next);
     if (g_hash_table_size(r->running) > 0 && r->bytes + bytes > r->memory_limit)
       break;
     unsigned index = r->next++;
@@ -318,21 +324,16 @@ static void set_timer(double s) {
 
 int runner_points(const struct experiment *e, const struct sweep_opts *o,
                   guint first, guint last, char **err) {
-  struct runner r = {e,
-                     o,
-                     last - first,
-                     0,
-                     first,
-                     last,
-                     NULL,
-                     NULL,
-                     0,
-                     false,
-                     NULL,
-                     0,
-                     o->memory_bytes > 0 ? o->memory_bytes
+  struct runner r = {.e = e,
+                     .o = o,
+                     .total = last - first,
+                     .next = first,
+                     .last = last,
+                     .memory_limit = o->memory_bytes > 0
+                                         ? o->memory_bytes
                                          : ESTIMATE_MEMORY_FRACTION *
-                                               estimate_physical_memory()};
+                                               estimate_physical_memory(),
+                     .estimated = G_MAXUINT};
   for (guint i = first; i < last; i++)
     r.done += point_done(o->out, g_ptr_array_index(e->points, i));
   progress(&r, false, false);
