@@ -420,63 +420,53 @@ static double fusion_of(const struct point *p, const struct collective *c) {
   return c->fuse_selected ? p->fusion_bytes / p->csc_ratio : p->fusion_bytes;
 }
 
-/* The alpha count of a symmetric collective's formula (no aggregators,
- * a formula of p, n, alpha, beta and gamma only), in which every worker
- * sends one message per round; 0 for the others. */
-static double rounds_of(const struct collective *c, int p) {
+/* What the formula of collective C (without aggregators, of p, n,
+ * alpha, beta and gamma only) counts of KEY (FP_ALPHA: messages a
+ * worker sends, one a round; FP_BETA: bytes) over P workers and N bytes:
+ * its total at KEY = 2 less that at KEY = 1 (alpha and beta otherwise 1,
+ * gamma 0); NAN for the other collectives. */
+static double coll_formula_count(const struct collective *c, int p, double n,
+                                 enum formula_param key) {
   const struct formula *f = c->formula ? formula_find(c->formula) : NULL;
   const unsigned long netg = 1UL << FP_P | 1UL << FP_N | 1UL << FP_ALPHA |
                              1UL << FP_BETA | 1UL << FP_GAMMA;
   if (!f || c->aggregators || f->needs != netg)
-    return 0;
-  /* The total at alpha = 2 less that at alpha = 1, on one value a block
-   * (ring-lr rings whole blocks only). */
-  double total[2];
-  for (int k = 0; k < 2; k++) {
-    struct formula_in in;
-    formula_in_init(&in);
-    in.v[FP_P] = p;
-    in.v[FP_N] = 4.0 * p; /* (any size: only the alphas are counted) */
-    in.v[FP_ALPHA] = 1 + k;
-    in.v[FP_BETA] = 1;
-    in.v[FP_GAMMA] = 0;
-    struct formula_out o;
-    char e[256];
-    if (formula_eval(f, &in, &o, e, sizeof e) != 0)
-      return 0;
-    total[k] = o.total;
-  }
-  return floor(total[1] - total[0] + 0.5);
-}
-
-/* The values a worker of collective C over P workers sends, per value of
- * its vector: its formula's beta count (the total at beta = 2 less that at
- * beta = 1, over the bytes), where the formula is one of p, n, alpha,
- * beta and gamma and the collective neither gathers nor aggregates; 2
- * otherwise (a ring's two legs, a push and a pull). */
-static double carried_of(const struct collective *c, int p) {
-  const struct formula *f = c->formula ? formula_find(c->formula) : NULL;
-  const unsigned long netg = 1UL << FP_P | 1UL << FP_N | 1UL << FP_ALPHA |
-                             1UL << FP_BETA | 1UL << FP_GAMMA;
-  if (!f || c->aggregators || c->gathers || f->needs != netg)
-    return 2;
-  const double n = 4.0 * p * 1024;
+    return NAN;
   double total[2];
   for (int k = 0; k < 2; k++) {
     struct formula_in in;
     formula_in_init(&in);
     in.v[FP_P] = p;
     in.v[FP_N] = n;
-    in.v[FP_ALPHA] = 0;
-    in.v[FP_BETA] = 1 + k;
+    in.v[FP_ALPHA] = in.v[FP_BETA] = 1;
     in.v[FP_GAMMA] = 0;
+    in.v[key] = 1 + k;
     struct formula_out o;
     char e[256];
     if (formula_eval(f, &in, &o, e, sizeof e) != 0)
-      return 2;
+      return NAN;
     total[k] = o.total;
   }
-  return (total[1] - total[0]) / n;
+  return total[1] - total[0];
+}
+
+/* The alpha count of a symmetric collective's formula, in which every
+ * worker sends one message per round (on one value a block: ring-lr
+ * rings whole blocks only; any size, only the alphas are counted); 0
+ * for the others. */
+static double rounds_of(const struct collective *c, int p) {
+  double r = coll_formula_count(c, p, 4.0 * p, FP_ALPHA);
+  return isnan(r) ? 0 : floor(r + 0.5);
+}
+
+/* The values a worker of collective C over P workers sends, per value of
+ * its vector: its formula's beta count over the bytes, where the
+ * collective does not gather; 2 otherwise (a ring's two legs, a push and
+ * a pull). */
+static double carried_of(const struct collective *c, int p) {
+  const double n = 4.0 * p * 1024;
+  double b = c->gathers ? NAN : coll_formula_count(c, p, n, FP_BETA);
+  return isnan(b) ? 2 : b / n;
 }
 
 /* Steps of a ring simulated at least before fast-forward can skip

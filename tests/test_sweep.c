@@ -640,6 +640,33 @@ static void stop_with(int sig) {
   g_free(dir);
 }
 
+/* A sweep's directories with point I held (GRADSIM_TEST_HOLD): DIR, its
+ * HOLD directory with the point's FIFO, and OUT for the results. */
+struct held {
+  char *dir, *hold, *out, *fifo;
+};
+
+static struct held hold_point(const struct experiment *e, guint i) {
+  struct held h;
+  h.dir = tmp_dir();
+  h.hold = in(h.dir, "hold");
+  h.out = in(h.dir, "out");
+  cr_assert_eq(g_mkdir(h.hold, 0755), 0);
+  h.fifo = in(h.hold, point(e, i)->hash);
+  cr_assert_eq(mkfifo(h.fifo, 0600), 0, "%s", h.fifo);
+  cr_assert_eq(setenv("GRADSIM_TEST_HOLD", h.hold, 1), 0);
+  return h;
+}
+
+static void held_clear(struct held *h) {
+  unsetenv("GRADSIM_TEST_HOLD");
+  rm_tree(h->dir);
+  g_free(h->fifo);
+  g_free(h->hold);
+  g_free(h->out);
+  g_free(h->dir);
+}
+
 /* Progress within a point: a held point (simulated, its files not yet
  * written) shows its whole run, counted by the engine in memory shared
  * with the sweep, to the timer's calls (released only then: a count
@@ -647,18 +674,13 @@ static void stop_with(int sig) {
  * the sweep ends as usual. */
 Test(sweep, progress_within_a_point, .timeout = 60) {
   struct experiment *e = load(SWEEP, NULL);
-  char *dir = tmp_dir(), *hold = in(dir, "hold"), *out = in(dir, "out");
-  cr_assert_eq(g_mkdir(hold, 0755), 0);
-  char *fifo = in(hold, point(e, 2)->hash);
-  cr_assert_eq(mkfifo(fifo, 0600), 0, "%s", fifo);
-  cr_assert_eq(setenv("GRADSIM_TEST_HOLD", hold, 1), 0);
-  struct progress pr = {.hold = fifo};
-  struct sweep_opts o = opts(out, 1, &pr);
+  struct held h = hold_point(e, 2);
+  struct progress pr = {.hold = h.fifo};
+  struct sweep_opts o = opts(h.out, 1, &pr);
   o.tick_s = 0.01;
   struct sweep_report rep;
   char *err = NULL;
   int rc = sweep_run(e, &o, &rep, &err);
-  unsetenv("GRADSIM_TEST_HOLD");
   cr_assert_eq(rc, 0, "%s", err ? err : "");
   cr_expect(pr.released, "no tick saw point 2 simulated (%u ticks)",
             pr.ticks);
@@ -670,12 +692,8 @@ Test(sweep, progress_within_a_point, .timeout = 60) {
   cr_expect_gt(pr.seen.wall_s, 0);
   cr_expect_eq(pr.last, 4);
   sweep_report_clear(&rep);
+  held_clear(&h);
   experiment_free(e);
-  rm_tree(dir);
-  g_free(fifo);
-  g_free(hold);
-  g_free(out);
-  g_free(dir);
 }
 
 /* What a sweep's ticks saw: the most points running at once. HOLD: a
@@ -706,17 +724,13 @@ static void count_running(const struct sweep_progress *sp, void *ctx) {
 Test(sweep, memory_limits_points_at_once, .timeout = 60) {
   for (int k = 0; k < 2; k++) {
     struct experiment *e = load(SWEEP, NULL);
-    char *dir = tmp_dir(), *hold = in(dir, "hold"), *out = in(dir, "out");
-    cr_assert_eq(g_mkdir(hold, 0755), 0);
-    char *fifo = in(hold, point(e, 0)->hash);
-    cr_assert_eq(mkfifo(fifo, 0600), 0, "%s", fifo);
-    cr_assert_eq(setenv("GRADSIM_TEST_HOLD", hold, 1), 0);
+    struct held h = hold_point(e, 0);
     struct estimate est;
     char *err = NULL;
     cr_assert_eq(estimate_point(point(e, 0), &est, &err), 0, "%s",
                  err ? err : "?");
-    struct at_once a = {.hold = fifo};
-    struct sweep_opts o = {.out = out,
+    struct at_once a = {.hold = h.fifo};
+    struct sweep_opts o = {.out = h.out,
                            .jobs = 2,
                            .progress = count_running,
                            .ctx = &a,
@@ -724,18 +738,13 @@ Test(sweep, memory_limits_points_at_once, .timeout = 60) {
                            .memory_bytes = k == 0 ? 1.5 * est.memory_bytes : 0};
     struct sweep_report rep;
     int rc = sweep_run(e, &o, &rep, &err);
-    unsetenv("GRADSIM_TEST_HOLD");
     cr_assert_eq(rc, 0, "%s", err ? err : "");
     cr_expect(a.released, "only %u ticks", a.ticks);
     cr_expect_eq(a.most, k == 0 ? 1u : 2u, "%s: %u points at once",
                  k == 0 ? "room for one" : "the default room", a.most);
     sweep_report_clear(&rep);
+    held_clear(&h);
     experiment_free(e);
-    rm_tree(dir);
-    g_free(fifo);
-    g_free(hold);
-    g_free(out);
-    g_free(dir);
   }
 }
 
