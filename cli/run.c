@@ -124,21 +124,28 @@ static void estimate_line(const struct experiment *e, guint i,
   g_free(mem);
 }
 
-/* The sum of the estimates of the points not done in OUT, its wall time
- * at JOBS points at once (the longest point at least), and how many. */
+/* The sum of the estimates of the points not done in OUT, their wall
+ * time run JOBS at once as the sweep runs them (fewer where their memory
+ * together would pass the limit), and how many. */
 static double sweep_wall(const struct experiment *e, const struct estimate *est,
                          const bool *done, unsigned jobs, double *sum,
                          guint *todo) {
-  double longest = 0;
+  guint n = e->points->len;
+  double *wall = g_new(double, n ? n : 1), *bytes = g_new(double, n ? n : 1);
   *sum = 0;
   *todo = 0;
-  for (guint i = 0; i < e->points->len; i++)
+  for (guint i = 0; i < n; i++) {
+    wall[i] = est[i].wall_s;
+    bytes[i] = est[i].memory_bytes;
     if (!done[i]) {
       *sum += est[i].wall_s;
-      longest = MAX(longest, est[i].wall_s);
       (*todo)++;
     }
-  return MAX(*sum / MIN(jobs, MAX(*todo, 1)), longest);
+  }
+  double s = sweep_schedule_s(wall, bytes, done, n, jobs, 0);
+  g_free(wall);
+  g_free(bytes);
+  return s;
 }
 
 /* Which points of E are done in OUT. */

@@ -5,6 +5,7 @@
 #include "estimate.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -322,6 +323,48 @@ static void set_timer(double s) {
   setitimer(ITIMER_REAL, &t, NULL);
 }
 
+static double memory_limit_of(double memory_bytes) {
+  return memory_bytes > 0
+             ? memory_bytes
+             : ESTIMATE_MEMORY_FRACTION * estimate_physical_memory();
+}
+
+double sweep_schedule_s(const double *wall_s, const double *bytes,
+                        const bool *skip, guint n, unsigned jobs,
+                        double memory_bytes) {
+  double limit = memory_limit_of(memory_bytes), now = 0, held = 0;
+  unsigned slots = jobs ? jobs : 1, running = 0;
+  double *end = g_new(double, slots), *mem = g_new(double, slots);
+  for (guint i = 0; i < n; i++) {
+    if (skip && skip[i])
+      continue;
+    /* As start_points: the next point waits for a slot, then for memory
+     * (one point always runs), each wait until the running point that
+     * ends first has ended. */
+    while (running > 0 && (running >= slots || held + bytes[i] > limit)) {
+      unsigned first = 0;
+      for (unsigned k = 1; k < running; k++)
+        if (end[k] < end[first])
+          first = k;
+      now = fmax(now, end[first]);
+      held -= mem[first];
+      running--;
+      end[first] = end[running];
+      mem[first] = mem[running];
+    }
+    if (running == 0)
+      held = 0;
+    end[running] = now + wall_s[i];
+    mem[running++] = bytes[i];
+    held += bytes[i];
+  }
+  for (unsigned k = 0; k < running; k++)
+    now = fmax(now, end[k]);
+  g_free(end);
+  g_free(mem);
+  return now;
+}
+
 int runner_points(const struct experiment *e, const struct sweep_opts *o,
                   guint first, guint last, char **err) {
   struct runner r = {.e = e,
@@ -329,10 +372,7 @@ int runner_points(const struct experiment *e, const struct sweep_opts *o,
                      .total = last - first,
                      .next = first,
                      .last = last,
-                     .memory_limit = o->memory_bytes > 0
-                                         ? o->memory_bytes
-                                         : ESTIMATE_MEMORY_FRACTION *
-                                               estimate_physical_memory(),
+                     .memory_limit = memory_limit_of(o->memory_bytes),
                      .estimated = G_MAXUINT};
   for (guint i = first; i < last; i++)
     r.done += point_done(o->out, g_ptr_array_index(e->points, i));

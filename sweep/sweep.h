@@ -91,6 +91,15 @@ int sweep_run_point(const struct experiment *e, unsigned index,
 int sweep_run_points(const struct experiment *e, const struct sweep_opts *o,
                      char **err);
 
+/* The wall time of N points run as a sweep runs them: in order, at most
+ * JOBS at once, the next waiting while its BYTES and those of the points
+ * running would pass MEMORY_BYTES (0: sweep_opts' default), point I
+ * taking WALL_S[I]; the points with SKIP[I] are not run (SKIP may be
+ * NULL). */
+double sweep_schedule_s(const double *wall_s, const double *bytes,
+                        const bool *skip, guint n, unsigned jobs,
+                        double memory_bytes);
+
 /* Whether point P's results are in OUT (a sweep run there skips it). */
 bool sweep_point_done(const char *out, const struct point *p);
 

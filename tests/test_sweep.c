@@ -748,6 +748,28 @@ Test(sweep, memory_limits_points_at_once, .timeout = 60) {
   }
 }
 
+/* The estimate of a sweep's wall time runs its points as the runner does:
+ * in order, JOBS at once, fewer while their memory together would pass
+ * the limit, skipping those done. */
+Test(sweep, schedule_as_the_runner) {
+  const double wall[] = {1, 2, 3, 1};
+  const double small[] = {0.4, 0.4, 0.4, 0.4}, large[] = {0.6, 0.6, 0.6, 0.6};
+  const bool skip[] = {false, true, false, false};
+  /* two slots: 0 and 1 at 0, 2 when 0 ends (1), 3 when 1 ends (2); the
+   * last, 2, ends at 4 */
+  cr_expect_float_eq(sweep_schedule_s(wall, small, NULL, 4, 2, 1), 4, 1e-12);
+  /* one at a time: each point's memory with another's passes 1 */
+  cr_expect_float_eq(sweep_schedule_s(wall, large, NULL, 4, 2, 1), 7, 1e-12);
+  /* the largest point alone still runs */
+  cr_expect_float_eq(sweep_schedule_s(wall, large, NULL, 4, 2, 0.5), 7, 1e-12);
+  /* without point 1: 0 and 2 at 0, 3 when 0 ends; 2 ends last, at 3 */
+  cr_expect_float_eq(sweep_schedule_s(wall, small, skip, 4, 2, 1), 3, 1e-12);
+  /* four slots, memory for two (0.8 of 1) as with two slots; for all */
+  cr_expect_float_eq(sweep_schedule_s(wall, small, NULL, 4, 4, 1), 4, 1e-12);
+  cr_expect_float_eq(sweep_schedule_s(wall, small, NULL, 4, 4, 2), 3, 1e-12);
+  cr_expect_float_eq(sweep_schedule_s(wall, small, NULL, 0, 2, 1), 0, 1e-12);
+}
+
 Test(sweep, sigterm_stops_cleanly, .timeout = 60) { stop_with(SIGTERM); }
 Test(sweep, sigint_stops_cleanly, .timeout = 60) { stop_with(SIGINT); }
 
