@@ -470,6 +470,17 @@ static bool credits_room(const struct nk *k, const struct nk_credits *cr,
   return !cr->next || sent < cr->got + k->pl->window;
 }
 
+/* Whether M, received on IN, is a credit (the credits' stream, port
+ * CREDIT_PORT + q, not the data's, port q): counted, and M freed. */
+static bool credits_take(struct nk_credits *cr, const struct nk_in *in,
+                         struct msg *m) {
+  if (in->port == in->chan)
+    return false;
+  msg_free(m);
+  cr->got++;
+  return true;
+}
+
 static bool credits_done(const struct nk_credits *cr) {
   return !cr->next || cr->got >= cr->owed;
 }
@@ -614,9 +625,7 @@ static void ring_fire(struct nk *k, int q) {
 static void ring_got(struct nk *k, struct nk_in *in, struct msg *msg) {
   struct nk_ring *r = &((struct nk_rings *)k->st)->r[in->chan];
   int p = k->p, sl = k->pl->slices, per = ring_per(k);
-  if (in->port != in->chan) { /* the credits' stream (CREDIT_PORT + q) */
-    msg_free(msg);
-    r->cr.got++;
+  if (credits_take(&r->cr, in, msg)) {
     ring_arm(k, in->chan);
     return;
   }
@@ -1635,9 +1644,7 @@ static void gather_fire(struct nk *k, int q) {
 static void gather_got(struct nk *k, struct nk_in *in, struct msg *m) {
   struct nk_gathers *x = k->st;
   struct nk_gather *g = &x->g[in->chan];
-  if (in->port != in->chan) { /* the credits' stream (CREDIT_PORT + q) */
-    msg_free(m);
-    g->cr.got++;
+  if (credits_take(&g->cr, in, m)) {
     gather_arm(k, in->chan);
     return;
   }
