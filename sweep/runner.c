@@ -198,6 +198,15 @@ static double point_bytes(struct runner *r, guint i) {
   return r->estimated_bytes;
 }
 
+/* Whether a point of BYTES may start beside RUNNING points that take
+ * HELD: one always may when none runs; else with a job free and their
+ * memory together within LIMIT. The runner's rule, and its model's
+ * (sweep_schedule_s). */
+static bool may_start(unsigned running, unsigned jobs, double held,
+                      double bytes, double limit) {
+  return running == 0 || (running < jobs && held + bytes <= limit);
+}
+
 /* Start points until JOBS run, the next would take the running ones past
  * the memory limit (sweep_opts memory_bytes), or none is left; -1 with
  * R->failure when fork fails. Points start in order, so one held back
@@ -211,7 +220,8 @@ static int start_points(struct runner *r) {
       continue;
     }
     double bytes = point_bytes(r, r->next);
-    if (g_hash_table_size(r->running) > 0 && r->bytes + bytes > r->memory_limit)
+    if (!may_start(g_hash_table_size(r->running), r->o->jobs, r->bytes, bytes,
+                   r->memory_limit))
       break;
     unsigned index = r->next++;
     point_clean(r->o->out, p); /* what a killed run left */
@@ -341,7 +351,7 @@ double sweep_schedule_s(const double *wall_s, const double *bytes,
     /* As start_points: the next point waits for a slot, then for memory
      * (one point always runs), each wait until the running point that
      * ends first has ended. */
-    while (running > 0 && (running >= slots || held + bytes[i] > limit)) {
+    while (!may_start(running, slots, held, bytes[i], limit)) {
       unsigned first = 0;
       for (unsigned k = 1; k < running; k++)
         if (end[k] < end[first])
