@@ -418,6 +418,9 @@ struct run_shape {
  * stacks go unguarded: the same actor code, whose stack use does not grow
  * with the worker count, runs guarded in every test. */
 bool run_stack_guards(int actors);
+/* Whether the engine is built with AddressSanitizer (no guard pages then:
+ * run.c), whose redzones, shadow and quarantine add to a run's memory. */
+bool run_sanitized(void);
 /* Each actor's stack, KiB (contexts/stack-size). */
 #define RUN_STACK_KIB 64
 /* Resident bytes of ACTORS actors' stacks beyond the touched pages the

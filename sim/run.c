@@ -507,6 +507,14 @@ static double max_map_count(void) {
 #define RUN_ASAN 1
 #endif
 
+bool run_sanitized(void) {
+#ifdef RUN_ASAN
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool run_stack_guards(int actors) {
   return 2.0 * actors + BASE_MAPPINGS <= max_map_count();
 }

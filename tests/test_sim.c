@@ -2174,19 +2174,6 @@ ParameterizedTest(struct mcase *c, estimate, nccl_kernel_messages) {
   g_free(ini);
 }
 
-/* Whether AddressSanitizer instruments this build (clang, gcc). */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(SANITIZED)
-#define SANITIZED 1
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 /* The peak resident memory of a child process running TEXT's one point,
  * bytes (wait4's ru_maxrss), and the point's estimate into *EST. */
 static double peak_in_child(const char *text, struct estimate *est) {
@@ -2245,7 +2232,7 @@ ParameterizedTest(struct gcase *c, estimate, gathered_memory_bounded,
   /* AddressSanitizer's redzones, shadow and quarantine (dev.sh test runs
    * this suite so) took 1.41 times the estimate; copies at every hop
    * took 8 times it. */
-  double room = SANITIZED ? 2 : 1;
+  double room = run_sanitized() ? 2 : 1;
   cr_expect_leq(peak, room * est.memory_bytes,
                 "%s %s: %.0f MB, estimated %.0f MB", c->algorithm,
                 c->compression, peak / 1e6, est.memory_bytes / 1e6);
