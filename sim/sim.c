@@ -132,6 +132,13 @@ void msg_bundle_add(struct msg *b, struct msg *part) {
   b->fill_s = fmax(b->fill_s, part->fill_s);
 }
 
+struct msg *msg_share(struct msg *m) {
+  struct msg *b = g_new0(struct msg, 1);
+  b->refs = 1;
+  msg_bundle_add(b, m->nparts == 1 ? m->parts[0] : m);
+  return b;
+}
+
 gpointer sim_pair_key(int src, int dst) {
   return GSIZE_TO_POINTER(((gsize)(guint32)src << 32) | (guint32)dst);
 }
@@ -797,6 +804,9 @@ void sim_unpack(struct coll_call *c, const struct msg *m, struct vec *v,
                 uint64_t lo, uint64_t hi, bool add) {
   struct sim *s = c->sim;
   size_t a, b;
+  /* A shared payload (msg_share) is its one part's. */
+  if (m->nparts == 1)
+    m = m->parts[0];
   vec_held(v, lo, hi, &a, &b);
   xbt_assert(b - a == m->m, "message holds %zu values, range %zu", m->m,
              b - a);
@@ -821,33 +831,4 @@ void sim_unpack(struct coll_call *c, const struct msg *m, struct vec *v,
   if (ledger)
     payload_ledger_unpack(c, v, a, m, add, before);
   g_free(before);
-}
-
-struct msg *sim_forward(const struct msg *m) {
-  struct msg *f = g_new0(struct msg, 1);
-  f->refs = 1;
-  f->raw = m->raw;
-  f->n = m->n;
-  f->m = m->m;
-  f->bytes = m->bytes;
-  f->len = m->len;
-  /* Forwarded through the NIC again: decompressed on arrival, compressed
-   * anew with the same tags (INCEPTIONN's truncation is idempotent). */
-  f->nic_packets = m->nic_packets;
-  f->tx_s = m->tx_s;
-  f->rx_s = m->rx_s;
-  f->tx_stalls = m->tx_stalls;
-  f->rx_stalls = m->rx_stalls;
-  f->fill_s = m->fill_s;
-  f->tx_done = 0; /* set when it is sent again */
-  if (m->len)
-    f->data = g_memdup2(m->data, m->len);
-  if (m->exact) {
-    f->exact = g_memdup2(m->exact, m->m * sizeof(double));
-    f->offset = g_memdup2(m->offset, m->m * sizeof(double));
-    f->bound = g_memdup2(m->bound, m->m * sizeof(double));
-    f->hop_want = g_memdup2(m->hop_want, m->m * sizeof(double));
-    f->hop_bound = g_memdup2(m->hop_bound, m->m * sizeof(double));
-  }
-  return f;
 }

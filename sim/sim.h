@@ -90,6 +90,12 @@ void msg_free(struct msg *m); /* drops one reference */
 struct msg *msg_ref(struct msg *m);
 /* Add PART (a new reference) to the bundle B: its size and NIC work. */
 void msg_bundle_add(struct msg *b, struct msg *part);
+/* A message that carries M's payload by reference: a bundle of one
+ * (of M's one part, if M is such a bundle), sent as M would be and
+ * unpacked as M (sim_unpack), so that a payload passed on or sent to
+ * several receivers is not copied (a copy a hop held p copies of the
+ * oracle's ledger at once at a parameter server's pull). */
+struct msg *msg_share(struct msg *m);
 
 struct sim;
 
@@ -521,10 +527,8 @@ void sim_unpack(struct coll_call *c, const struct msg *m, struct vec *v,
                 uint64_t lo, uint64_t hi, bool add);
 /* A message of V[lo, hi) as plain fp32 values, whatever the codec (the
  * uncompressed pull of a parameter server). */
-struct msg *sim_pack_raw(struct coll_call *c, const struct vec *v,
-                         uint64_t lo, uint64_t hi);
-/* A copy of M's payload (no codec work), to pass it on unchanged. */
-struct msg *sim_forward(const struct msg *m);
+struct msg *sim_pack_raw(struct coll_call *c, const struct vec *v, uint64_t lo,
+                         uint64_t hi);
 
 /* V->x (V->m values) and, when ORACLE, its shadow and ledger, zeroed;
  * vec_release frees them. */

@@ -359,6 +359,30 @@ ParameterizedTest(struct ocase *c, oracle, server_momentum) {
   run_result_clear(&r);
 }
 
+/* The direct pull: the aggregator's one payload, shared by the messages
+ * to every worker (msg_share), each worker's values checked; a codec
+ * that fails its bound fails here too. */
+ParameterizedTestParameters(oracle, direct_pull_shared) {
+  static struct ocase cases[] = {{"ps-shared", "q8"},
+                                 {"ps-shared", "3lc"},
+                                 {"ps", "q8"},
+                                 {"ps", "none"},
+                                 {"ps-shared", "q8-off"}};
+  return cr_make_param_array(struct ocase, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct ocase *c, oracle, direct_pull_shared) {
+  char *ini = ocase_ini(c, "pull = direct\n");
+  struct run_result r;
+  simulate(ini, &r);
+  cr_expect_str_eq(r.oracle, strstr(c->codec, "off") ? "fail" : "pass",
+                   "%s with %s: %s", c->algorithm, c->codec,
+                   r.note ? r.note : "");
+  g_free(ini);
+  run_result_clear(&r);
+}
+
 /* ---- the oracle catches wrong answers (tests/faulty.c) ----------------- */
 
 struct fault {

@@ -94,7 +94,7 @@ static void allgather_steps(struct coll_call *c, const struct ring_chan *ch,
     for (int k = 0; k < nc; k++) {
       int sb = (ch[k].me - s + 1 + 2 * g) % g;
       if (carry[k]) {
-        out[k] = sim_forward(carry[k]);
+        out[k] = msg_share(carry[k]);
         msg_free(carry[k]);
         carry[k] = NULL;
       } else {
@@ -221,12 +221,18 @@ void tree_broadcast(struct coll_call *c, const int *group, int g, int me,
    * multiples of g/2^k, so the children are sent to one after another
    * (sending them at once would share the sender's link and delay the
    * first). */
+  /* What the children get: the payload received (or the root's CARRY),
+   * else the values, packed once; shared by them all (msg_share). */
+  struct msg *own = NULL;
   for (mask /= 2; mask >= 1; mask /= 2) {
     if (me + mask >= g)
       continue;
-    struct msg *out = held ? sim_forward(held) : sim_pack_raw(c, c->v, lo, hi);
+    if (!held && !own)
+      own = sim_pack_raw(c, c->v, lo, hi);
+    struct msg *out = msg_share(held ? held : own);
     sim_wait_send(c, sim_send(c, group[me + mask], out));
   }
+  msg_free(own);
   if (me > 0)
     msg_free(held);
 }

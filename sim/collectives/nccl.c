@@ -383,7 +383,7 @@ static void tree_step(struct coll_call *c, struct tree_role *roles, int nt,
         got = sim_pack(c, c->v, a, b, NULL); /* encoded once, at the root */
       }
       for (int k = 0; k < r->nkids; k++) {
-        struct msg *out = got && c->sim->codec ? sim_forward(got)
+        struct msg *out = got && c->sim->codec ? msg_share(got)
                                                : sim_pack(c, c->v, a, b, NULL);
         g_ptr_array_add(slot->sent, sim_send(c, r->kids[k], out));
       }

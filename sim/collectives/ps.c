@@ -24,17 +24,19 @@ static uint64_t shard_lo(uint64_t n, int a, int nshards) {
 }
 
 /* The direct pull, aggregator side: V[lo, hi) (or CARRY, encoded once)
- * to the p workers at once, so that the copies share its link. */
+ * to the p workers at once, so that the copies share its link; one
+ * payload, shared by the p messages (msg_share). */
 static void direct_send(struct coll_call *c, uint64_t lo, uint64_t hi,
                         struct msg *carry) {
   int p = c->sim->nworkers;
+  struct msg *own = carry ? NULL : sim_pack_raw(c, c->v, lo, hi);
   sg_comm_t *out = g_new(sg_comm_t, p);
   for (int w = 0; w < p; w++)
-    out[w] = sim_send(c, w, carry ? sim_forward(carry)
-                                  : sim_pack_raw(c, c->v, lo, hi));
+    out[w] = sim_send(c, w, msg_share(carry ? carry : own));
   for (int w = 0; w < p; w++)
     sim_wait_send(c, out[w]);
   g_free(out);
+  msg_free(own);
 }
 
 /* The direct pull, worker side: every aggregator's shard at once. */

@@ -30,19 +30,15 @@
  * SMPI runs the same messages as allgather__NTSLR (SimGrid 3.32,
  * src/smpi/colls/allgather/allgather-NTSLR.cpp); its allgather__ring is
  * Faraj and Yuan's other ring, step i straight to r + i. A message goes
- * on as it arrived, wrapped in a bundle of one reference, so that the
- * payload encoded once is shared, not copied at each of the p - 1 hops
- * (sim_forward would copy it p times at each worker). */
+ * on as it arrived, shared (msg_share), so that the payload encoded once
+ * is not copied at each of the p - 1 hops (p copies at each worker). */
 static void ring_gather(struct coll_call *c, struct msg *mine,
                         struct msg **all) {
   int p = c->sim->nworkers, me = c->rank;
   gather_start(c, p, mine, all);
   int right = (me + 1) % p, left = (me + p - 1) % p;
   for (int i = 1, j = me; i < p; i++) {
-    struct msg *out = g_new0(struct msg, 1);
-    out->refs = 1;
-    msg_bundle_add(out, all[j]);
-    struct msg *in = sim_sendrecv(c, right, out, left);
+    struct msg *in = sim_sendrecv(c, right, msg_share(all[j]), left);
     j = (me + p - i) % p;
     xbt_assert(in->nparts == 1 && !all[j], "ring allgather: step %d", i);
     all[j] = msg_ref(in->parts[0]);
