@@ -11,11 +11,12 @@
 
 #include <criterion/criterion.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -696,12 +697,16 @@ Test(sweep, progress_within_a_point, .timeout = 60) {
   experiment_free(e);
 }
 
-/* What a sweep's ticks saw: the most points running at once. HOLD: a
- * FIFO a point waits at, released (opened and closed) at the 20th tick. */
+/* What a sweep's ticks saw: the most points running at once. HOLD[k]:
+ * the FIFOs points 0 and 1 wait at, each released (opened and closed)
+ * from the 20th tick on, once its point waits there (a writer's open
+ * that does not block succeeds only then): both points stay running
+ * until then, so that a tick sees them together if they run together
+ * (point 1 unheld could start and end between two ticks). */
 struct at_once {
   unsigned ticks, most;
-  const char *hold;
-  bool released;
+  const char *hold[2];
+  bool released[2];
 };
 
 static void count_running(const struct sweep_progress *sp, void *ctx) {
@@ -709,27 +714,36 @@ static void count_running(const struct sweep_progress *sp, void *ctx) {
   if (!sp->tick)
     return;
   a->most = sp->nrunning > a->most ? sp->nrunning : a->most;
-  if (!a->released && ++a->ticks >= 20) {
-    int fd = open(a->hold, O_WRONLY);
-    cr_assert_geq(fd, 0);
+  if (++a->ticks < 20)
+    return;
+  for (int k = 0; k < 2; k++) {
+    if (a->released[k])
+      continue;
+    int fd = open(a->hold[k], O_WRONLY | O_NONBLOCK);
+    if (fd < 0) {
+      cr_assert_eq(errno, ENXIO, "%s: %s", a->hold[k], g_strerror(errno));
+      continue; /* its point not yet waiting */
+    }
     close(fd);
-    a->released = true;
+    a->released[k] = true;
   }
 }
 
 /* Points start only while their estimated memory together fits
  * (sweep_opts memory_bytes): with two jobs and room for one point, no
  * point runs beside point 0, held for 20 ticks; with the default room
- * (60% of this machine's memory), one does. */
+ * (60% of this machine's memory), point 1 (held too) does. */
 Test(sweep, memory_limits_points_at_once, .timeout = 60) {
   for (int k = 0; k < 2; k++) {
     struct experiment *e = load(SWEEP, NULL);
     struct held h = hold_point(e, 0);
+    char *fifo1 = in(h.hold, point(e, 1)->hash);
+    cr_assert_eq(mkfifo(fifo1, 0600), 0, "%s", fifo1);
     struct estimate est;
     char *err = NULL;
     cr_assert_eq(estimate_point(point(e, 0), &est, &err), 0, "%s",
                  err ? err : "?");
-    struct at_once a = {.hold = h.fifo};
+    struct at_once a = {.hold = {h.fifo, fifo1}};
     struct sweep_opts o = {.out = h.out,
                            .jobs = 2,
                            .progress = count_running,
@@ -739,10 +753,11 @@ Test(sweep, memory_limits_points_at_once, .timeout = 60) {
     struct sweep_report rep;
     int rc = sweep_run(e, &o, &rep, &err);
     cr_assert_eq(rc, 0, "%s", err ? err : "");
-    cr_expect(a.released, "only %u ticks", a.ticks);
+    cr_expect(a.released[0] && a.released[1], "only %u ticks", a.ticks);
     cr_expect_eq(a.most, k == 0 ? 1u : 2u, "%s: %u points at once",
                  k == 0 ? "room for one" : "the default room", a.most);
     sweep_report_clear(&rep);
+    g_free(fifo1);
     held_clear(&h);
     experiment_free(e);
   }
