@@ -408,7 +408,8 @@ struct run_shape {
    * values of them the oracle's ledger checks (p times the values held,
    * with payload = full); and the bytes of a bucket's p messages, alive
    * at once, in the largest (payloads and, with the oracle, their
-   * ledgers); 0 otherwise. */
+   * ledgers), there and where the aggregators take a bucket's p pushes
+   * at once (a collective with aggregators); 0 otherwise. */
   double gather_decoded, gather_values, gather_bytes;
 };
 /* Whether ACTORS actors' stacks get a guard page each. SimGrid's guard

@@ -580,13 +580,15 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   for (size_t i = 0; i < out->buckets; i++) {
     size_t held = payload_held(p, b[i].n);
     out->held_values += (double)held;
-    /* A gathered message: its payload (a codec's bound, raw floats
+    /* A gathered message, or a push at the aggregators (which receive a
+     * bucket's p at once): its payload (a codec's bound, raw floats
      * without one) and with the oracle its shadow, the ledger's offset
      * and bound (msg_of) and what its decode must give and within what
      * (payload_ledger_encode), 8 bytes each a held value. */
-    if (gathered && held) {
+    if ((gathered || coll->aggregators) && held) {
       double enc = codec ? (double)codec_bound(codec, held) : 4.0 * held;
-      out->gather_decoded += (double)p->nodes * enc;
+      if (gathered)
+        out->gather_decoded += (double)p->nodes * enc;
       out->gather_bytes =
           fmax(out->gather_bytes,
                (double)p->nodes * (enc + (full ? 40.0 * held : 0)));

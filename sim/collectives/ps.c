@@ -146,11 +146,6 @@ const struct collective coll_ps = {
     .worker = ps_worker,
     .aggregator = aggregator,
     .formula_params = ps_formula,
-    /* a bucket's pushes at the aggregators and its pulls' copies, as
-     * many as their timing holds at once: 6.8 with q8 on DGX machines,
-     * 17.5 to 24.8 with one bucket of 4M to 25M values on a star (8
-     * workers, 2 aggregators), a whole bucket's pushes 35 */
-    .oracle_value_bytes = 26,
 };
 
 const struct collective coll_ps_shared = {
@@ -165,6 +160,4 @@ const struct collective coll_ps_shared = {
     .worker = ps_worker,
     .aggregator = aggregator,
     .formula_params = ps_formula,
-    /* as ps */
-    .oracle_value_bytes = 26,
 };
