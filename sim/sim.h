@@ -93,8 +93,8 @@ void msg_bundle_add(struct msg *b, struct msg *part);
 /* A message that carries M's payload by reference: a bundle of one
  * (of M's one part, if M is such a bundle), sent as M would be and
  * unpacked as M (sim_unpack), so that a payload passed on or sent to
- * several receivers is not copied (a copy a hop held p copies of the
- * oracle's ledger at once at a parameter server's pull). */
+ * several receivers is not copied (copied, a parameter server's pull
+ * held p copies of the payload and the oracle's ledger at once). */
 struct msg *msg_share(struct msg *m);
 
 struct sim;
