@@ -636,7 +636,7 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   if (out->fast_forward && slow)
     out->ff_blocker = "[platform] nodes not dividing every bucket's values "
                       "(their blocks then differ)";
-  if (out->fast_forward)
+  if (out->fast_forward && coll->ff_steps)
     out->rounds = fmin(out->rounds, FF_ROUNDS);
   return 0;
 }

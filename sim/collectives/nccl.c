@@ -1739,6 +1739,7 @@ const struct collective coll_nccl_ring = {
     .formula_params = nccl_formula,
     .messages = nccl_ring_messages,
     .calls = nccl_calls,
+    .ff_steps = true,
 };
 
 const struct collective coll_nccl_tree = {
@@ -1755,6 +1756,7 @@ const struct collective coll_nccl_tree = {
     .formula_params = nccl_formula,
     .messages = nccl_tree_messages,
     .calls = nccl_calls,
+    .ff_steps = true,
 };
 
 const struct collective coll_nccl_rail = {
@@ -1766,6 +1768,7 @@ const struct collective coll_nccl_rail = {
     .check = nccl_check,
     .worker = rail_worker,
     .formula_params = nccl_formula,
+    .ff_steps = true,
 };
 
 const struct collective coll_nccl = {
@@ -1786,4 +1789,5 @@ const struct collective coll_nccl = {
     .formula_params = nccl_formula,
     .messages = nccl_messages,
     .calls = nccl_calls,
+    .ff_steps = true,
 };
