@@ -618,10 +618,9 @@ struct collective {
   /* Its aggregators compress their pull once, through their own codec
    * streams, and every worker gets those bytes (ps-shared). */
   bool shared_pull;
-  /* Validate the configuration; may be NULL. */
-  int (*check)(const struct sim *s, char *err, size_t errlen);
-  /* The same before anything runs (run_check), on the point alone; may
-   * be NULL. */
+  /* Validate the configuration, before anything runs (run_check: a
+   * sweep's every point, and --estimate's), on the point alone; may be
+   * NULL. */
   int (*check_point)(const struct point *p, char *err, size_t errlen);
   /* Whether P's run steps its workers' legs in lockstep, a message each
    * leg from every worker (NULL: always); a kernel whose channels run

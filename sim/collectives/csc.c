@@ -248,25 +248,12 @@ static void csc_worker(struct coll_call *c) {
     select_next(c);
 }
 
-static int csc_check(const struct sim *s, char *err, size_t errlen) {
-  if (s->codec && codec_is_stateful(s->codec)) {
-    snprintf(err, errlen,
-             "[exchange] algorithm = csc runs a ring: codec %s keeps an "
-             "error-feedback state, use a stateless codec (fp16 in "
-             "GradientFlow) or none",
-             codec_spec(s->codec));
-    return -1;
-  }
-  return 0;
-}
-
 const struct collective coll_csc = {
     .name = "csc",
     .description = "GradientFlow's coarse-grained sparse communication: "
                    "the top csc_ratio of chunks by L1 norm, ring allreduced "
                    "in buffers of fusion_bytes of selected chunks, one norm "
                    "allreduce per iteration",
-    .check = csc_check,
     .worker = csc_worker,
     .fuse_selected = true,
     .free_state = csc_free,

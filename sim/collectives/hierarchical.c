@@ -8,24 +8,25 @@
 
 #include <simgrid/comm.h>
 
-static int group_size(const struct sim *s) {
-  if (s->p->group > 0)
-    return s->p->group;
-  return topology_node_size(s->p);
+static int group_size(const struct point *p) {
+  if (p->group > 0)
+    return p->group;
+  return topology_node_size(p);
 }
 
-static int hier_check(const struct sim *s, char *err, size_t errlen) {
-  int g = group_size(s);
+/* Before anything runs (run_check). */
+static int hier_check(const struct point *p, char *err, size_t errlen) {
+  int g = group_size(p);
   if (g <= 0) {
     snprintf(err, errlen,
              "[exchange] algorithm = hierarchical needs [exchange] group = "
              "workers per node (on gpu-cluster and nvswitch it defaults to gpus_per_node)");
     return -1;
   }
-  if (s->nworkers % g) {
+  if (p->nodes % g) {
     snprintf(err, errlen,
              "[exchange] group = %d must divide [platform] nodes = %d", g,
-             s->nworkers);
+             p->nodes);
     return -1;
   }
   return 0;
@@ -33,7 +34,7 @@ static int hier_check(const struct sim *s, char *err, size_t errlen) {
 
 static void hier_worker(struct coll_call *c) {
   struct sim *s = c->sim;
-  int g = group_size(s), p = s->nworkers, nodes = p / g;
+  int g = group_size(s->p), p = s->nworkers, nodes = p / g;
   int node = c->rank / g, local = c->rank % g;
   uint64_t n = c->v->n;
   int *grp = g_new(int, g);
@@ -75,7 +76,7 @@ static void hier_worker(struct coll_call *c) {
 }
 
 static void hier_formula(const struct sim *s, struct formula_in *in) {
-  in->v[FP_GROUP] = group_size(s);
+  in->v[FP_GROUP] = group_size(s->p);
   struct node_net nn = topology_node_net(s->p);
   in->v[FP_ALPHA_IN] = nn.size ? nn.alpha_in : s->p->latency_s;
   in->v[FP_BETA_IN] = nn.size ? nn.beta_in : 1.0 / s->p->bandwidth_Bps;
@@ -90,7 +91,7 @@ const struct collective coll_hierarchical = {
     .description = "reduce inside each group of G workers, ring across the "
                    "groups' masters, broadcast inside (GradientFlow Fig. 7b)",
     .formula = "hierarchical",
-    .check = hier_check,
+    .check_point = hier_check,
     .worker = hier_worker,
     .formula_params = hier_formula,
     .formula_nodes = "hierarchical",

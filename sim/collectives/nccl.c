@@ -80,8 +80,10 @@ static struct geo geo_of_point(const struct point *p) {
 
 static struct geo geo_of(const struct sim *s) { return geo_of_point(s->p); }
 
-static int nccl_check(const struct sim *s, char *err, size_t errlen) {
-  struct geo g = geo_of(s);
+/* The machines fit the workers, before anything runs (run_check: a
+ * sweep's point found wrong only as it ran left the others' results). */
+static int nccl_check(const struct point *p, char *err, size_t errlen) {
+  struct geo g = geo_of_point(p);
   if (g.p % g.g) {
     snprintf(err, errlen,
              "[exchange] group = %d must divide [platform] nodes = %d",
@@ -1503,11 +1505,13 @@ static int point_model(const struct point *p, struct geo *g,
  * and NCCL_PROTO it cannot honour). FORCE: the collective's own. */
 static int check_forced(const struct point *p, enum nccl_algo force,
                         char *err, size_t errlen) {
+  if (nccl_check(p, err, errlen) != 0)
+    return -1;
   struct geo g;
   struct nccl_model m;
   int rc = point_model(p, &g, &m, err, errlen);
   if (rc == -1 || rc == 1)
-    return rc < 0 ? -1 : 0; /* nccl_check says when machines do not fit */
+    return rc < 0 ? -1 : 0;
   if (force != NCCL_ALGO_AUTO && p->nccl_algo != NCCL_ALGO_AUTO &&
       p->nccl_algo != force) {
     snprintf(err, errlen,
@@ -1727,7 +1731,6 @@ const struct collective coll_nccl_ring = {
                    "nccl_proto",
     .formula = "nccl-ring",
     .formula_nodes = "nccl-rings",
-    .check = nccl_check,
     .check_point = nccl_ring_point,
     .lockstep = nccl_lockstep,
     .allgather = nccl_allgather,
@@ -1748,7 +1751,6 @@ const struct collective coll_nccl_tree = {
                    "inside (NCCL_ALGO=Tree), chunk by chunk",
     .formula = "nccl-tree",
     .formula_nodes = "nccl-tree",
-    .check = nccl_check,
     .check_point = nccl_tree_point,
     .lockstep = nccl_lockstep,
     .allgather = nccl_allgather,
@@ -1765,7 +1767,7 @@ const struct collective coll_nccl_rail = {
                    "rail across machines, allgather in each machine",
     .formula = "nccl-rail",
     .formula_nodes = "nccl-rail",
-    .check = nccl_check,
+    .check_point = nccl_check,
     .worker = rail_worker,
     .formula_params = nccl_formula,
     .ff_steps = true,
@@ -1776,7 +1778,6 @@ const struct collective coll_nccl = {
     .description = "NCCL's tuner: per call the algorithm, protocol and "
                    "channels of least time in NCCL's own cost model "
                    "(nccl_algo, nccl_proto force them)",
-    .check = nccl_check,
     .check_point = nccl_point,
     .lockstep = nccl_lockstep,
     .spawn = nccl_spawn,

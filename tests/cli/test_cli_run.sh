@@ -1564,6 +1564,17 @@ bad "per-bucket codec that does not sum, on hierarchical" "does not sum" \
   run small.ini --out never --set exchange.compression=per-bucket \
   --set exchange.codec=q8 --set exchange.algorithm=hierarchical \
   --set exchange.group=2
+# A collective's own checks run on every point before any runs: a sweep
+# whose second point cannot run writes nothing, and --estimate refuses it
+# too (they ran as the point started, after the first point's results).
+bad "hierarchical without a group, in a sweep" "needs \[exchange\] group" \
+  run small.ini --out never --set exchange.algorithm=ring,hierarchical
+bad "hierarchical without a group, estimated" "needs \[exchange\] group" \
+  run small.ini --out never --estimate \
+  --set exchange.algorithm=ring,hierarchical
+bad "nccl-ring's group not dividing the workers, in a sweep" \
+  "group = 3 must divide \[platform\] nodes = 4" run small.ini --out never \
+  --set exchange.algorithm=ring,nccl-ring --set exchange.group=3
 bad "per-bucket on the NIC engine" "placement = nic" run small.ini \
   --out never --set exchange.compression=per-bucket --set exchange.codec=q8 \
   --set exchange.placement=nic
