@@ -378,6 +378,47 @@ static int check_sharding(const struct point *p, const struct collective *coll,
   return 0;
 }
 
+/* P's codec cost table (its costs file, else the default) into *OUT:
+ * bound to the point's device, as its implementation launches the
+ * kernels, where CODEC runs on the GPU; its NIC engine's figures into
+ * NIC where it runs on the NIC. run_check's and run_setup's, so that a
+ * bad table stops a sweep before any point runs. */
+static int point_costs(const struct point *p, const codec_t *codec,
+                       struct codec_costs **out, struct nic_stream *nic,
+                       char **err) {
+  char e[512];
+  *out = NULL;
+  struct codec_costs *costs;
+  if (codec_costs_load(*p->costs ? p->costs : NULL, &costs, e, sizeof e) != 0) {
+    *err = g_strdup(e);
+    return -1;
+  }
+  *out = costs;
+  if (p->placement == PLACE_GPU && codec) {
+    struct device_info dev;
+    struct model_opts mo = point_model_opts(p);
+    if (model_device_info(p->device, &mo, &dev, e, sizeof e) != 0) {
+      *err = g_strdup_printf("[model] device: %s", e);
+      return -1;
+    }
+    if (codec_costs_bind(costs, p->device, &dev,
+                         implementation_names[p->implementation], codec, e,
+                         sizeof e) != 0) {
+      *err = g_strdup_printf("[exchange] placement = gpu: %s", e);
+      return -1;
+    }
+  }
+  if (p->placement == PLACE_NIC && codec && !nic_tagged(codec) &&
+      !codec_costs_nic(costs, codec, nic)) {
+    *err = g_strdup_printf("[exchange] placement = nic: the cost table "
+                           "has no 'nic' line for codec %s (see "
+                           "models/codec_costs.conf)",
+                           codec_spec(codec));
+    return -1;
+  }
+  return 0;
+}
+
 int run_check(const struct point *p, char **err) {
   *err = NULL;
   const struct collective *coll = coll_find(p->algorithm);
@@ -391,6 +432,14 @@ int run_check(const struct point *p, char **err) {
   char e[1024];
   if (coll->check_point && coll->check_point(p, e, sizeof e) != 0) {
     *err = g_strdup(e);
+    codec_free(c);
+    return -1;
+  }
+  struct codec_costs *costs;
+  struct nic_stream nic;
+  int cc = point_costs(p, run_has_codec(p) ? c : NULL, &costs, &nic, err);
+  codec_costs_free(costs);
+  if (cc != 0) {
     codec_free(c);
     return -1;
   }
@@ -719,38 +768,8 @@ int sim_init(struct sim *s, const struct point *p, char **err) {
   if (run_has_codec(p))
     codec_create(p->codec, &s->codec, NULL, 0);
   s->linear = s->codec && codec_is_linear(s->codec);
-  char e[512];
-  struct codec_costs *costs;
-  if (codec_costs_load(*p->costs ? p->costs : NULL, &costs, e, sizeof e) !=
-      0) {
-    *err = g_strdup(e);
+  if (point_costs(p, s->codec, &s->costs, &s->nic_stream, err) != 0)
     return -1;
-  }
-  s->costs = costs;
-  /* The GPU model times kernels on the point's device, as the point's
-   * implementation launches them. */
-  struct device_info dev;
-  struct model_opts mo = point_model_opts(p);
-  if (p->placement == PLACE_GPU && s->codec) {
-    if (model_device_info(p->device, &mo, &dev, e, sizeof e) != 0) {
-      *err = g_strdup_printf("[model] device: %s", e);
-      return -1;
-    }
-    if (codec_costs_bind(costs, p->device, &dev,
-                         implementation_names[p->implementation], s->codec,
-                         e, sizeof e) != 0) {
-      *err = g_strdup_printf("[exchange] placement = gpu: %s", e);
-      return -1;
-    }
-  }
-  if (p->placement == PLACE_NIC && s->codec && !nic_tagged(s->codec) &&
-      !codec_costs_nic(costs, s->codec, &s->nic_stream)) {
-    *err = g_strdup_printf("[exchange] placement = nic: the cost table "
-                           "has no 'nic' line for codec %s (see "
-                           "models/codec_costs.conf)",
-                           codec_spec(s->codec));
-    return -1;
-  }
   s->gamma = 1.0 / p->reduce_Bps;
   s->ff_ok = run_ff_allowed(p);
   s->nworkers = p->nodes;

@@ -778,6 +778,10 @@ bad "persistent gradients of correlation 1" "persist = 1: must be" run small.ini
   --set gradients.persist=1 --out never
 # The keys of NCCL's kernels, NVLink SHARP, per-bucket compression and
 # GPU codec costs.
+printf 'nonsense here\n' >badcosts.conf
+bad "a cost table with a bad line, in a sweep" "badcosts.conf:1: " \
+  run small.ini --set exchange.costs=badcosts.conf --set exchange.codec=q8 \
+  --set exchange.placement=gpu --set platform.nodes=4,8 --out never
 bad "NCCL algorithm" "nccl_algo" run small.ini --set exchange.nccl_algo=rings \
   --out never
 bad "NCCL protocol" "nccl_proto" run small.ini --set exchange.nccl_proto=LL64 \
