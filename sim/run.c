@@ -685,7 +685,9 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
   if (out->fast_forward && slow)
     out->ff_blocker = "[platform] nodes not dividing every bucket's values "
                       "(their blocks then differ)";
-  if (out->fast_forward && coll->ff_steps)
+  /* Fast-forward jumps over a ring leg's steps once they repeat; other
+   * steps are simulated, every one. */
+  if (out->fast_forward && coll->ring_legs)
     out->rounds = fmin(out->rounds, FF_ROUNDS);
   return 0;
 }

@@ -706,11 +706,10 @@ struct collective {
    * run's estimate then counts every step of the other buckets. */
   bool ff_whole_blocks;
   /* Its steps are collectives/common.c's ring legs (over all workers or
-   * groups of them), which fast-forward jumps over once they repeat
-   * (sim/ffwd): the run's estimate counts a few of them a bucket. Else
-   * (recursive halving or doubling, a server's push and pull) every
-   * step is simulated, and counted. */
-  bool ff_steps;
+   * groups of them), p - 1 alike a leg; otherwise recursive halving or
+   * doubling, a server's push and pull, a tree (the run's estimate:
+   * run_shape). */
+  bool ring_legs;
   /* What one worker sends for a bucket of N values of VALUE_BYTES
    * each, for the run's estimate (run_shape); false where its formula's
    * alphas count the messages; NULL: they always do. */

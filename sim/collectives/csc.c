@@ -258,5 +258,5 @@ const struct collective coll_csc = {
     .fuse_selected = true,
     .free_state = csc_free,
     .bucket_state = true,
-    .ff_steps = true,
+    .ring_legs = true,
 };

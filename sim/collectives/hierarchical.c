@@ -97,5 +97,5 @@ const struct collective coll_hierarchical = {
     .formula_nodes = "hierarchical",
     /* the group's vectors at its master: 15 */
     .oracle_value_bytes = 16,
-    .ff_steps = true,
+    .ring_legs = true,
 };

@@ -1742,7 +1742,7 @@ const struct collective coll_nccl_ring = {
     .formula_params = nccl_formula,
     .messages = nccl_ring_messages,
     .calls = nccl_calls,
-    .ff_steps = true,
+    .ring_legs = true,
 };
 
 const struct collective coll_nccl_tree = {
@@ -1758,7 +1758,7 @@ const struct collective coll_nccl_tree = {
     .formula_params = nccl_formula,
     .messages = nccl_tree_messages,
     .calls = nccl_calls,
-    .ff_steps = true,
+    .ring_legs = true,
 };
 
 const struct collective coll_nccl_rail = {
@@ -1770,7 +1770,7 @@ const struct collective coll_nccl_rail = {
     .check_point = nccl_check,
     .worker = rail_worker,
     .formula_params = nccl_formula,
-    .ff_steps = true,
+    .ring_legs = true,
 };
 
 const struct collective coll_nccl = {
@@ -1790,5 +1790,5 @@ const struct collective coll_nccl = {
     .formula_params = nccl_formula,
     .messages = nccl_messages,
     .calls = nccl_calls,
-    .ff_steps = true,
+    .ring_legs = true,
 };

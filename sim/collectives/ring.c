@@ -160,7 +160,7 @@ const struct collective coll_ring = {
     .shard_ranges = lr_shard_ranges,
     .range_allreduce = lr_range_allreduce,
     .range_reduce_scatter = lr_range_reduce_scatter,
-    .ff_steps = true,
+    .ring_legs = true,
 };
 
 const struct collective coll_inceptionn = {
@@ -175,5 +175,5 @@ const struct collective coll_inceptionn = {
     .shard_ranges = inceptionn_shard_ranges,
     .range_allreduce = inceptionn_range_allreduce,
     .range_reduce_scatter = inceptionn_range_reduce_scatter,
-    .ff_steps = true,
+    .ring_legs = true,
 };
