@@ -373,7 +373,7 @@ struct run_shape {
   double rounds;
   /* The same without fast-forward, and the buckets simulated so (all of
    * them without fast-forward; with it, a whole-block collective's
-   * buckets whose values p does not divide: collective ff_whole_blocks). */
+   * buckets whose values p does not divide: collective balanced_blocks). */
   double full_rounds;
   size_t full_buckets;
   bool fast_forward;  /* fast-forward applies (docs/fast-forward.md) */

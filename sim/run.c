@@ -642,7 +642,9 @@ int run_shape(const struct point *p, struct run_shape *out, char **err) {
           fmax(out->gather_bytes,
                (double)p->nodes * (enc + (full ? 40.0 * held : 0)));
     }
-    slow += coll->ff_whole_blocks && b[i].n % (uint64_t)p->nodes != 0;
+    /* Balanced blocks of a bucket p does not divide differ: fast-forward
+     * finds no steps alike to jump over. */
+    slow += coll->balanced_blocks && b[i].n % (uint64_t)p->nodes != 0;
     struct coll_messages cm;
     if (out->kernel_messages >= 0 &&
         coll->messages(p, b[i].n, p->grad_bytes, &cm)) {

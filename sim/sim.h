@@ -701,10 +701,10 @@ struct collective {
    * estimate (q8 on 8 and 16 DGX-H100 workers of 2 x 1M and 4 x 1M
    * values). */
   double oracle_value_bytes;
-  /* Its ring legs over all workers fast-forward only when p divides a
-   * bucket's values (blocks of n/p: inceptionn's balanced ring); the
-   * run's estimate then counts every step of the other buckets. */
-  bool ff_whole_blocks;
+  /* Its ring legs over all workers cut a bucket into p blocks of n/p
+   * values (inceptionn's balanced ring), alike only where p divides n
+   * (the run's estimate: run_shape). */
+  bool balanced_blocks;
   /* Its steps are collectives/common.c's ring legs (over all workers or
    * groups of them), p - 1 alike a leg; otherwise recursive halving or
    * doubling, a server's push and pull, a tree (the run's estimate:

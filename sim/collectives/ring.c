@@ -168,7 +168,7 @@ const struct collective coll_inceptionn = {
     .description = "the balanced ring with the codec on every hop of both "
                    "legs: decompress, sum, compress (INCEPTIONN Sec. IV, VI)",
     .formula = "inceptionn-ring",
-    .ff_whole_blocks = true,
+    .balanced_blocks = true,
     .worker = inceptionn_worker,
     .reduce_scatter = inceptionn_reduce_scatter,
     .shard_allgather = inceptionn_shard_allgather,
