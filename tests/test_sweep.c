@@ -647,14 +647,20 @@ struct held {
   char *dir, *hold, *out, *fifo;
 };
 
+/* Point I's FIFO in HOLD, at which its process waits. */
+static char *hold_fifo(const char *hold, const struct experiment *e, guint i) {
+  char *fifo = in(hold, point(e, i)->hash);
+  cr_assert_eq(mkfifo(fifo, 0600), 0, "%s", fifo);
+  return fifo;
+}
+
 static struct held hold_point(const struct experiment *e, guint i) {
   struct held h;
   h.dir = tmp_dir();
   h.hold = in(h.dir, "hold");
   h.out = in(h.dir, "out");
   cr_assert_eq(g_mkdir(h.hold, 0755), 0);
-  h.fifo = in(h.hold, point(e, i)->hash);
-  cr_assert_eq(mkfifo(h.fifo, 0600), 0, "%s", h.fifo);
+  h.fifo = hold_fifo(h.hold, e, i);
   cr_assert_eq(setenv("GRADSIM_TEST_HOLD", h.hold, 1), 0);
   return h;
 }
@@ -737,8 +743,7 @@ Test(sweep, memory_limits_points_at_once, .timeout = 60) {
   for (int k = 0; k < 2; k++) {
     struct experiment *e = load(SWEEP, NULL);
     struct held h = hold_point(e, 0);
-    char *fifo1 = in(h.hold, point(e, 1)->hash);
-    cr_assert_eq(mkfifo(fifo1, 0600), 0, "%s", fifo1);
+    char *fifo1 = hold_fifo(h.hold, e, 1);
     struct estimate est;
     char *err = NULL;
     cr_assert_eq(estimate_point(point(e, 0), &est, &err), 0, "%s",
